@@ -1,0 +1,253 @@
+"""The scikit-learn base class of every hierarchical classifier in hierlab.
+
+A subclass implements ``_fit(X, Y, callbacks)`` and ``_predict_ids(X)``; this class does the
+validation (dense or CSR float64 input, labels turned into node ids of the taxonomy), keeps the
+fitted attributes every method shares (``taxonomy_``, ``classes_``, ``n_features_in_``,
+``history_``, ``n_iter_``, ``converged_``) and turns node ids back into node names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_array, check_is_fitted
+
+from hierlab.datasets.base import _is_multilabel, encode_labels
+from hierlab.exceptions import DataError, ParameterError
+from hierlab.solvers.base import Callback, Solver, SolverResult, solve
+from hierlab.taxonomy import Taxonomy
+
+__all__ = ["FLAT_ROOT", "HierarchicalClassifier", "check_X"]
+
+FLAT_ROOT = "<root>"
+
+
+def check_X(X: Any, n_features: int | None = None) -> np.ndarray | sp.csr_matrix:
+    """Validate features: float64, finite, 2-D; CSR stays CSR (int32 indices where possible).
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+    n_features : int, optional
+        The number of features seen in ``fit``.
+
+    Returns
+    -------
+    ndarray or csr_matrix of shape (n_samples, n_features), float64
+    """
+    X = check_array(X, accept_sparse="csr", dtype=np.float64, ensure_min_samples=1)
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        if X.indices.dtype != np.int32 and X.nnz < np.iinfo(np.int32).max:
+            X.indices = X.indices.astype(np.int32)
+            X.indptr = X.indptr.astype(np.int32)
+    if n_features is not None and X.shape[1] != n_features:
+        raise ValueError(
+            f"X has {X.shape[1]} features, but the estimator was fitted with {n_features} features"
+        )
+    return X
+
+
+class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
+    """Base class: a classifier whose labels are nodes of a :class:`~hierlab.Taxonomy`.
+
+    Parameters
+    ----------
+    taxonomy : Taxonomy, optional
+        The label hierarchy. None builds the flat taxonomy (every training label a child of a
+        root named ``"<root>"``).
+
+    Attributes
+    ----------
+    taxonomy_ : Taxonomy
+        The taxonomy used.
+    classes_ : ndarray of object, shape (n_nodes,)
+        The node names, in id order (any node may be predicted).
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    history_ : pandas.DataFrame
+        One row per solver iteration: iteration, elapsed, upper, lower, gap, extras.
+    n_iter_ : int
+        Iterations run.
+    converged_ : bool
+        Whether the solver met its stopping test.
+    """
+
+    #: subclasses that accept several labels per row set this to True
+    _supports_multilabel: bool = False
+    #: subclasses that accept a DAG taxonomy set this to True
+    _supports_dag: bool = False
+
+    def __init__(self, taxonomy: Taxonomy | None = None) -> None:
+        self.taxonomy = taxonomy
+
+    # ------------------------------------------------------------------ to implement
+    def _fit(self, X: np.ndarray | sp.csr_matrix, Y: Any, callbacks: Sequence[Callback]) -> None:
+        """Fit on validated data: ``Y`` holds node ids (int array) or a CSR indicator."""
+        raise NotImplementedError
+
+    def _predict_ids(self, X: np.ndarray | sp.csr_matrix) -> Any:
+        """Node ids (int array of shape (n_samples,)) or a CSR indicator for multi-label."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ public API
+    def fit(self, X: Any, y: Any, callbacks: Iterable[Callback] = ()) -> HierarchicalClassifier:
+        """Fit the classifier.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Node names (or labels of the flat taxonomy when ``taxonomy`` is None); for
+            multi-label methods, a tuple/list/set of node names per row.
+        callbacks : iterable of Callback
+            Called with every solver state (live plots, early stopping, timeouts).
+
+        Returns
+        -------
+        self
+        """
+        X = check_X(X)
+        Y = self._encode_fit_labels(y, X.shape[0])
+        self.n_features_in_ = X.shape[1]
+        self.history_ = pd.DataFrame(columns=["iteration", "elapsed", "upper", "lower", "gap"])
+        self.n_iter_ = 0
+        self.converged_ = True
+        self._fit(X, Y, list(callbacks))
+        return self
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Predicted node names, shape (n_samples,) (tuples of names for multi-label)."""
+        check_is_fitted(self, "taxonomy_")
+        X = check_X(X, self.n_features_in_)
+        ids = self._predict_ids(X)
+        if sp.issparse(ids):
+            ind = sp.csr_matrix(ids)
+            out = np.empty(ind.shape[0], dtype=object)
+            for i in range(ind.shape[0]):
+                cols = ind.indices[ind.indptr[i] : ind.indptr[i + 1]]
+                out[i] = tuple(self._out_labels_[np.sort(cols)])
+            return out
+        return self._decode(np.asarray(ids, dtype=np.int64))
+
+    def decision_path(self, X: Any) -> sp.csr_matrix:
+        """0/1 indicator of the predicted path(s), shape (n_samples, n_nodes).
+
+        Row ``i`` marks ``A+(y_hat_i)``: the predicted node and all its ancestors (for
+        multi-label, the union over the predicted nodes).
+        """
+        check_is_fitted(self, "taxonomy_")
+        X = check_X(X, self.n_features_in_)
+        ids = self._predict_ids(X)
+        A = self.taxonomy_.ancestor_matrix
+        if sp.issparse(ids):
+            ind = (sp.csr_matrix(ids) @ A).tocsr()
+        else:
+            ind = A[np.asarray(ids, dtype=np.int64)].tocsr()
+        ind.data[:] = 1.0
+        return ind.astype(np.int8)
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """Accuracy with the ancestor rule: an internal label is right when it lies on the path.
+
+        For multi-label methods, the example-based exact match of the ancestor-closed sets.
+        """
+        from hierlab.metrics import zero_one_error
+
+        y_pred = self.predict(X)
+        y_true = np.asarray(self._decode(self._encode(y)), dtype=object) if not _is_multilabel(
+            _as_object(y)
+        ) else _as_object(y)
+        return 1.0 - float(zero_one_error(y_true, y_pred, self.taxonomy_))
+
+    # ------------------------------------------------------------------ helpers for subclasses
+    def _encode_fit_labels(self, y: Any, n_samples: int) -> Any:
+        yo = _as_object(y)
+        if len(yo) != n_samples:
+            raise ValueError(f"X has {n_samples} rows but y has {len(yo)} labels")
+        multi = _is_multilabel(yo)
+        if multi and not self._supports_multilabel:
+            raise DataError(
+                f"{type(self).__name__} takes one label per row; this y has sets of labels. "
+                "Use a multi-label method (e.g. NHSVM) or keep one label per row."
+            )
+        if self.taxonomy is None:
+            if multi:
+                labs = sorted({str(v) for row in yo for v in row})
+            else:
+                labs = [str(v) for v in np.unique(yo.astype(str))]
+            if FLAT_ROOT in labs:
+                raise DataError(f"a label is named {FLAT_ROOT!r}, the flat taxonomy's root")
+            tax = Taxonomy.flat(labs, root=FLAT_ROOT)
+        elif isinstance(self.taxonomy, Taxonomy):
+            tax = self.taxonomy
+        else:
+            raise ParameterError(
+                f"taxonomy must be a hierlab.Taxonomy or None, got {type(self.taxonomy).__name__}"
+            )
+        if not tax.is_tree and not self._supports_dag:
+            raise DataError(
+                f"{type(self).__name__} needs a tree taxonomy; this one is a DAG "
+                "(use NHSVM, which supports DAGs)"
+            )
+        self.taxonomy_ = tax
+        self.classes_ = np.array([str(n) for n in tax.names], dtype=object)
+        out = np.empty(tax.n_nodes, dtype=object)
+        out[:] = list(self.classes_)
+        if not multi:
+            # Keep the user's label objects (ints stay ints) so predictions compare equal to y.
+            for v in pd.unique(yo):
+                j = tax._index.get(str(v))
+                if j is not None:
+                    out[j] = v
+        self._out_labels_ = out
+        Y = encode_labels(yo, tax)
+        if not multi and len(np.unique(Y)) < 2 and tax.n_nodes <= 2:
+            raise ValueError(
+                "The number of classes has to be greater than one; got 1 class"
+            )
+        return Y
+
+    def _encode(self, y: Any) -> Any:
+        return encode_labels(_as_object(y), self.taxonomy_)
+
+    def _decode(self, ids: np.ndarray) -> np.ndarray:
+        out = self._out_labels_[ids]
+        kinds = {type(v) for v in out}
+        if len(kinds) == 1 and not isinstance(out[0], str):
+            return np.asarray(out.tolist())
+        return out
+
+    def _run_solver(
+        self,
+        solver: Solver,
+        objective: Any,
+        callbacks: Sequence[Callback],
+        tol: float = 0.0,
+        rtol: float = 0.0,
+    ) -> SolverResult:
+        """Run :func:`~hierlab.solvers.base.solve` and store ``history_``, ``n_iter_``, ``converged_``."""
+        result = solve(solver, objective, callbacks, tol=tol, rtol=rtol)
+        self.history_ = pd.DataFrame([s.as_dict() for s in result.history])
+        self.n_iter_ = result.n_iter
+        self.converged_ = result.converged
+        return result
+
+
+def _as_object(y: Any) -> np.ndarray:
+    if isinstance(y, pd.Series | pd.DataFrame):
+        y = y.to_numpy()
+    if isinstance(y, np.ndarray) and y.ndim == 2 and y.shape[1] == 1:
+        y = y.ravel()
+    out = np.empty(len(y), dtype=object)
+    out[:] = list(y)
+    if len(out) and not _is_multilabel(out):
+        arr = np.asarray(y)
+        if arr.ndim != 1:
+            raise ValueError(f"y must be 1-D, got shape {arr.shape}")
+    return out

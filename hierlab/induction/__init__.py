@@ -1,0 +1,1 @@
+"""Taxonomy induction when no hierarchy is given (MF-Tree, seed 004)."""

@@ -1,0 +1,1 @@
+"""Joint feature maps, inference and loss-augmented inference, one module per family."""
