@@ -47,10 +47,7 @@ def encode_labels(y: Any, taxonomy: Taxonomy) -> np.ndarray | sp.csr_matrix:
             for lab in labs:
                 j = taxonomy._index.get(str(lab))
                 if j is None:
-                    raise DataError(
-                        f"row {i}: label {lab!r} is not a node of the taxonomy "
-                        f"({taxonomy.n_nodes} nodes, e.g. {', '.join(map(str, taxonomy.names[:3]))})"
-                    )
+                    raise DataError(f"row {i}: label {lab!r} is not a node of the taxonomy")
                 rows.append(i)
                 cols.append(j)
         data = np.ones(len(rows), dtype=np.float64)
@@ -109,8 +106,12 @@ class HierDataset:
             if self.X.ndim != 2:
                 raise DataError(f"X must be 2-D, got shape {self.X.shape}")
         y = np.empty(len(self.y), dtype=object)
-        y[:] = [tuple(str(v) for v in lab) if isinstance(lab, tuple | list | set | frozenset)
-                else str(lab) for lab in self.y]
+        y[:] = [
+            tuple(str(v) for v in lab)
+            if isinstance(lab, tuple | list | set | frozenset)
+            else str(lab)
+            for lab in self.y
+        ]
         self.y = y
         if self.X.shape[0] != len(self.y):
             raise DataError(f"X has {self.X.shape[0]} rows but y has {len(self.y)} labels")

@@ -160,9 +160,11 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
         from hierlab.metrics import zero_one_error
 
         y_pred = self.predict(X)
-        y_true = np.asarray(self._decode(self._encode(y)), dtype=object) if not _is_multilabel(
-            _as_object(y)
-        ) else _as_object(y)
+        y_true = (
+            np.asarray(self._decode(self._encode(y)), dtype=object)
+            if not _is_multilabel(_as_object(y))
+            else _as_object(y)
+        )
         return 1.0 - float(zero_one_error(y_true, y_pred, self.taxonomy_))
 
     # ------------------------------------------------------------------ helpers for subclasses
@@ -203,14 +205,12 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
             # Keep the user's label objects (ints stay ints) so predictions compare equal to y.
             for v in pd.unique(yo):
                 j = tax._index.get(str(v))
-                if j is not None:
+                if j is not None and not isinstance(v, str):
                     out[j] = v
         self._out_labels_ = out
         Y = encode_labels(yo, tax)
         if not multi and len(np.unique(Y)) < 2 and tax.n_nodes <= 2:
-            raise ValueError(
-                "The number of classes has to be greater than one; got 1 class"
-            )
+            raise ValueError("The number of classes has to be greater than one; got 1 class")
         return Y
 
     def _encode(self, y: Any) -> Any:
@@ -231,7 +231,7 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
         tol: float = 0.0,
         rtol: float = 0.0,
     ) -> SolverResult:
-        """Run :func:`~hierlab.solvers.base.solve` and store ``history_``, ``n_iter_``, ``converged_``."""
+        """Run :func:`~hierlab.solvers.base.solve`; store ``history_``, ``n_iter_``, ``converged_``."""
         result = solve(solver, objective, callbacks, tol=tol, rtol=rtol)
         self.history_ = pd.DataFrame([s.as_dict() for s in result.history])
         self.n_iter_ = result.n_iter

@@ -68,7 +68,9 @@ class Param:
                 f"parameter {self.name!r} must be {self.type}, got {value!r}"
             ) from None
         if self.choices is not None and v not in self.choices:
-            raise ParameterError(f"parameter {self.name!r} must be one of {self.choices}, got {v!r}")
+            raise ParameterError(
+                f"parameter {self.name!r} must be one of {self.choices}, got {v!r}"
+            )
         if self.low is not None and v < self.low:
             raise ParameterError(f"parameter {self.name!r} must be >= {self.low}, got {v!r}")
         if self.high is not None and v > self.high:

@@ -177,6 +177,7 @@ def solve(
     cbs = list(callbacks)
     history: list[SolverState] = []
     gen = solver.iterate(objective)
+    close = getattr(gen, "close", None)
     inside = 0.0
     reason = "max_iter"
     converged = False
@@ -211,15 +212,18 @@ def solve(
                 reason = "callback"
                 break
     finally:
-        gen.close()
-    result = SolverResult(coef=solver.coef, history=history, converged=converged, stop_reason=reason)
+        if callable(close):
+            close()
+    result = SolverResult(
+        coef=solver.coef, history=history, converged=converged, stop_reason=reason
+    )
     if warn and not converged and reason != "callback" and history:
         last = history[-1]
         if last.lower is not None:
             msg = (
                 f"{type(solver).__name__} stopped after {last.iteration} iterations without "
-                f"closing the gap: upper - lower = {last.gap:.3g} (tol {max(tol, rtol * abs(last.upper)):.3g}). "
-                "Raise max_iter or loosen tol."
+                f"closing the gap: upper - lower = {last.gap:.3g} "
+                f"(tol {max(tol, rtol * abs(last.upper)):.3g}). Raise max_iter or loosen tol."
             )
         else:
             msg = (

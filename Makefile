@@ -1,0 +1,42 @@
+# hierlab: two commands. `make run` serves the app, `make test` runs the whole suite.
+# Each creates or refreshes the virtual environment first (idempotent: a stamp file records
+# that pyproject.toml was installed; nothing is reinstalled until it changes).
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-stamp
+PORT   ?= 8501
+
+.PHONY: run test lint typecheck pytest browser-deps clean
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[dev]"
+	@touch $(STAMP)
+
+run: $(STAMP)
+	$(PY) -m streamlit run app/streamlit_app.py --server.port $(PORT)
+
+# Chromium for the end-to-end browser test, from Debian's packages (never `playwright install`).
+browser-deps:
+	@if [ ! -x /usr/bin/chromium ]; then \
+		echo "installing Debian's chromium for the browser test"; \
+		SUDO=""; [ "$$(id -u)" -ne 0 ] && SUDO="sudo"; \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium chromium-driver >/dev/null; \
+	fi
+
+lint: $(STAMP)
+	$(PY) -m ruff check hierlab app tests
+
+typecheck: $(STAMP)
+	$(PY) -m mypy
+
+pytest: $(STAMP) browser-deps
+	$(PY) -m pytest -q
+
+test: lint typecheck pytest
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
