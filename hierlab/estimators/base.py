@@ -231,7 +231,7 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
         tol: float = 0.0,
         rtol: float = 0.0,
     ) -> SolverResult:
-        """Run :func:`~hierlab.solvers.base.solve`; store ``history_``, ``n_iter_``, ``converged_``."""
+        """Run :func:`~hierlab.solvers.base.solve`, then set ``history_``, ``n_iter_``, etc."""
         result = solve(solver, objective, callbacks, tol=tol, rtol=rtol)
         self.history_ = pd.DataFrame([s.as_dict() for s in result.history])
         self.n_iter_ = result.n_iter
