@@ -53,7 +53,9 @@ class EarlyStopping:
         self._wait = 0
 
     def __call__(self, state: SolverState) -> bool:
-        if state.upper < self._best - self.min_delta * max(abs(self._best), 1e-12):
+        if not math.isfinite(self._best) or state.upper < self._best - self.min_delta * abs(
+            self._best
+        ):
             self._best = state.upper
             self._wait = 0
             return False

@@ -472,6 +472,12 @@ class Taxonomy:
             other.to_edges()
         )
 
+    def __copy__(self) -> Taxonomy:
+        return self  # immutable: copies would only cost memory (sklearn's clone deep-copies params)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Taxonomy:
+        return self
+
     def __hash__(self) -> int:
         return hash((frozenset(self.to_edges()), frozenset(self.names)))
 

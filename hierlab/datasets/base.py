@@ -47,7 +47,7 @@ def encode_labels(y: Any, taxonomy: Taxonomy) -> np.ndarray | sp.csr_matrix:
             for lab in labs:
                 j = taxonomy._index.get(str(lab))
                 if j is None:
-                    raise DataError(f"row {i}: label {lab!r} is not a node of the taxonomy")
+                    raise DataError(f"row {i}: label {str(lab)!r} is not a node of the taxonomy")
                 rows.append(i)
                 cols.append(j)
         data = np.ones(len(rows), dtype=np.float64)
@@ -63,7 +63,7 @@ def encode_labels(y: Any, taxonomy: Taxonomy) -> np.ndarray | sp.csr_matrix:
         if j is None:
             row = int(np.flatnonzero(inv == k)[0])
             raise DataError(
-                f"row {row}: label {u!r} is not a node of the taxonomy "
+                f"row {row}: label {str(u)!r} is not a node of the taxonomy "
                 f"({taxonomy.n_nodes} nodes, e.g. {', '.join(map(str, taxonomy.names[:3]))})"
             )
         ids[k] = j

@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_array, check_is_fitted
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d, validate_data
 
 from hierlab.datasets.base import _is_multilabel, encode_labels
 from hierlab.exceptions import DataError, ParameterError
@@ -27,29 +28,33 @@ __all__ = ["FLAT_ROOT", "HierarchicalClassifier", "check_X"]
 FLAT_ROOT = "<root>"
 
 
-def check_X(X: Any, n_features: int | None = None) -> np.ndarray | sp.csr_matrix:
+def check_X(
+    X: Any, estimator: BaseEstimator | None = None, reset: bool = True
+) -> np.ndarray | sp.csr_matrix:
     """Validate features: float64, finite, 2-D; CSR stays CSR (int32 indices where possible).
 
     Parameters
     ----------
     X : array-like or sparse matrix of shape (n_samples, n_features)
-    n_features : int, optional
-        The number of features seen in ``fit``.
+    estimator : BaseEstimator, optional
+        Validate through ``sklearn.utils.validation.validate_data`` so that ``n_features_in_``
+        is set (``reset=True``, in ``fit``) or checked (``reset=False``, in ``predict``).
+    reset : bool, default True
 
     Returns
     -------
     ndarray or csr_matrix of shape (n_samples, n_features), float64
     """
-    X = check_array(X, accept_sparse="csr", dtype=np.float64, ensure_min_samples=1)
+    kw: dict[str, Any] = {"accept_sparse": "csr", "dtype": np.float64, "ensure_min_samples": 1}
+    if estimator is not None:
+        X = validate_data(estimator, X, reset=reset, **kw)
+    else:
+        X = check_array(X, **kw)
     if sp.issparse(X):
         X = sp.csr_matrix(X)
         if X.indices.dtype != np.int32 and X.nnz < np.iinfo(np.int32).max:
             X.indices = X.indices.astype(np.int32)
             X.indptr = X.indptr.astype(np.int32)
-    if n_features is not None and X.shape[1] != n_features:
-        raise ValueError(
-            f"X has {X.shape[1]} features, but the estimator was fitted with {n_features} features"
-        )
     return X
 
 
@@ -66,8 +71,9 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
     ----------
     taxonomy_ : Taxonomy
         The taxonomy used.
-    classes_ : ndarray of object, shape (n_nodes,)
-        The node names, in id order (any node may be predicted).
+    classes_ : ndarray of shape (n_classes,)
+        The distinct training labels, sorted (as scikit-learn does). Predictions may be any node
+        of ``taxonomy_`` (for example a leaf below an internal training label).
     n_features_in_ : int
         Number of features seen in ``fit``.
     history_ : pandas.DataFrame
@@ -85,6 +91,12 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, taxonomy: Taxonomy | None = None) -> None:
         self.taxonomy = taxonomy
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.classifier_tags.multi_label = self._supports_multilabel
+        return tags
 
     # ------------------------------------------------------------------ to implement
     def _fit(self, X: np.ndarray | sp.csr_matrix, Y: Any, callbacks: Sequence[Callback]) -> None:
@@ -112,9 +124,8 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        X = check_X(X)
+        X = check_X(X, self, reset=True)
         Y = self._encode_fit_labels(y, X.shape[0])
-        self.n_features_in_ = X.shape[1]
         self.history_ = pd.DataFrame(columns=["iteration", "elapsed", "upper", "lower", "gap"])
         self.n_iter_ = 0
         self.converged_ = True
@@ -124,7 +135,7 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
     def predict(self, X: Any) -> np.ndarray:
         """Predicted node names, shape (n_samples,) (tuples of names for multi-label)."""
         check_is_fitted(self, "taxonomy_")
-        X = check_X(X, self.n_features_in_)
+        X = check_X(X, self, reset=False)
         ids = self._predict_ids(X)
         if sp.issparse(ids):
             ind = sp.csr_matrix(ids)
@@ -142,7 +153,7 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
         multi-label, the union over the predicted nodes).
         """
         check_is_fitted(self, "taxonomy_")
-        X = check_X(X, self.n_features_in_)
+        X = check_X(X, self, reset=False)
         ids = self._predict_ids(X)
         A = self.taxonomy_.ancestor_matrix
         if sp.issparse(ids):
@@ -198,9 +209,12 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
                 "(use NHSVM, which supports DAGs)"
             )
         self.taxonomy_ = tax
-        self.classes_ = np.array([str(n) for n in tax.names], dtype=object)
+        if multi:
+            self.classes_ = np.array(sorted({str(v) for row in yo for v in row}), dtype=object)
+        else:
+            self.classes_ = np.unique(np.asarray(yo.tolist()))
         out = np.empty(tax.n_nodes, dtype=object)
-        out[:] = list(self.classes_)
+        out[:] = [str(n) for n in tax.names]
         if not multi:
             # Keep the user's label objects (ints stay ints) so predictions compare equal to y.
             for v in pd.unique(yo):
@@ -240,10 +254,17 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
 
 
 def _as_object(y: Any) -> np.ndarray:
+    """Labels as a 1-D object array; rows of a multi-label ``y`` stay tuples/sets."""
+    if y is None:
+        raise ValueError("requires y to be passed, but the target y is None")
     if isinstance(y, pd.Series | pd.DataFrame):
         y = y.to_numpy()
-    if isinstance(y, np.ndarray) and y.ndim == 2 and y.shape[1] == 1:
-        y = y.ravel()
+    if not isinstance(y, list | tuple) and hasattr(y, "__array__"):
+        y = np.asarray(y)
+    if isinstance(y, np.ndarray) and y.dtype != object:
+        y = column_or_1d(y, warn=True)
+        if y.dtype.kind == "f":
+            check_classification_targets(y)
     out = np.empty(len(y), dtype=object)
     out[:] = list(y)
     if len(out) and not _is_multilabel(out):

@@ -1,0 +1,140 @@
+"""The estimator base class, the registry and the top-down baseline."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.base import clone
+from sklearn.svm import LinearSVC
+
+import hierlab
+from hierlab import DataError, ParameterError, Taxonomy
+from hierlab.estimators.topdown import TopDownClassifier
+from hierlab.experiments.registry import Param
+
+
+@pytest.fixture
+def tree() -> Taxonomy:
+    return Taxonomy(
+        [("r", "a"), ("r", "b"), ("a", "a1"), ("a", "a2"), ("a", "a3"), ("b", "b1"), ("b", "b2")]
+    )
+
+
+def _data(tax: Taxonomy, n: int = 300, d: int = 6, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    leaves = tax.names[tax.leaves]
+    centers = {lab: rng.normal(scale=3.0, size=d) for lab in leaves}
+    y = rng.choice(leaves, size=n)
+    X = np.stack([centers[lab] for lab in y]) + rng.normal(size=(n, d))
+    return X, y.astype(object)
+
+
+def test_flat_taxonomy_equals_flat_linearsvc() -> None:
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(150, 4))
+    y = rng.integers(0, 3, size=150)
+    ours = TopDownClassifier(C=0.7).fit(X, y)
+    ref = LinearSVC(C=0.7).fit(X, y)
+    np.testing.assert_array_equal(ours.predict(X), ref.predict(X))
+    assert ours.predict(X).dtype.kind == "i"  # the user's label type comes back
+
+
+def test_routing_matches_manual_per_node_classifiers(tree: Taxonomy) -> None:
+    X, y = _data(tree)
+    est = TopDownClassifier(taxonomy=tree, C=0.5).fit(X, y)
+    # oracle: train the two levels by hand and route each example with a Python loop
+    top = np.array(["a" if lab.startswith("a") else "b" for lab in y])
+    clf_root = LinearSVC(C=0.5).fit(X, top)
+    clf_a = LinearSVC(C=0.5).fit(X[top == "a"], y[top == "a"])
+    clf_b = LinearSVC(C=0.5).fit(X[top == "b"], y[top == "b"])
+    expected = []
+    for x in X:
+        first = clf_root.predict(x[None])[0]
+        expected.append((clf_a if first == "a" else clf_b).predict(x[None])[0])
+    np.testing.assert_array_equal(est.predict(X), np.array(expected, dtype=object))
+
+
+def test_dense_and_sparse_agree(tree: Taxonomy) -> None:
+    X, y = _data(tree, seed=3)
+    a = TopDownClassifier(taxonomy=tree).fit(X, y).predict(X)
+    b = TopDownClassifier(taxonomy=tree).fit(sp.csr_matrix(X), y).predict(sp.csr_matrix(X))
+    np.testing.assert_array_equal(a, b)
+
+
+def test_internal_labels_and_score_use_ancestor_rule(tree: Taxonomy) -> None:
+    X, y = _data(tree, seed=4)
+    y = y.copy()
+    y[:40] = np.where(np.char.startswith(y[:40].astype(str), "a"), "a", "b")
+    est = TopDownClassifier(taxonomy=tree).fit(X, y)
+    pred = est.predict(X)
+    assert set(pred) <= set(tree.names[tree.leaves])  # always routes to a leaf
+    path = est.decision_path(X).toarray().astype(bool)
+    truth = tree.index(y)
+    ok = path[np.arange(len(y)), truth]
+    assert est.score(X, y) == pytest.approx(ok.mean())
+    # decision_path rows are exactly A+(prediction)
+    np.testing.assert_array_equal(path, tree.ancestor_matrix[tree.index(pred)].toarray() > 0)
+
+
+def test_unseen_child_is_a_default_route(tree: Taxonomy) -> None:
+    X, y = _data(tree, seed=5)
+    keep = y != "b2"
+    est = TopDownClassifier(taxonomy=tree).fit(X[keep], y[keep])
+    assert est.default_child_[int(tree.index("b"))] == int(tree.index("b1"))
+    assert "b2" not in set(est.predict(X))
+
+
+def test_coef_rows_score_children(tree: Taxonomy) -> None:
+    X, y = _data(tree, seed=6)
+    est = TopDownClassifier(taxonomy=tree).fit(X, y)
+    assert est.coef_.shape == (tree.n_nodes, X.shape[1])
+    root_clf = est.node_estimators_[0]
+    a, b = tree.index(["a", "b"])
+    np.testing.assert_allclose(est.coef_[a], -est.coef_[b])
+    np.testing.assert_allclose(np.abs(est.coef_[a]), np.abs(root_clf.coef_[0]))
+
+
+def test_unknown_label_is_a_clear_error(tree: Taxonomy) -> None:
+    X, y = _data(tree)
+    y[7] = "zz"
+    with pytest.raises(DataError, match="row 7: label 'zz'"):
+        TopDownClassifier(taxonomy=tree).fit(X, y)
+
+
+def test_dag_is_refused() -> None:
+    dag = Taxonomy([("r", "a"), ("r", "b"), ("a", "c"), ("b", "c")])
+    with pytest.raises(DataError, match="tree"):
+        TopDownClassifier(taxonomy=dag).fit(np.ones((2, 1)), ["c", "a"])
+
+
+def test_clone_and_params(tree: Taxonomy) -> None:
+    est = TopDownClassifier(taxonomy=tree, C=3.0)
+    c = clone(est)
+    assert c.get_params()["C"] == 3.0 and c.taxonomy is tree  # immutable: shared, not copied
+
+
+def test_registry_and_make_estimator(tree: Taxonomy) -> None:
+    assert "topdown" in hierlab.list_methods()
+    spec = hierlab.get_method("TopDown")
+    assert spec.param("C").default == 1.0
+    est = hierlab.make_estimator("topdown", taxonomy=tree, C="0.25")
+    assert est.C == 0.25 and est.taxonomy is tree
+    with pytest.raises(ParameterError, match="must be >="):
+        hierlab.make_estimator("topdown", C=-1)
+    with pytest.raises(ParameterError, match="no parameter 'alpha'"):
+        hierlab.make_estimator("topdown", alpha=1)
+    with pytest.raises(ParameterError, match="unknown method"):
+        hierlab.make_estimator("nope")
+
+
+def test_param_validation() -> None:
+    p = Param("k", "int", 3, low=1, high=5)
+    assert p.validate("4") == 4
+    with pytest.raises(ParameterError):
+        p.validate(2.5)
+    with pytest.raises(ParameterError):
+        p.validate(6)
+    q = Param("rule", "str", "a", choices=("a", "b"))
+    with pytest.raises(ParameterError, match="one of"):
+        q.validate("c")
