@@ -1,0 +1,271 @@
+"""Safe model files: ``save(estimator, path)`` / ``load(path)``. Never a pickle.
+
+A model file is a zip archive holding
+
+- ``manifest.json``: ``{"format": "hierlab-model", "version": 1, "hierlab": <version>,
+  "root": <encoded estimator>}``;
+- ``arrays.npz``: every numpy array, read back with ``allow_pickle=False``.
+
+An estimator is encoded as its class path (which must live in ``hierlab`` or ``sklearn`` and
+derive from ``sklearn.base.BaseEstimator``), its constructor parameters and its fitted
+attributes, recursively: numbers, strings, lists, dicts, numpy arrays, CSR/CSC matrices, pandas
+DataFrames, :class:`~hierlab.Taxonomy` (as its edge list) and nested estimators (a top-down
+classifier's per-node LinearSVCs). Nothing in a file can name a function to call; loading a file
+from elsewhere can at worst build a wrong scikit-learn/hierlab estimator, never run code.
+"""
+
+from __future__ import annotations
+
+import importlib
+import io
+import json
+import zipfile
+from os import PathLike
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+
+from hierlab.exceptions import ModelFileError
+from hierlab.taxonomy import Taxonomy
+
+__all__ = ["FORMAT", "VERSION", "load", "save"]
+
+FORMAT = "hierlab-model"
+VERSION = 1
+_ALLOWED_PREFIXES = ("hierlab.", "sklearn.")
+_PICKLE_MAGIC = (b"\x80", b"(", b"c")
+
+
+class _Encoder:
+    def __init__(self) -> None:
+        self.arrays: dict[str, np.ndarray] = {}
+
+    def array(self, a: np.ndarray) -> dict[str, Any]:
+        if a.dtype == object:
+            try:
+                return {
+                    "__object_array__": [self.encode(v, "array item") for v in a.tolist()],
+                    "shape": list(a.shape),
+                }
+            except ModelFileError:
+                raise
+        key = f"a{len(self.arrays)}"
+        self.arrays[key] = np.ascontiguousarray(a)
+        return {"__array__": key}
+
+    def encode(self, v: Any, where: str) -> Any:
+        if v is None or isinstance(v, bool | str):
+            return v
+        if isinstance(v, int | np.integer):
+            return {"__int__": int(v)} if isinstance(v, np.integer) else v
+        if isinstance(v, float | np.floating):
+            f = float(v)
+            if np.isfinite(f):
+                return {"__float__": f} if isinstance(v, np.floating) else f
+            return {"__nonfinite__": repr(f)}
+        if isinstance(v, np.bool_):
+            return bool(v)
+        if isinstance(v, np.str_):
+            return str(v)
+        if isinstance(v, np.ndarray):
+            return self.array(v)
+        if sp.issparse(v):
+            m = sp.csr_matrix(v)
+            return {
+                "__csr__": [self.array(m.data), self.array(m.indices), self.array(m.indptr)],
+                "shape": list(m.shape),
+            }
+        if isinstance(v, Taxonomy):
+            return {
+                "__taxonomy__": {
+                    "nodes": [str(n) for n in v.names],
+                    "edges": [list(e) for e in v.to_edges()],
+                }
+            }
+        if isinstance(v, pd.DataFrame):
+            return {
+                "__frame__": self.encode(v.to_dict(orient="list"), where),
+                "columns": [str(c) for c in v.columns],
+            }
+        if isinstance(v, BaseEstimator):
+            return self.estimator(v, where)
+        if isinstance(v, list | tuple):
+            items = [self.encode(x, where) for x in v]
+            return items if isinstance(v, list) else {"__tuple__": items}
+        if isinstance(v, dict):
+            keys = list(v.keys())
+            return {"__dict__": [[self.encode(k, where), self.encode(v[k], where)] for k in keys]}
+        if isinstance(v, np.random.RandomState | np.random.Generator):
+            return None
+        raise ModelFileError(
+            f"cannot save {where}: values of type {type(v).__module__}.{type(v).__name__} "
+            "have no safe encoding"
+        )
+
+    def estimator(self, est: BaseEstimator, where: str) -> dict[str, Any]:
+        cls = type(est)
+        path = f"{cls.__module__}.{cls.__qualname__}"
+        if not path.startswith(_ALLOWED_PREFIXES):
+            raise ModelFileError(
+                f"cannot save {where}: class {path} is not a hierlab/sklearn class"
+            )
+        params = est.get_params(deep=False)
+        state = {k: v for k, v in vars(est).items() if k not in params}
+        return {
+            "__estimator__": path,
+            "params": {k: self.encode(v, f"{where}.{k}") for k, v in params.items()},
+            "state": {k: self.encode(v, f"{where}.{k}") for k, v in state.items()},
+        }
+
+
+class _Decoder:
+    def __init__(self, arrays: Any) -> None:
+        self.arrays = arrays
+
+    def decode(self, v: Any) -> Any:
+        if isinstance(v, list):
+            return [self.decode(x) for x in v]
+        if not isinstance(v, dict):
+            return v
+        if "__array__" in v:
+            key = v["__array__"]
+            if key not in self.arrays.files:
+                raise ModelFileError(f"model file is missing array {key!r} (truncated or tampered)")
+            return self.arrays[key]
+        if "__object_array__" in v:
+            out = np.empty(len(v["__object_array__"]), dtype=object)
+            out[:] = [self.decode(x) for x in v["__object_array__"]]
+            return out.reshape(v["shape"])
+        if "__int__" in v:
+            return np.int64(v["__int__"])
+        if "__float__" in v:
+            return np.float64(v["__float__"])
+        if "__nonfinite__" in v:
+            return float(v["__nonfinite__"])
+        if "__csr__" in v:
+            data, indices, indptr = (self.decode(x) for x in v["__csr__"])
+            return sp.csr_matrix((data, indices, indptr), shape=tuple(v["shape"]))
+        if "__taxonomy__" in v:
+            t = v["__taxonomy__"]
+            return Taxonomy(t["edges"], nodes=t["nodes"])
+        if "__frame__" in v:
+            return pd.DataFrame(self.decode(v["__frame__"]), columns=v["columns"])
+        if "__tuple__" in v:
+            return tuple(self.decode(x) for x in v["__tuple__"])
+        if "__dict__" in v:
+            return {_hashable(self.decode(k)): self.decode(val) for k, val in v["__dict__"]}
+        if "__estimator__" in v:
+            return self.estimator(v)
+        raise ModelFileError(f"unknown entry in model file: keys {sorted(v)[:5]}")
+
+    def estimator(self, v: dict[str, Any]) -> BaseEstimator:
+        path = v["__estimator__"]
+        if not isinstance(path, str) or not path.startswith(_ALLOWED_PREFIXES):
+            raise ModelFileError(f"model file names a class outside hierlab/sklearn: {path!r}")
+        mod_name, _, cls_name = path.rpartition(".")
+        try:
+            cls = getattr(importlib.import_module(mod_name), cls_name)
+        except (ImportError, AttributeError):
+            raise ModelFileError(f"model file names an unknown class {path!r}") from None
+        if not (isinstance(cls, type) and issubclass(cls, BaseEstimator)):
+            raise ModelFileError(f"{path!r} is not an estimator class")
+        params = {k: self.decode(p) for k, p in v.get("params", {}).items()}
+        try:
+            est = cls(**params)
+        except TypeError as exc:
+            raise ModelFileError(f"parameters of {path} do not match this version: {exc}") from None
+        for k, s in v.get("state", {}).items():
+            setattr(est, k, self.decode(s))
+        return est
+
+
+def _hashable(k: Any) -> Any:
+    if isinstance(k, list):
+        return tuple(_hashable(x) for x in k)
+    if isinstance(k, np.generic):
+        return k.item()
+    return k
+
+
+def save(estimator: BaseEstimator, path: str | PathLike[str]) -> None:
+    """Write a (fitted or not) hierlab or scikit-learn estimator to a safe model file.
+
+    Parameters
+    ----------
+    estimator : BaseEstimator
+    path : path-like
+        Conventionally ``*.hlm`` (a zip archive).
+
+    Raises
+    ------
+    ModelFileError
+        When an attribute has no safe encoding (it names the attribute).
+    """
+    from hierlab import __version__
+
+    enc = _Encoder()
+    root = enc.estimator(estimator, type(estimator).__name__)
+    manifest = {"format": FORMAT, "version": VERSION, "hierlab": __version__, "root": root}
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **enc.arrays)  # type: ignore[arg-type]
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("manifest.json", json.dumps(manifest))
+        zf.writestr("arrays.npz", buf.getvalue())
+
+
+def load(path: str | PathLike[str]) -> BaseEstimator:
+    """Read a model file written by :func:`save`.
+
+    Raises
+    ------
+    ModelFileError
+        For a pickle (refused, never unpickled), a file that is not a hierlab model, a
+        version this hierlab does not know, or a truncated/tampered file.
+    """
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4)
+    except OSError as exc:
+        raise ModelFileError(f"{path}: cannot read ({exc.strerror})") from None
+    if head[:1] in _PICKLE_MAGIC and not head.startswith(b"PK"):
+        raise ModelFileError(
+            f"{path}: this looks like a Python pickle; hierlab never unpickles files "
+            "(they can run arbitrary code). Re-save the model with hierlab.save()."
+        )
+    if not head.startswith(b"PK"):
+        raise ModelFileError(f"{path}: not a hierlab model file (expected a zip archive)")
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = set(zf.namelist())
+            if "manifest.json" not in names or "arrays.npz" not in names:
+                raise ModelFileError(f"{path}: not a hierlab model file (no manifest)")
+            manifest = json.loads(zf.read("manifest.json").decode("utf-8"))
+            arrays_bytes = zf.read("arrays.npz")
+    except (zipfile.BadZipFile, UnicodeDecodeError, json.JSONDecodeError, KeyError) as exc:
+        raise ModelFileError(f"{path}: corrupt model file ({exc})") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise ModelFileError(
+            f"{path}: not a hierlab model file (format {manifest.get('format')!r})"
+            if isinstance(manifest, dict)
+            else f"{path}: not a hierlab model file"
+        )
+    if manifest.get("version") != VERSION:
+        raise ModelFileError(
+            f"{path}: model file version {manifest.get('version')!r}; this hierlab reads {VERSION}"
+        )
+    try:
+        arrays = np.load(io.BytesIO(arrays_bytes), allow_pickle=False)
+    except (ValueError, OSError, zipfile.BadZipFile) as exc:
+        raise ModelFileError(f"{path}: corrupt arrays ({exc})") from None
+    try:
+        est = _Decoder(arrays).decode(manifest["root"])
+    except ModelFileError as exc:
+        raise ModelFileError(f"{path}: {exc}") from None
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ModelFileError(f"{path}: corrupt model file ({type(exc).__name__}: {exc})") from None
+    if not isinstance(est, BaseEstimator):
+        raise ModelFileError(f"{path}: the file does not hold an estimator")
+    return est
