@@ -208,6 +208,136 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from hierlab.experiments.compare import compare
+
+    data = _load_data_whole(args)
+    per_method: dict[str, dict[str, Any]] = {m: {} for m in args.methods}
+    for item in args.param:
+        if ":" not in item.split("=", 1)[0]:
+            raise HierlabError(f"compare --param takes method:name=value, got {item!r}")
+        method, rest = item.split(":", 1)
+        if method not in per_method:
+            raise HierlabError(f"--param {item!r} names a method not in --methods")
+        per_method[method].update(_parse_params([rest]))
+    methods = [(m, per_method[m]) for m in args.methods]
+
+    def progress(done: int, total: int, method: str, split: int) -> None:
+        bar = "#" * int(30 * done / total) + "-" * (30 - int(30 * done / total))
+        sys.stderr.write(f"\r[{bar}] {done}/{total}  {method} split {split}      ")
+        if done == total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    cmp = compare(
+        data,
+        methods,
+        split=args.split,
+        n_splits=args.n_splits,
+        test_size=args.test_size,
+        random_state=args.seed,
+        n_jobs=args.n_jobs,
+        progress=progress,
+    )
+    table = cmp.table()
+    print(table.to_string())
+    baseline = args.baseline or cmp.methods[0]
+    tests = cmp.tests(baseline, args.metric) if len(cmp.methods) > 1 else None
+    if tests is not None:
+        print(f"\npaired tests against {baseline} ({args.metric}):")
+        print(tests.to_string(float_format=lambda v: f"{v:.4g}"))
+    if args.csv:
+        cmp.results.to_csv(args.csv, index=False)
+        print(f"results written to {args.csv}", file=sys.stderr)
+    if args.json:
+        payload = {
+            "summary": cmp.summary().reset_index().to_dict(orient="records"),
+            "results": cmp.results.to_dict(orient="records"),
+            "tests": None if tests is None else tests.reset_index().to_dict(orient="records"),
+        }
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(payload, fh, default=float, indent=1)
+        print(f"JSON written to {args.json}", file=sys.stderr)
+    return 0
+
+
+def _load_data_whole(args: argparse.Namespace) -> Any:
+    """A built-in (train, test) pair, a (file, --test file) pair, or one file to split."""
+    from hierlab.datasets.catalog import available_datasets, load_builtin
+
+    names = {d.name for d in available_datasets()}
+    if args.data.lower() in names and not os.path.exists(args.data):
+        return load_builtin(args.data)
+    from hierlab.io import load_dataset
+    from hierlab.taxonomy import Taxonomy
+
+    tax = Taxonomy.read(args.taxonomy) if args.taxonomy else None
+    data = load_dataset(args.data, taxonomy=tax)
+    if args.test:
+        return data, load_dataset(args.test, taxonomy=data.taxonomy)
+    return data
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from hierlab.experiments import bench
+
+    def note(msg: str) -> None:
+        print(f"  ... {msg}", file=sys.stderr, flush=True)
+
+    out: dict[str, Any] = {}
+    if not args.no_table:
+        from hierlab.datasets.catalog import load_builtin
+
+        train, test = load_builtin(args.data)
+        table = bench.bench_table(train, test, methods=args.methods or None, progress=note)
+        out["table"] = table.to_dict(orient="records")
+        if not args.json:
+            cols = [
+                c
+                for c in (
+                    "method",
+                    "fit_time",
+                    "fit_ratio",
+                    "predict_time",
+                    "accuracy",
+                    "tree_error",
+                    "n_iter",
+                    "error",
+                )
+                if c in table.columns
+            ]
+            print(f"hierlab bench on {args.data} ({train.n_samples} train / {test.n_samples} test)")
+            print(table[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    if args.scale:
+        docs = [int(v) for v in args.docs]
+        classes = [int(v) for v in args.classes]
+        for method in args.scale:
+            df, slopes = bench.scale_curves(
+                method,
+                n_docs=docs,
+                n_classes=classes,
+                docs_for_class_curve=args.docs_for_classes,
+                progress=note,
+            )
+            out.setdefault("scale", {})[method] = {
+                "table": df.to_dict(orient="records"),
+                "slopes": slopes,
+            }
+            if args.figure:
+                path = args.figure.replace(".html", f"_{method}.html")
+                bench.scale_figure(df, slopes, method).write_html(path, include_plotlyjs="cdn")
+                note(f"figure written to {path}")
+            if not args.json:
+                print(f"\nscale curves of {method}:")
+                print(df.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+                print(
+                    f"log-log slope vs nnz {slopes['nnz']:.3f}, vs classes {slopes['classes']:.3f}"
+                )
+    if args.json:
+        print(json.dumps(out, default=float, indent=1))
+    return 0
+
+
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     from hierlab.experiments.reproduce import available
 
@@ -256,6 +386,41 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--sep", default=None, help="separator of multi-label sets, e.g. ';'")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=_cmd_evaluate)
+
+    s = sub.add_parser("compare", help="compare methods on identical splits")
+    s.add_argument("data", help="a built-in data set name or a data file")
+    s.add_argument("--taxonomy", help="taxonomy file")
+    s.add_argument("--test", help="a separate test file (then split='given')")
+    s.add_argument("--methods", nargs="+", default=["topdown"], metavar="NAME")
+    s.add_argument("--param", action="append", default=[], metavar="METHOD:NAME=VALUE")
+    s.add_argument("--split", choices=["given", "repeated", "kfold"], default=None)
+    s.add_argument("--n-splits", type=int, default=5)
+    s.add_argument("--test-size", type=float, default=0.3)
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--n-jobs", type=int, default=None)
+    s.add_argument("--baseline", help="method the others are tested against (default: first)")
+    s.add_argument("--metric", default="accuracy", help="metric of the paired t-test")
+    s.add_argument("--csv", help="write the tidy results table here")
+    s.add_argument("--json", help="write summary, results and tests as JSON here")
+    s.set_defaults(func=_cmd_compare)
+
+    s = sub.add_parser("bench", help="time every method beside LinearSVC; scale curves")
+    s.add_argument("--data", default="20newsgroups", help="built-in data set of the table")
+    s.add_argument("--methods", nargs="*", default=None, help="default: every method")
+    s.add_argument("--no-table", action="store_true", help="skip the method table")
+    s.add_argument(
+        "--scale",
+        nargs="*",
+        default=None,
+        metavar="METHOD",
+        help="scale curves for these methods on make_hierarchical_text",
+    )
+    s.add_argument("--docs", nargs="+", default=[10_000, 100_000, 1_000_000])
+    s.add_argument("--classes", nargs="+", default=[100, 1_000, 10_000])
+    s.add_argument("--docs-for-classes", type=int, default=50_000)
+    s.add_argument("--figure", default="scale_curves.html", help="plotly HTML of the curves")
+    s.add_argument("--json", action="store_true", help="machine-readable output")
+    s.set_defaults(func=_cmd_bench)
 
     s = sub.add_parser("reproduce", help="reproduce a table of a seed paper")
     s.add_argument("table", nargs="?", default=None, help="which reproduction (none: list)")
