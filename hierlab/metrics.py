@@ -69,7 +69,7 @@ def is_multilabel(y: Any) -> bool:
     if sp.issparse(y):
         return True
     if isinstance(y, np.ndarray) and y.dtype != object:
-        return y.ndim == 2
+        return y.ndim == 2 and y.dtype.kind in "biuf"
     if isinstance(y, pd.DataFrame):
         return True
     seq = y.to_numpy() if isinstance(y, pd.Series) else y
@@ -91,7 +91,9 @@ def _single_ids(y: Any, taxonomy: Taxonomy, what: str) -> np.ndarray:
     arr = np.asarray(y)
     if arr.ndim != 1:
         raise DataError(f"{what} must be 1-D (one label per example), got shape {arr.shape}")
-    if arr.dtype == object and len(arr) and all(isinstance(v, int | np.integer) for v in arr):
+    if arr.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if arr.dtype == object and all(isinstance(v, int | np.integer) for v in arr):
         arr = arr.astype(np.int64)
     if arr.dtype.kind == "b" or arr.dtype.kind == "f":
         raise DataError(f"{what} must hold node names or integer node ids, got {arr.dtype}")
@@ -115,7 +117,7 @@ def label_indicator(y: Any, taxonomy: Taxonomy, closure: bool = False) -> sp.csr
     scipy.sparse.csr_matrix of shape (n_samples, n_nodes)
     """
     n_nodes = taxonomy.n_nodes
-    if sp.issparse(y) or (isinstance(y, np.ndarray) and y.dtype != object and y.ndim == 2):
+    if sp.issparse(y) or (isinstance(y, np.ndarray) and y.dtype.kind in "biuf" and y.ndim == 2):
         m = sp.csr_matrix(y, dtype=np.float64)
         if m.shape[1] != n_nodes:
             raise DataError(
