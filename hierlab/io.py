@@ -609,15 +609,20 @@ def _sniff_delimiter(text: str, filename: str | None) -> str:
     return ","
 
 
-def _read_frame(text: str, path: str | None, delimiter: str) -> pd.DataFrame:
+def _read_frame(
+    text: str, path: str | None, delimiter: str, str_columns: Sequence[str] | None = None
+) -> pd.DataFrame:
+    """Read the CSV; ``str_columns`` (stripped names) are kept as text, the others inferred
+    (numbers where every cell is one) with the missing markers as NaN. ``None``: all text."""
+    kw: dict[str, Any] = {"sep": delimiter, "skipinitialspace": True, "keep_default_na": False}
+    if str_columns is None:
+        kw["dtype"] = str
+    else:
+        kw["na_values"] = list(_MISSING)
+        wanted = set(str_columns)
+        kw["dtype"] = {c: str for c in _raw_header(text, delimiter) if c.strip() in wanted}
     try:
-        df = pd.read_csv(
-            io.StringIO(text),
-            sep=delimiter,
-            dtype=str,
-            keep_default_na=False,
-            skipinitialspace=True,
-        )
+        df = pd.read_csv(io.StringIO(text), **kw)
     except pd.errors.EmptyDataError:
         raise DataError("empty file: no header and no row", path=path) from None
     except pd.errors.ParserError as exc:
@@ -631,6 +636,19 @@ def _read_frame(text: str, path: str | None, delimiter: str) -> pd.DataFrame:
     if dup:
         raise DataError("duplicate column name", path=path, line=1, column=dup[0])
     return df
+
+
+def _raw_header(text: str, delimiter: str) -> list[str]:
+    """Column names as pandas reads them (before stripping)."""
+    try:
+        return [
+            str(c)
+            for c in pd.read_csv(
+                io.StringIO(text), sep=delimiter, nrows=0, skipinitialspace=True
+            ).columns
+        ]
+    except (pd.errors.EmptyDataError, pd.errors.ParserError):
+        return []
 
 
 def _pick_column(
@@ -656,14 +674,18 @@ def _numeric_block(
 ) -> np.ndarray:
     X = np.empty((df.shape[0], len(cols)), dtype=np.float64)
     for j, c in enumerate(cols):
-        s = df[c].str.strip()
-        missing = s.isin(_MISSING).to_numpy()
+        col = df[c]
+        if col.dtype.kind in "fiub":
+            X[:, j] = col.to_numpy(dtype=np.float64)
+            continue
+        s = col.astype(str).str.strip()
+        missing = (col.isna() | s.isin(_MISSING)).to_numpy()
         num = pd.to_numeric(s.where(~missing, "nan"), errors="coerce").to_numpy(dtype=np.float64)
         bad = np.isnan(num) & ~missing
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise DataError(
-                f"value {df[c].iloc[i]!r} is not a number (feature columns must be numeric; "
+                f"value {s.iloc[i]!r} is not a number (feature columns must be numeric; "
                 "use format='text' for a raw text column)",
                 path=path,
                 line=int(row_lines[i]),
@@ -676,7 +698,7 @@ def _numeric_block(
 def _raw_label_column(
     df: pd.DataFrame, col: str, sep: str, path: str | None, row_lines: np.ndarray
 ) -> tuple[list[tuple[str, ...]], bool]:
-    vals = df[col].astype(str).str.strip().tolist()
+    vals = df[col].fillna("").astype(str).str.strip().tolist()
     multi = any(sep in v for v in vals)
     raw = [_split_multi(v, sep) if multi else ((v,) if v else ()) for v in vals]
     if not multi:
@@ -703,9 +725,19 @@ def _prepare_table(
     label_column: str | None,
     id_column: str | None,
     filename: str | None,
+    text_mode: bool = False,
+    text_column: str | None = None,
 ) -> _Table:
     delim = _sniff_delimiter(text, filename or path)
-    df = _read_frame(text, path, delim)
+    names = [c.strip() for c in _raw_header(text, delim)]
+    if not names:
+        raise DataError("empty file: no header and no row", path=path)
+    hdr = pd.DataFrame(columns=names)
+    lab0 = _pick_column(hdr, label_column, _LABEL_COLUMNS, "label", path)
+    id0 = _pick_column(hdr, id_column, _ID_COLUMNS, "id", path)
+    txt0 = _pick_column(hdr, text_column, _TEXT_COLUMNS, "text", path) if text_mode else None
+    keep = [c for c in (lab0, id0, txt0) if c is not None]
+    df = _read_frame(text, path, delim, None if text_mode and txt0 is None else keep)
     row_lines = _csv_row_lines(text, delim, df.shape[0])
     lab = _pick_column(df, label_column, _LABEL_COLUMNS, "label", path)
     if lab is None:
@@ -849,7 +881,7 @@ def read_text_csv(
         if path is None:
             raise DataError("read_text_csv needs a path or text")
         text = decode_bytes(_read_bytes(path), spath)
-    tab = _prepare_table(text, spath, label_column, id_column, spath)
+    tab = _prepare_table(text, spath, label_column, id_column, spath, True, text_column)
     tcol = _pick_column(tab.df, text_column, _TEXT_COLUMNS, "text", spath)
     if tcol is None:
         if len(tab.others) != 1:
@@ -1208,16 +1240,18 @@ def _parse_arff(text: str, path: str | None) -> _ArffRaw:
     if not rows:
         raise DataError("no data row after @DATA", path=path, line=header.data_line)
     lines_arr = np.asarray(line_no, dtype=np.int64)
+    str_cols = {j: str for j, (_, t) in enumerate(attrs) if t != "numeric"}
     try:
         df = pd.read_csv(
             io.StringIO("\n".join(rows)),
             header=None,
-            dtype=str,
+            dtype=str_cols,
+            na_values=["?"],
             keep_default_na=False,
             skipinitialspace=True,
             quotechar="'",
         )
-    except pd.errors.ParserError:
+    except (pd.errors.ParserError, ValueError):
         df = None
     if df is None or df.shape[1] != n_attr:
         for s, k in zip(rows, line_no):
@@ -1234,18 +1268,22 @@ def _parse_arff(text: str, path: str | None) -> _ArffRaw:
     for j, (aname, atype) in enumerate(attrs):
         if j == ci:
             continue
-        col = df[j].str.strip()
-        missing = (col == "?").to_numpy()
+        col = df[j]
+        missing = col.isna().to_numpy()
         if atype == "numeric":
-            num = pd.to_numeric(col.where(~missing, "nan"), errors="coerce").to_numpy(
-                dtype=np.float64
-            )
-            bad = np.isnan(num) & ~missing
-            if bad.any():
-                i = int(np.flatnonzero(bad)[0])
-                raise DataError(
-                    f"value {col.iloc[i]!r} is not a number", path, int(lines_arr[i]), aname
+            if col.dtype.kind in "fiub":
+                num = col.to_numpy(dtype=np.float64)
+            else:  # some cell is not a number: find it
+                txt = col.astype(str).str.strip()
+                num = pd.to_numeric(txt.where(~missing, "nan"), errors="coerce").to_numpy(
+                    dtype=np.float64
                 )
+                bad = np.isnan(num) & ~missing
+                if bad.any():
+                    i = int(np.flatnonzero(bad)[0])
+                    raise DataError(
+                        f"value {txt.iloc[i]!r} is not a number", path, int(lines_arr[i]), aname
+                    )
             blocks.append(num[:, None])
             names.append(aname)
         else:
@@ -1254,7 +1292,7 @@ def _parse_arff(text: str, path: str | None) -> _ArffRaw:
                 num_vals = [float(v) for v in vals]
             except ValueError:
                 num_vals = None
-            v = col.str.strip("'\"").to_numpy(dtype=object)
+            v = col.fillna("?").astype(str).str.strip().str.strip("'\"").to_numpy(dtype=object)
             known = np.isin(v, vals) | missing
             if not known.all():
                 i = int(np.flatnonzero(~known)[0])
@@ -1277,7 +1315,7 @@ def _parse_arff(text: str, path: str | None) -> _ArffRaw:
     X = np.hstack(blocks) if blocks else np.empty((len(rows), 0))
     labels: list[tuple[str, ...]] = []
     cname = attrs[ci][0]
-    for i, cell in enumerate(df[ci].tolist()):
+    for i, cell in enumerate(df[ci].fillna("?").astype(str).tolist()):
         cell = cell.strip().strip("'\"")
         if cell in ("", "?"):
             raise DataError("missing class value", path, int(lines_arr[i]), cname)
@@ -1305,6 +1343,7 @@ def read_arff(
     kind: str = "auto",
     labels: str = "specific",
     multilabel: bool | None = None,
+    impute: bool = True,
     text: str | None = None,
     name: str | None = None,
 ) -> HierDataset:
@@ -1334,6 +1373,8 @@ def read_arff(
     multilabel : bool, optional
         Default: single-label (``y`` of node names) when every row has exactly one label after
         the reduction, else tuples.
+    impute : bool, default True
+        False keeps the missing values as NaN (to impute several files with joint means).
     text : str, optional
         The content, instead of reading ``path``.
     name : str, optional
@@ -1364,7 +1405,10 @@ def read_arff(
     else:
         kind = "tree" if tax.is_tree else "dag"
     n_missing = int(np.isnan(raw.X).sum())
-    X, means = _impute(raw.X, impute_means)
+    if impute:
+        X, means = _impute(raw.X, impute_means)
+    else:
+        X, means = raw.X, None
     cname = raw.header.attributes[raw.header.class_index][0]
     y_multi, tax = _resolve_labels(raw.labels, tax, True, spath, raw.lines, cname)
     if labels == "specific":
