@@ -138,7 +138,7 @@ class Taxonomy:
         if not roots:
             cyc = _find_cycle(all_names, children_of)
             raise TaxonomyError(
-                "cycle " + " -> ".join(cyc) + f": no root left (node {cyc[0]!r} is on the cycle)",
+                "cycle " + _show_cycle(cyc) + f": no root left (node {cyc[0]!r} is on the cycle)",
                 node=cyc[0],
             )
         if len(roots) > 1:
@@ -163,7 +163,7 @@ class Taxonomy:
             left = [n for n in all_names if indeg[n] > 0]
             cyc = _find_cycle(left, children_of)
             raise TaxonomyError(
-                "cycle " + " -> ".join(cyc) + f" (node {cyc[0]!r} is its own ancestor)",
+                "cycle " + _show_cycle(cyc) + f" (node {cyc[0]!r} is its own ancestor)",
                 node=cyc[0],
             )
         self._build(topo, parents_of, children_of)
@@ -433,7 +433,10 @@ class Taxonomy:
     def to_json(self) -> dict[str, Any]:
         """A nested ``{"name", "children"}`` dict for a tree, ``{"nodes", "edges"}`` for a DAG."""
         if not self.is_tree:
-            return {"nodes": [str(x) for x in self.names], "edges": [list(e) for e in self.to_edges()]}
+            return {
+                "nodes": [str(x) for x in self.names],
+                "edges": [list(e) for e in self.to_edges()],
+            }
         objs: list[dict[str, Any]] = [{"name": str(nm)} for nm in self.names]
         for i in range(1, self.n_nodes):
             objs[self.parent[i]].setdefault("children", []).append(objs[i])
@@ -468,9 +471,7 @@ class Taxonomy:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Taxonomy):
             return NotImplemented
-        return set(self.names) == set(other.names) and set(self.to_edges()) == set(
-            other.to_edges()
-        )
+        return set(self.names) == set(other.names) and set(self.to_edges()) == set(other.to_edges())
 
     def __copy__(self) -> Taxonomy:
         return self  # immutable: copies would only cost memory (sklearn's clone deep-copies params)
@@ -726,7 +727,7 @@ class Taxonomy:
 
     @cached_property
     def _upward_distance(self) -> np.ndarray:
-        """Dense (n_nodes, n_nodes) shortest upward distance ``U[i, a]`` (DAG; inf if a not in A+)."""
+        """Shortest upward distances ``U[i, a]`` (dense, DAG); huge when a is not in A+(i)."""
         n = self.n_nodes
         if n > _DENSE_DAG_DISTANCE_LIMIT:
             raise TaxonomyError(
@@ -781,6 +782,15 @@ def _pairs(items: Iterable[Any]) -> list[tuple[str, str]]:
             raise TaxonomyError(f"edge {k + 1} must be a [parent, child] pair, got {e!r}")
         out.append((str(e[0]), str(e[1])))
     return out
+
+
+def _show_cycle(cyc: list[str], limit: int = 12) -> str:
+    """``a -> b -> ... -> a``, shortened in the middle for long cycles."""
+    if len(cyc) <= limit:
+        return " -> ".join(cyc)
+    head = " -> ".join(cyc[: limit // 2])
+    tail = " -> ".join(cyc[-(limit // 2) :])
+    return f"{head} -> ... ({len(cyc) - limit} more) ... -> {tail}"
 
 
 def _find_cycle(candidates: list[str], children_of: dict[str, list[str]]) -> list[str]:
