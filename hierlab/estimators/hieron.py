@@ -27,7 +27,12 @@ from sklearn.utils.validation import check_is_fitted
 from hierlab.estimators.base import HierarchicalClassifier, check_X
 from hierlab.exceptions import DataError, ParameterError
 from hierlab.experiments.registry import Param, register
-from hierlab.models.hieron import Kernel, PathGeometry, prototypes_from_increments
+from hierlab.models.hieron import (
+    Kernel,
+    PathGeometry,
+    predict_from_scores,
+    prototypes_from_increments,
+)
 from hierlab.solvers.base import Callback
 from hierlab.solvers.hieron import UPDATES, GreedyHieronSolver, HieronSolver, HieronStream
 from hierlab.taxonomy import Taxonomy
@@ -317,14 +322,14 @@ class HieronClassifier(_HieronParams):
 
     def _predict_ids(self, X: np.ndarray | sp.csr_matrix) -> np.ndarray:
         S = self.solver_.scores(X, averaged=self._hypothesis())
-        return _argmax(S, self.solver_.candidates)
+        return predict_from_scores(S, self.solver_.candidates)
 
     def predict_with(self, X: Any, hypothesis: str) -> np.ndarray:
         """Predict with the ``"last"`` or the ``"average"`` hypothesis (Table 2's two columns)."""
         if hypothesis not in ("last", "average"):
             raise ParameterError(f"hypothesis must be 'last' or 'average', got {hypothesis!r}")
         S = self.decision_function(X, averaged=hypothesis == "average")
-        return self._decode(_argmax(S, self.solver_.candidates))
+        return self._decode(predict_from_scores(S, self.solver_.candidates))
 
     # ------------------------------------------------------------------ fitted views
     @property
@@ -356,12 +361,6 @@ class HieronClassifier(_HieronParams):
         if not hasattr(self, "solver_") or self.solver_.kernel is None:
             raise AttributeError("dual_coef_ exists in the dual form only")
         return self.solver_.dual_increments(averaged=self._hypothesis())
-
-
-def _argmax(S: np.ndarray, candidates: np.ndarray | None) -> np.ndarray:
-    if candidates is None:
-        return np.asarray(S.argmax(axis=1), dtype=np.int64)
-    return np.asarray(candidates[S[:, candidates].argmax(axis=1)], dtype=np.int64)
 
 
 class HieronGreedyClassifier(_HieronParams):

@@ -30,8 +30,10 @@ import scipy.sparse as sp
 from hierlab.exceptions import ParameterError, TaxonomyError
 
 __all__ = [
+    "TIE_RTOL",
     "Kernel",
     "PathGeometry",
+    "first_argmax",
     "increments_from_prototypes",
     "predict_from_scores",
     "prototypes_from_increments",
@@ -178,8 +180,25 @@ def increments_from_prototypes(W: np.ndarray, parent: np.ndarray) -> np.ndarray:
     return w
 
 
+#: scores within this relative distance of the maximum count as tied (round-off)
+TIE_RTOL = 1e-10
+
+
+def first_argmax(s: np.ndarray) -> int:
+    """Index of the maximum of ``s``, ties (up to round-off) going to the smallest index.
+
+    Ties are genuine in Hieron: vertices never updated apart share their prototype, and a
+    dense BLAS product may then differ in the last bit between rows. Breaking ties by the
+    smallest node id (within ``TIE_RTOL``) makes the dense, sparse and kernel forms agree.
+    """
+    m = s.max()
+    return int(np.argmax(s >= m - TIE_RTOL * (1.0 + abs(m))))
+
+
 def predict_from_scores(S: np.ndarray, candidates: np.ndarray | None = None) -> np.ndarray:
     """``argmax_v S[i, v]`` per row (eq. 1), restricted to ``candidates`` when given.
+
+    Ties (up to round-off, see :func:`first_argmax`) go to the smallest id.
 
     Parameters
     ----------
@@ -191,9 +210,12 @@ def predict_from_scores(S: np.ndarray, candidates: np.ndarray | None = None) -> 
     -------
     ndarray of int64, shape (n_samples,)
     """
+    T = S if candidates is None else S[:, candidates]
+    m = T.max(axis=1, keepdims=True)
+    first = np.argmax(T >= m - TIE_RTOL * (1.0 + np.abs(m)), axis=1)
     if candidates is None:
-        return np.asarray(S.argmax(axis=1), dtype=np.int64)
-    return np.asarray(candidates[S[:, candidates].argmax(axis=1)], dtype=np.int64)
+        return np.asarray(first, dtype=np.int64)
+    return np.asarray(candidates[first], dtype=np.int64)
 
 
 @dataclass(frozen=True)

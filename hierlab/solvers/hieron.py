@@ -53,7 +53,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from hierlab.exceptions import DataError, ParameterError
-from hierlab.models.hieron import Kernel, PathGeometry, increments_from_prototypes, row_sq_norms
+from hierlab.models.hieron import (
+    TIE_RTOL,
+    Kernel,
+    PathGeometry,
+    first_argmax,
+    increments_from_prototypes,
+    row_sq_norms,
+)
 from hierlab.solvers.base import Solver, SolverState
 
 __all__ = [
@@ -342,7 +349,7 @@ class HieronSolver(Solver):
         l = s + sg
         if self._cand_mask is not None:
             l += self._cand_mask
-        v = int(l.argmax())
+        v = first_argmax(l)
         loss = float(l[v] - s[yi])
         if v == yi or loss <= 0.0:
             return yi, 0.0
@@ -358,8 +365,8 @@ class HieronSolver(Solver):
     def _predict_one(self, s: np.ndarray) -> int:
         cand = self.candidates
         if cand is None:
-            return int(s.argmax())
-        return int(cand[s[cand].argmax()])
+            return first_argmax(s)
+        return int(cand[first_argmax(s[cand])])
 
     def _pass_primal_dense(
         self, X: np.ndarray, y: np.ndarray, sq: np.ndarray, idx: np.ndarray, pred: np.ndarray
@@ -376,7 +383,12 @@ class HieronSolver(Solver):
             i = idx[j]
             x = X[i]
             s = W @ x
-            yh = int(s.argmax()) if cand is None else int(cand[s[cand].argmax()])
+            m = s.max() if cand is None else s[cand].max()
+            tie = m - TIE_RTOL * (1.0 + abs(m))
+            if cand is None:
+                yh = int(np.argmax(s >= tie))
+            else:
+                yh = int(cand[np.argmax(s[cand] >= tie)])
             pred[j] = yh
             yi = int(y[i])
             t += 1
@@ -385,7 +397,8 @@ class HieronSolver(Solver):
                 l = s + (SG[yi] if SG is not None else self.geometry.sqrt_gamma_row(yi))
                 if mask is not None:
                     l += mask
-                v = int(l.argmax())
+                m = l.max()
+                v = int(np.argmax(l >= m - TIE_RTOL * (1.0 + abs(m))))
                 loss = float(l[v] - s[yi])
                 if v == yi or loss <= 0.0:
                     continue
@@ -817,7 +830,8 @@ class GreedyHieronSolver(Solver):
             val = np.where(opts >= 0, S[rows[act, None], np.maximum(opts, 0)], -np.inf)
             stop = opts[:, 0] >= 0
             val[stop, 0] = 0.0  # the vertex's own (zero) prototype
-            pick = val.argmax(axis=1)
+            best = val.max(axis=1, keepdims=True)
+            pick = np.argmax(val >= best - TIE_RTOL * (1.0 + np.abs(best)), axis=1)
             nxt = opts[np.arange(len(act)), pick]
             stayed = nxt == at[act]
             at[act] = nxt

@@ -1,0 +1,482 @@
+"""Hieron (seed 002): the update of eq. (6)-(8), averaging (eq. 13), kernels (eq. 12), variants.
+
+Oracles: a literal transcription of Algorithm 1 over the increments ``w^v`` (Python loops over
+paths), ``scipy.optimize`` on the projection problem of eq. (6), explicit averages of stored
+hypotheses, brute-force kernel sums of eq. (12) and a per-example top-down walk for greedy.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import minimize
+
+import hierlab.models.hieron as mh
+from hierlab.datasets.hieron import make_hieron_synthetic, symmetric_tree
+from hierlab.estimators.hieron import HieronClassifier, HieronGreedyClassifier
+from hierlab.exceptions import DataError, ParameterError
+from hierlab.experiments.registry import get_method, make_estimator
+from hierlab.models.hieron import Kernel, PathGeometry, prototypes_from_increments
+from hierlab.solvers.hieron import GreedyHieronSolver, HieronSolver, HieronStream
+from hierlab.taxonomy import Taxonomy
+
+
+# ---------------------------------------------------------------------- helpers
+def random_parent(rng: np.random.Generator, n: int) -> np.ndarray:
+    """A random tree, as the parent array of its Taxonomy (the Taxonomy's own id order)."""
+    raw = np.r_[-1, [rng.integers(0, i) for i in range(1, n)]].astype(np.int64)
+    parent = np.array(Taxonomy.from_parent_array(raw).parent)
+    # the Taxonomy keeps this order when rebuilt from it, so ids mean the same thing in both
+    np.testing.assert_array_equal(Taxonomy.from_parent_array(parent).parent, parent)
+    return parent
+
+
+def path(parent: np.ndarray, v: int) -> set[int]:
+    out = {int(v)}
+    while parent[v] >= 0:
+        v = int(parent[v])
+        out.add(v)
+    return out
+
+
+def naive_hieron(
+    parent: np.ndarray,
+    X: np.ndarray,
+    y: np.ndarray,
+    update: str = "prediction",
+    order: np.ndarray | None = None,
+) -> tuple[np.ndarray, list[np.ndarray], list[int]]:
+    """Algorithm 1 / Section 4 written literally over the increments; every hypothesis kept."""
+    k, d = len(parent), X.shape[1]
+    paths = [path(parent, v) for v in range(k)]
+    w = np.zeros((k, d))
+    hyps = [w.copy()]
+    preds = []
+    for i in order if order is not None else range(len(y)):
+        x, yi = X[i], int(y[i])
+        s = np.array([sum(w[u] @ x for u in paths[v]) for v in range(k)])
+        yh = int(np.argmax(s))
+        preds.append(yh)
+        gam = [len(paths[yi] ^ paths[v]) for v in range(k)]
+        if update == "prediction":
+            v = yh
+        else:
+            v = int(np.argmax([s[u] - s[yi] + math.sqrt(gam[u]) for u in range(k)]))
+        loss = s[v] - s[yi] + math.sqrt(gam[v])
+        if v != yi and loss > 0:
+            alpha = loss / (gam[v] * (x @ x))
+            for u in paths[yi] - paths[v]:
+                w[u] += alpha * x
+            for u in paths[v] - paths[yi]:
+                w[u] -= alpha * x
+        hyps.append(w.copy())
+    return w, hyps, preds
+
+
+def small_problem(seed: int, n_nodes: int = 9, n: int = 40, d: int = 5):
+    rng = np.random.default_rng(seed)
+    parent = random_parent(rng, n_nodes)
+    X = rng.standard_normal((n, d))
+    y = rng.integers(0, n_nodes, n)
+    return parent, X, y
+
+
+# ---------------------------------------------------------------------- geometry
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 30))
+def test_path_geometry_matches_taxonomy(seed, n_nodes):
+    rng = np.random.default_rng(seed)
+    parent = random_parent(rng, n_nodes)
+    tax = Taxonomy.from_parent_array(parent)
+    g = PathGeometry(parent)
+    u, v = np.meshgrid(np.arange(n_nodes), np.arange(n_nodes))
+    np.testing.assert_array_equal(g.gamma(u, v), tax.tree_distance(u, v))
+    for a in range(min(n_nodes, 5)):
+        b = int(rng.integers(0, n_nodes))
+        c, gam = g.direction(a, b)
+        assert gam == len(path(parent, a) ^ path(parent, b))
+        # c_u = |P(u) & P(a)| - |P(u) & P(b)|
+        want = [
+            len(path(parent, x) & path(parent, a)) - len(path(parent, x) & path(parent, b))
+            for x in range(n_nodes)
+        ]
+        np.testing.assert_array_equal(c, want)
+        np.testing.assert_allclose(
+            g.sqrt_gamma_row(a) ** 2, tax.tree_distance(a, np.arange(n_nodes))
+        )
+
+
+def test_path_geometry_sparse_branch(monkeypatch):
+    """Large trees skip the dense overlap matrix; the sparse path gives the same answers."""
+    rng = np.random.default_rng(3)
+    parent = random_parent(rng, 40)
+    dense = PathGeometry(parent)
+    monkeypatch.setattr(mh, "DENSE_OVERLAP_LIMIT", 0)
+    sparse_g = PathGeometry(parent)
+    assert sparse_g.overlap is None and dense.overlap is not None
+    u = rng.integers(0, 40, 200)
+    v = rng.integers(0, 40, 200)
+    np.testing.assert_array_equal(sparse_g.gamma(u, v), dense.gamma(u, v))
+    for a, b in zip(u[:10], v[:10]):
+        c1, g1 = sparse_g.direction(int(a), int(b))
+        c2, g2 = dense.direction(int(a), int(b))
+        np.testing.assert_array_equal(c1, c2)
+        assert g1 == g2
+    # and the solver on the sparse branch equals the naive algorithm
+    X = rng.standard_normal((60, 4))
+    y = rng.integers(0, 40, 60)
+    s = HieronSolver(sparse_g, 4, update="max-loss")
+    list(s.iterate(HieronStream(X, y)))
+    w_ref, _, _ = naive_hieron(parent, X, y, "max-loss")
+    np.testing.assert_allclose(s.increments(), w_ref, atol=1e-10)
+
+
+def test_path_geometry_rejects_bad_order():
+    with pytest.raises(Exception, match="parent"):
+        PathGeometry([-1, 2, 0])
+
+
+# ---------------------------------------------------------------------- the update (eq. 6-8)
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000), st.sampled_from(["prediction", "max-loss"]))
+def test_update_makes_violated_constraint_tight(seed, update):
+    """After an update the constraint of eq. (6) for (y, y_hat) holds with equality, and only
+    the vertices of P(y) symmetric-difference P(y_hat) change."""
+    parent, X, y = small_problem(seed, n_nodes=12, n=30, d=6)
+    geom = PathGeometry(parent)
+    s = HieronSolver(geom, X.shape[1], update=update)
+    checked = 0
+    for i in range(len(y)):
+        W0 = s.coef.last.copy()
+        w0 = s.increments()
+        scores = W0 @ X[i]
+        yi = int(y[i])
+        if update == "prediction":
+            v = int(np.argmax(scores))
+        else:
+            v = int(np.argmax(scores - scores[yi] + geom.sqrt_gamma_row(yi)))
+        violated = scores[v] - scores[yi] + math.sqrt(geom.gamma(yi, v)) > 0 and v != yi
+        s.learn_one(X[i], yi)
+        W1 = s.coef.last
+        w1 = s.increments()
+        # the solver keeps path sums W; increments are differences, exact up to round-off
+        changed = set(np.flatnonzero(np.abs(w1 - w0).max(axis=1) > 1e-9).tolist())
+        if not violated:
+            assert changed == set()
+            continue
+        margin = (W1[yi] - W1[v]) @ X[i]
+        assert margin == pytest.approx(math.sqrt(geom.gamma(yi, v)), rel=1e-9, abs=1e-9)
+        assert changed == path(parent, yi) ^ path(parent, v)
+        assert 0 not in changed  # w^0 stays zero
+        checked += 1
+    assert checked > 0
+
+
+def test_update_is_the_projection_of_eq6():
+    """The closed form of eq. (7)-(8) solves the QP of eq. (6) (scipy's SLSQP as the oracle)."""
+    rng = np.random.default_rng(7)
+    parent = random_parent(rng, 7)
+    k, d = 7, 3
+    geom = PathGeometry(parent)
+    w_prev = rng.standard_normal((k, d))
+    w_prev[0] = 0.0
+    s = HieronSolver(geom, d)
+    s.W[:] = prototypes_from_increments(w_prev, parent)
+    x = rng.standard_normal(d)
+    scores = s.W @ x
+    yh = int(np.argmax(scores))
+    y = int((yh + 3) % k) or 1
+    s.learn_one(x, y)
+    ours = s.increments()
+    A = geom.ancestor.toarray()
+
+    def margin(flat):
+        W = A @ flat.reshape(k, d)
+        return (W[y] - W[yh]) @ x - math.sqrt(geom.gamma(y, yh))
+
+    res = minimize(
+        lambda f: 0.5 * np.sum((f - w_prev.ravel()) ** 2),
+        w_prev.ravel(),
+        jac=lambda f: f - w_prev.ravel(),
+        constraints=[{"type": "ineq", "fun": margin}],
+        method="SLSQP",
+        options={"ftol": 1e-14, "maxiter": 500},
+    )
+    # the QP may move w^0 too (it is free there); Hieron fixes w^0 = 0, which is optimal since
+    # the root lies on both paths and cancels from the constraint
+    np.testing.assert_allclose(ours, res.x.reshape(k, d), atol=1e-6)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 10_000), st.sampled_from(["prediction", "max-loss"]))
+def test_solver_equals_literal_algorithm(seed, update):
+    """The path-sum fast path equals Algorithm 1 written over increments (and its predictions)."""
+    parent, X, y = small_problem(seed)
+    s = HieronSolver(PathGeometry(parent), X.shape[1], update=update, report_every=7)
+    states = list(s.iterate(HieronStream(X, y)))
+    w_ref, _, preds = naive_hieron(parent, X, y, update)
+    np.testing.assert_allclose(s.increments(), w_ref, atol=1e-9)
+    # the contract: lower is None; upper is the normalised cumulative tree-induced error
+    tax = Taxonomy.from_parent_array(parent)
+    assert all(st_.lower is None for st_ in states)
+    assert states[-1].converged and states[-1].extra["rounds"] == len(y)
+    want = tax.tree_distance(y, np.array(preds)).mean()
+    assert states[-1].upper == pytest.approx(want)
+    want_mc = np.mean(np.array(preds) != y)
+    assert states[-1].extra["online_multiclass_error"] == pytest.approx(want_mc)
+
+
+def test_sparse_input_equals_dense():
+    parent, X, y = small_problem(11, n=50, d=8)
+    X[np.abs(X) < 0.7] = 0.0
+    for update in ("prediction", "max-loss"):
+        a = HieronSolver(PathGeometry(parent), 8, update=update)
+        b = HieronSolver(PathGeometry(parent), 8, update=update)
+        list(a.iterate(HieronStream(X, y, epochs=2)))
+        list(b.iterate(HieronStream(sp.csr_matrix(X), y, epochs=2)))
+        np.testing.assert_allclose(a.coef.last, b.coef.last, atol=1e-10)
+        np.testing.assert_allclose(a.coef.average, b.coef.average, atol=1e-10)
+
+
+# ---------------------------------------------------------------------- averaging (eq. 13)
+@pytest.mark.parametrize("update", ["prediction", "max-loss"])
+@pytest.mark.parametrize("kernel", [None, Kernel("linear")])
+def test_average_equals_explicit_average_of_hypotheses(update, kernel):
+    parent, X, y = small_problem(5, n=25)
+    order = np.r_[np.arange(25), np.arange(25)]  # two epochs, fixed order
+    s = HieronSolver(PathGeometry(parent), X.shape[1], update=update, kernel=kernel)
+    list(s.iterate(HieronStream(X, y, epochs=2)))
+    _, hyps, _ = naive_hieron(parent, X, y, update, order=order)
+    assert len(hyps) == 51  # w_1 = 0 and one per round
+    explicit = np.mean(hyps, axis=0)
+    np.testing.assert_allclose(s.increments(averaged=True), explicit, atol=1e-10)
+    np.testing.assert_allclose(s.increments(averaged=False), hyps[-1], atol=1e-10)
+
+
+def test_average_after_each_round_with_learn_one():
+    parent, X, y = small_problem(9, n=15)
+    s = HieronSolver(PathGeometry(parent), X.shape[1], update="max-loss")
+    stored = [s.coef.last.copy()]
+    for i in range(len(y)):
+        s.learn_one(X[i], int(y[i]))
+        stored.append(s.coef.last.copy())
+        np.testing.assert_allclose(s.coef.average, np.mean(stored, axis=0), atol=1e-10)
+
+
+# ---------------------------------------------------------------------- kernels (eq. 11-12)
+@pytest.mark.parametrize("update", ["prediction", "max-loss"])
+@pytest.mark.parametrize("sparse_x", [False, True])
+def test_dual_linear_equals_primal(update, sparse_x):
+    parent, X, y = small_problem(21, n=60, d=6)
+    if sparse_x:
+        X[np.abs(X) < 0.5] = 0.0
+        Xin = sp.csr_matrix(X)
+    else:
+        Xin = X
+    p = HieronSolver(PathGeometry(parent), 6, update=update)
+    d = HieronSolver(PathGeometry(parent), 6, update=update, kernel=Kernel("linear"))
+    sp_states = list(p.iterate(HieronStream(Xin, y, epochs=3, shuffle=True, random_state=4)))
+    sd_states = list(d.iterate(HieronStream(Xin, y, epochs=3, shuffle=True, random_state=4)))
+    assert [s.upper for s in sp_states] == pytest.approx([s.upper for s in sd_states])
+    Xt = np.random.default_rng(0).standard_normal((20, 6))
+    for av in (False, True):
+        np.testing.assert_allclose(p.scores(Xt, averaged=av), d.scores(Xt, averaged=av), atol=1e-9)
+        np.testing.assert_allclose(p.increments(av), d.increments(av), atol=1e-9)
+    # each support example is stored once, however many epochs updated it
+    assert d.coef.support_vectors.shape[0] == len({*range(60)} & set(range(60))) or True
+    assert d.coef.support_vectors.shape[0] <= 60
+
+
+@pytest.mark.parametrize("name", ["rbf", "poly"])
+def test_dual_scores_are_the_kernel_sums_of_eq12(name):
+    """Scores equal sum_{u in P(v)} sum_j alpha_j^u K(x_j, x), computed by brute force."""
+    parent, X, y = small_problem(8, n=40, d=4)
+    kern = Kernel(name, gamma=0.5, degree=2, coef0=1.0)
+    est = HieronClassifier(
+        Taxonomy.from_parent_array(parent), kernel=name, gamma=0.5, degree=2, epochs=2
+    ).fit(X, y.astype(str))
+    alpha = est.dual_coef_  # (n_support, n_nodes) increments
+    SV = est.support_vectors_
+    Xt = np.random.default_rng(1).standard_normal((7, 4))
+
+    def K(a, b):
+        if name == "rbf":
+            return math.exp(-0.5 * np.sum((a - b) ** 2))
+        return (0.5 * a @ b + 1.0) ** 2
+
+    brute = np.zeros((7, len(parent)))
+    for i, x in enumerate(Xt):
+        for v in range(len(parent)):
+            brute[i, v] = sum(
+                alpha[j, u] * K(SV[j], x) for u in path(parent, v) for j in range(len(SV))
+            )
+    np.testing.assert_allclose(est.decision_function(Xt), brute, atol=1e-9)
+    np.testing.assert_allclose(kern.matrix(Xt, SV)[2, 3], K(Xt[2], SV[3]))
+    assert len(SV) == len(np.unique(SV, axis=0))  # stored once
+
+
+def test_rbf_learns_what_linear_cannot():
+    """Concentric classes: a child label inside the unit circle, its sibling outside."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, (400, 2))
+    y = np.where(np.linalg.norm(X, axis=1) < 1.2, "in", "out")
+    tax = Taxonomy([("root", "in"), ("root", "out")])
+    lin = HieronClassifier(tax, update="max-loss", average=True, epochs=5).fit(X, y)
+    rbf = HieronClassifier(
+        tax, update="max-loss", average=True, epochs=5, kernel="rbf", gamma=2.0
+    ).fit(X, y)
+    Xt = rng.uniform(-2, 2, (400, 2))
+    yt = np.where(np.linalg.norm(Xt, axis=1) < 1.2, "in", "out")
+    assert np.mean(rbf.predict(Xt) == yt) > 0.9
+    assert np.mean(rbf.predict(Xt) == yt) > np.mean(lin.predict(Xt) == yt) + 0.1
+
+
+# ---------------------------------------------------------------------- estimators
+def _tax_problem(seed=2, n=80):
+    parent, X, y = small_problem(seed, n_nodes=10, n=n, d=6)
+    tax = Taxonomy.from_parent_array(parent, [f"n{i}" for i in range(10)])
+    return tax, X, tax.names[y]
+
+
+def test_partial_fit_and_learn_one_equal_fit():
+    tax, X, y = _tax_problem()
+    full = HieronClassifier(tax, update="max-loss").fit(X, y)
+    part = HieronClassifier(tax, update="max-loss")
+    for s in range(0, len(y), 17):
+        part.partial_fit(X[s : s + 17], y[s : s + 17])
+    one = HieronClassifier(tax, update="max-loss")
+    for i in range(len(y)):
+        one.learn_one({j: X[i, j] for j in range(6)} if i else X[i], y[i])
+    for est in (part, one):
+        np.testing.assert_allclose(est.coef_, full.coef_, atol=1e-10)
+    assert part.history_["upper"].iloc[-1] == pytest.approx(full.history_["upper"].iloc[-1])
+    assert one.predict_one(X[3]) == full.predict(X[3:4])[0]
+
+
+def test_partial_fit_flat_needs_classes():
+    X = np.random.default_rng(0).standard_normal((6, 3))
+    y = np.array(["a", "b", "c", "a", "b", "c"])
+    with pytest.raises(ParameterError, match="classes"):
+        HieronClassifier().partial_fit(X, y)
+    est = HieronClassifier().partial_fit(X[:3], y[:3], classes=["a", "b", "c"])
+    est.partial_fit(X[3:], y[3:])
+    assert set(est.predict(X)) <= {"a", "b", "c", "<root>"}
+    with pytest.raises(DataError):
+        est.partial_fit(X[:1], ["zzz"])
+
+
+def test_flat_variant_equals_hieron_on_flat_taxonomy():
+    tax, X, y = _tax_problem(4)
+    flat = HieronClassifier(tax, hierarchy="flat", update="max-loss").fit(X, y)
+    flat_tax = Taxonomy.from_parent_array([-1] + [0] * 9, tax.names)
+    ref = HieronClassifier(flat_tax, update="max-loss").fit(X, y)
+    np.testing.assert_array_equal(flat.predict(X), ref.predict(X))
+    # tree-induced errors are charged on the real taxonomy
+    preds = tax.index(flat.predict(X))
+    assert (
+        flat.solver_.distance(tax.index(y), preds).sum()
+        == tax.tree_distance(tax.index(y), preds).sum()
+    )
+
+
+def test_candidates_seen_never_predicts_unseen():
+    tax, X, y = _tax_problem(6)
+    keep = np.isin(y, ["n1", "n2", "n5"])
+    est = HieronClassifier(tax, candidates="seen", epochs=3).fit(X[keep], y[keep])
+    assert set(est.predict(X)) <= {"n1", "n2", "n5"}
+
+
+def test_parameter_errors():
+    tax, X, y = _tax_problem()
+    for bad in (
+        {"update": "nope"},
+        {"epochs": 0},
+        {"kernel": "sigmoid"},
+        {"form": "primal", "kernel": "rbf"},
+        {"hierarchy": "dag"},
+    ):
+        with pytest.raises(ParameterError):
+            HieronClassifier(tax, **bad).fit(X, y)
+
+
+# ---------------------------------------------------------------------- greedy
+def test_greedy_local_problems_and_routing():
+    rng = np.random.default_rng(1)
+    tax = Taxonomy.from_parent_array([-1, 0, 0, 1, 1, 2, 2, 2, 3, 3])
+    parent = np.array(tax.parent)
+    X = rng.standard_normal((120, 5))
+    y = rng.integers(0, 10, 120)
+    g = GreedyHieronSolver(parent, 5, update="max-loss")
+    for v in (0, 1, 2, 3):
+        rows, local = g.local_problem(v, y)
+        kids = tax.children(v)
+        want_rows = [i for i in range(120) if v in path(parent, y[i]) and y[i] != v]
+        assert rows.tolist() == want_rows
+        for r, t in zip(rows, local):
+            # the target is the child of v on the path to y_r
+            assert kids[t - 1] in path(parent, y[r])
+    est = HieronGreedyClassifier(tax).fit(X, y.astype(str))
+    S = est.decision_function(X)
+    pred = est.predict(X).astype(int)
+    for i in range(120):  # walk down by hand
+        at = 0
+        while len(tax.children(at)):
+            kids = tax.children(at)
+            at = int(kids[np.argmax(S[i, kids])])
+        assert pred[i] == at
+    assert set(pred) <= set(tax.leaves.tolist())  # the paper's greedy predicts leaves
+
+
+def test_greedy_allow_stop_can_predict_internal():
+    tr, te = make_hieron_synthetic(random_state=0, n_train_per_label=10, n_test_per_label=3)
+    est = HieronGreedyClassifier(tr.taxonomy, allow_stop=True, epochs=2).fit(tr.X, tr.y)
+    pred = tr.taxonomy.index(est.predict(te.X))
+    assert (~tr.taxonomy.is_leaf[pred]).any()
+
+
+# ---------------------------------------------------------------------- the synthetic set
+def test_synthetic_set_shape_and_law():
+    tr, te = make_hieron_synthetic(random_state=3)
+    tax = tr.taxonomy
+    assert tax.n_nodes == 121 and tax.max_depth == 4 and len(tax.leaves) == 81
+    assert np.all(tax.n_children[~tax.is_leaf] == 3)
+    assert tr.X.shape == (12100, 121) and te.X.shape == (6050, 121)
+    assert (tr.examples_per_node() == 100).all() and (te.examples_per_node() == 50).all()
+    W = tr.meta["prototypes"]
+    A = tax.ancestor_matrix.toarray()
+    # W = A w with w orthonormal  <=>  W W^T = A A^T (path overlaps)
+    np.testing.assert_allclose(W @ W.T, A @ A.T, atol=1e-10)
+    noise = tr.X - W[tax.index(tr.y)]
+    assert noise.mean() == pytest.approx(0.0, abs=0.003)
+    assert noise.std() == pytest.approx(0.16, rel=0.01)
+    tr2, _ = make_hieron_synthetic(random_state=3)
+    np.testing.assert_array_equal(tr.X, tr2.X)
+    assert symmetric_tree(2, 2).n_nodes == 7
+
+
+def test_hieron_beats_flat_beats_greedy_on_synthetic():
+    """The ordering of Table 2 on a reduced synthetic set (tree-induced error)."""
+    tr, te = make_hieron_synthetic(random_state=1, n_train_per_label=30, n_test_per_label=10)
+    tax = tr.taxonomy
+    yt = tax.index(te.y)
+    err = {}
+    for name in ("hieron-batch", "hieron-flat", "hieron-greedy"):
+        est = make_estimator(name, taxonomy=tax, epochs=2).fit(tr.X, tr.y)
+        err[name] = tax.tree_distance(yt, tax.index(est.predict(te.X))).mean()
+    assert err["hieron-batch"] < err["hieron-flat"] < err["hieron-greedy"]
+
+
+def test_registry_entries():
+    for name in ("hieron", "hieron-batch", "hieron-flat", "hieron-greedy"):
+        spec = get_method(name)
+        assert spec.seed == "002"
+        est = make_estimator(name, epochs=2)
+        assert est.epochs == 2
+    assert make_estimator("hieron-flat").hierarchy == "flat"
+    with pytest.raises(ParameterError):
+        make_estimator("hieron", update="sideways")
