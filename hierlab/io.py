@@ -211,6 +211,10 @@ def _parse_edges(text: str, path: str | None, root: str | None) -> Taxonomy:
                 k,
             )
         p, c = parts
+        if p == c:
+            raise _tax_error(
+                f"self loop on node {p!r}: a node cannot be its own parent", path, k, p
+            )
         if (p, c) in lines_of:
             raise _tax_error(
                 f"duplicate edge {p!r} -> {c!r} (first on line {lines_of[(p, c)]})", path, k, c
@@ -278,6 +282,10 @@ def _parse_csv_edges(text: str, path: str | None, root: str | None) -> Taxonomy:
         if p == "":
             nodes.setdefault(c, None)
             continue
+        if p == c:
+            raise _tax_error(
+                f"self loop on node {p!r}: a node cannot be its own parent", path, k, p
+            )
         if (p, c) in lines_of:
             raise _tax_error(
                 f"duplicate edge {p!r} -> {c!r} (first on line {lines_of[(p, c)]})", path, k, c
@@ -737,6 +745,12 @@ def _prepare_table(
     id0 = _pick_column(hdr, id_column, _ID_COLUMNS, "id", path)
     txt0 = _pick_column(hdr, text_column, _TEXT_COLUMNS, "text", path) if text_mode else None
     keep = [c for c in (lab0, id0, txt0) if c is not None]
+    first = next(csv.reader(io.StringIO(text), delimiter=delim), [])
+    seen_cols: set[str] = set()
+    for c in (c.strip() for c in first):
+        if c in seen_cols:
+            raise DataError("duplicate column name", path=path, line=1, column=c)
+        seen_cols.add(c)
     df = _read_frame(text, path, delim, None if text_mode and txt0 is None else keep)
     row_lines = _csv_row_lines(text, delim, df.shape[0])
     lab = _pick_column(df, label_column, _LABEL_COLUMNS, "label", path)
@@ -1040,9 +1054,9 @@ def _locate_svmlight_error(body: list[str], lines: list[int]) -> tuple[int | Non
                 i = int(idx)
                 float(val)
             except ValueError:
-                return k, f"token {t} ({tok!r})"
+                return k, f"token {t} = {tok}"
             if not colon or i < 0 or i <= last:
-                return k, f"token {t} ({tok!r})"
+                return k, f"token {t} = {tok}"
             last = i
     return None, None
 
@@ -1192,7 +1206,8 @@ def arff_taxonomy(
         if len(parts) != 2 or not all(parts):
             raise TaxonomyError(f"DAG term {t!r} is not a 'parent/child' pair", node=t)
         edges.append((parts[0], parts[1]))
-    return Taxonomy(edges, root=root), "dag"
+    named = {n for e in edges for n in e}
+    return Taxonomy(edges, root=None if root in named else root), "dag"
 
 
 def _arff_kind(terms: list[str]) -> str:
@@ -1412,14 +1427,15 @@ def read_arff(
     cname = raw.header.attributes[raw.header.class_index][0]
     y_multi, tax = _resolve_labels(raw.labels, tax, True, spath, raw.lines, cname)
     if labels == "specific":
-        Y = _indicator(y_multi, tax)
-        Y = _most_specific(Y, tax)
+        Y = _most_specific(_indicator(y_multi, tax), tax)
         names = tax.names
-        y_multi = np.empty(len(y_multi), dtype=object)
-        y_multi[:] = [
-            tuple(str(names[j]) for j in Y.indices[Y.indptr[i] : Y.indptr[i + 1]])
+        kept = [
+            {str(names[j]) for j in Y.indices[Y.indptr[i] : Y.indptr[i + 1]]}
             for i in range(Y.shape[0])
         ]
+        reduced = np.empty(len(y_multi), dtype=object)
+        reduced[:] = [tuple(v for v in t if v in k) for t, k in zip(y_multi, kept)]
+        y_multi = reduced
     elif labels != "as_is":
         raise DataError(f"labels must be 'specific' or 'as_is', got {labels!r}")
     single = all(len(t) == 1 for t in y_multi)
@@ -1491,7 +1507,11 @@ def guess_dataset_format(content: str, filename: str | None = None) -> str:
         raise DataError("empty file", path=filename)
     if head[0].lower().startswith(("@relation", "@attribute")):
         return "arff"
-    if ext not in (".csv", ".tsv") and all(_SVM_LINE.match(ln) for ln in head[:20]):
+    if (
+        ext not in (".csv", ".tsv")
+        and all(_SVM_LINE.match(ln) for ln in head[:20])
+        and any(re.search(r"\s\d+:", ln) for ln in head[:20])
+    ):
         toks = head[0].split()
         if len(toks) == 1 or ":" in toks[1]:
             return "svmlight"
