@@ -516,12 +516,15 @@ class MFTree(_MFTreeBase):
             idx = pos[cls]
             gram = Gb[np.ix_(idx, idx)]
             N = nk.sum()
-            Cm = np.eye(len(cls)) - np.outer(nk, np.ones(len(cls))) / N
-            D = Cm @ gram @ Cm.T
+            # D = C gram C^T with C = I - n 1^T / N, in O(c^2): rank-one corrections
+            r = gram.sum(axis=1)  # gram 1
+            tot = float(r.sum())  # 1^T gram 1
+            D = gram - np.outer(nk, r) / N - np.outer(r, nk) / N + tot * np.outer(nk, nk) / N**2
             left, G, lam, kind = mftree_partition(D, scale=float(np.trace(D)))
             if kind == "mftree":
-                u = Cm.T @ G[:, 0]  # w = u^T S, p_1 = w . (x - mu)
-                b = -float(u @ gram @ np.ones(len(cls))) / N  # -w . mu
+                g = G[:, 0]
+                u = g - float(nk @ g) / N  # C^T g1: w = u^T S, p_1 = w . (x - mu)
+                b = -float(u @ r) / N  # -w . mu = -u^T gram 1 / N
             else:  # halves: route to the nearer partition mean, as for Partition2
                 NL, NR = nk[left].sum(), nk[~left].sum()
                 uL = np.where(left, 1.0 / NL, 0.0)
@@ -587,32 +590,39 @@ class MFTree(_MFTreeBase):
         if Zs is None and not dense_coef:
             coef = coef.toarray()
             dense_coef = True
+        if Zs is None:
+            # Dense: blocks of rows small enough to stay in cache while they descend; every
+            # level is one gather of the block's rows and their nodes' vectors and an einsum.
+            Zd = np.asarray(Z)
+            block = int(np.clip(2**17 // max(Zd.shape[1], 1), 64, 8192))
+            for s0 in range(0, n, block):
+                Zb = Zd[s0 : s0 + block]
+                nb = node[s0 : s0 + block]
+                act = np.flatnonzero(left[nb] >= 0)
+                while len(act):
+                    cur = nb[act]
+                    score = np.einsum("ij,ij->i", Zb[act], coef[cur]) + b[cur]
+                    nb[act] = np.where(score >= 0, left[cur], right[cur])
+                    act = act[left[nb[act]] >= 0]
+            return node
         active = np.flatnonzero(left[node] >= 0)
         while len(active):
+            # Sparse: one sparse product per visited node (examples grouped by node).
             cur = node[active]
             score = np.empty(len(active))
-            if Zs is None:
-                Zd = np.asarray(Z)
-                chunk = max(1, 4_000_000 // max(Zd.shape[1], 1))
-                for s in range(0, len(active), chunk):
-                    a = active[s : s + chunk]
-                    score[s : s + chunk] = np.einsum("ij,ij->i", Zd[a], coef[cur[s : s + chunk]])
-            else:
-                order = np.argsort(cur, kind="stable")
-                cs = cur[order]
-                bounds = np.flatnonzero(np.diff(cs)) + 1
-                starts = np.concatenate([[0], bounds])
-                ends = np.concatenate([bounds, [len(cs)]])
-                Wt = coef if not dense_coef else None
-                for s0, e0 in zip(starts, ends):
-                    j = cs[s0]
-                    sel = order[s0:e0]
-                    rows = Zs[active[sel]]
-                    if Wt is not None:
-                        v = rows @ Wt[j].T
-                        score[sel] = np.asarray(v.toarray()).ravel()
-                    else:
-                        score[sel] = rows @ coef[j]
+            order = np.argsort(cur, kind="stable")
+            cs = cur[order]
+            bounds = np.flatnonzero(np.diff(cs)) + 1
+            starts = np.concatenate([[0], bounds])
+            ends = np.concatenate([bounds, [len(cs)]])
+            for s0, e0 in zip(starts, ends):
+                j = cs[s0]
+                sel = order[s0:e0]
+                rows = Zs[active[sel]]
+                if dense_coef:
+                    score[sel] = rows @ coef[j]
+                else:
+                    score[sel] = np.asarray((rows @ coef[j].T).toarray()).ravel()
             score += b[cur]
             node[active] = np.where(score >= 0, left[cur], right[cur])
             active = active[left[node[active]] >= 0]
