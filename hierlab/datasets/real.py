@@ -1,10 +1,11 @@
 """Loaders for the real benchmark sets kept beside the project (``../shared/datasets``).
 
-The files are never copied into the repository. A loader looks for them in, in order: its
-``data_home`` argument (only there, when given), the ``HIERLAB_DATA`` environment variable,
-``../shared/datasets`` relative to the repository root and to the working directory, and
-``/work/shared/datasets``; when none holds the files it raises :class:`DataError` listing where
-it looked. Every loader returns a ``(train, test)`` pair of :class:`HierDataset`.
+The files are never copied into the repository. A loader looks for them in its ``data_home``
+argument when given, else in the ``HIERLAB_DATA`` environment variable when set (only there in
+both cases), else in ``../shared/datasets`` relative to the repository root and to the working
+directory, then ``/work/shared/datasets``; when none holds the files it raises
+:class:`DataError` listing where it looked. Every loader returns a ``(train, test)`` pair of
+:class:`HierDataset`.
 
 - :func:`load_20newsgroups`: the "bydate" 20 Newsgroups split (11,314 / 7,532 posts) with the
   6-group or name-prefix taxonomy, sublinear TF-IDF fitted on the training posts, cached on disk
@@ -82,10 +83,10 @@ CLUS_DATASETS: dict[str, tuple[str, tuple[str, ...], str, str]] = {
 def _candidates(data_home: str | os.PathLike[str] | None) -> list[Path]:
     if data_home is not None:
         return [Path(data_home).expanduser()]
-    out: list[Path] = []
     env = os.environ.get("HIERLAB_DATA")
     if env:
-        out.append(Path(env).expanduser())
+        return [Path(env).expanduser()]  # an explicit setting: no silent fallback
+    out: list[Path] = []
     repo_root = Path(__file__).resolve().parents[2]
     out.append(repo_root.parent / "shared" / "datasets")
     out.append(Path.cwd().parent / "shared" / "datasets")
@@ -102,8 +103,9 @@ def find_data_home(data_home: str | os.PathLike[str] | None = None) -> Path:
     Parameters
     ----------
     data_home : path-like, optional
-        Look only here. Default: ``$HIERLAB_DATA``, ``../shared/datasets`` relative to the
-        repository root and to the working directory, ``/work/shared/datasets``.
+        Look only here. Default: ``$HIERLAB_DATA`` (only there when set), else
+        ``../shared/datasets`` relative to the repository root and to the working directory,
+        then ``/work/shared/datasets``.
 
     Raises
     ------
