@@ -42,8 +42,7 @@ class _InducedTreeClassifier(HierarchicalClassifier):
         out[:] = [str(n) for n in induced.names]
         for name in class_names:
             out[induced._index[str(name)]] = old_out[old_tax._index[str(name)]]
-        self.taxonomy_ = induced
-        self.classes_ = np.array([str(n) for n in induced.names], dtype=object)
+        self.taxonomy_ = induced  # classes_ (the sorted training labels) is unchanged
         self._out_labels_ = out
 
     def _report(self, callbacks: Sequence[Callback], elapsed: float, extra: dict[str, Any]) -> None:
