@@ -403,10 +403,21 @@ def hierarchical_prf(y_true: Any, y_pred: Any, taxonomy: Taxonomy) -> Hierarchic
     HierarchicalPRF
         ``(precision, recall, f1)``; ``nan`` where a denominator is zero.
     """
-    T, P = _pair_indicators(y_true, y_pred, taxonomy, closure=True)
-    T, P = _drop_root(T, taxonomy), _drop_root(P, taxonomy)
-    inter = float(T.multiply(P).sum())
-    n_pred, n_true = float(P.sum()), float(T.sum())
+    if taxonomy.is_tree and not (is_multilabel(y_true) or is_multilabel(y_pred)):
+        # on a tree A+(t) & A+(p) = A+(lca(t, p)): the sizes are depths (root excluded)
+        t, p = _pair_ids(y_true, y_pred, taxonomy)
+        depth = taxonomy.depth
+        inter = float(depth[taxonomy.lca(t, p)].sum())
+        n_pred, n_true = float(depth[p].sum()), float(depth[t].sum())
+    else:
+        T, P = _pair_indicators(y_true, y_pred, taxonomy, closure=True)
+        T, P = _drop_root(T, taxonomy), _drop_root(P, taxonomy)
+        inter = float(T.multiply(P).sum())
+        n_pred, n_true = float(P.sum()), float(T.sum())
+    return _prf(inter, n_pred, n_true)
+
+
+def _prf(inter: float, n_pred: float, n_true: float) -> HierarchicalPRF:
     hp = inter / n_pred if n_pred else float("nan")
     hr = inter / n_true if n_true else float("nan")
     hf = 2 * hp * hr / (hp + hr) if (hp + hr) > 0 else (0.0 if n_pred and n_true else float("nan"))
@@ -434,9 +445,22 @@ def error_per_level(y_true: Any, y_pred: Any, taxonomy: Taxonomy) -> pd.DataFram
     DataFrame
         Columns ``level`` (1 .. max depth), ``n`` and ``error`` (``nan`` when ``n == 0``).
     """
-    T, P = _pair_indicators(y_true, y_pred, taxonomy, closure=True)
     depth = taxonomy.depth
     n_levels = taxonomy.max_depth + 1
+    levels = np.arange(1, n_levels)
+    if taxonomy.is_tree and not (is_multilabel(y_true) or is_multilabel(y_pred)):
+        # the depth-d ancestors differ iff the LCA lies above depth d: O(n + depth) counting
+        t, p = _pair_ids(y_true, y_pred, taxonomy)
+        dt, dl = depth[t], depth[taxonomy.lca(t, p)]
+        # n_d = #{dt >= d}; errors at d = #{dl < d <= dt}
+        n_at = np.cumsum(np.bincount(dt, minlength=n_levels)[::-1])[::-1]
+        starts = np.bincount(dl + 1, minlength=n_levels + 1)[:n_levels]
+        ends = np.bincount(dt + 1, minlength=n_levels + 1)[:n_levels]
+        e_at = np.cumsum(starts) - np.cumsum(ends)
+        n = n_at[1:]
+        err = np.divide(e_at[1:], n, out=np.full(len(n), np.nan), where=n > 0)
+        return pd.DataFrame({"level": levels, "n": n.astype(np.int64), "error": err})
+    T, P = _pair_indicators(y_true, y_pred, taxonomy, closure=True)
     Tc = T.tocoo()
     t_keys = np.unique(Tc.row.astype(np.int64) * n_levels + depth[Tc.col])
     n_per = np.bincount(t_keys % n_levels, minlength=n_levels)
@@ -445,7 +469,6 @@ def error_per_level(y_true: Any, y_pred: Any, taxonomy: Taxonomy) -> pd.DataFram
     e_keys = np.unique(D.row.astype(np.int64) * n_levels + depth[D.col])
     e_keys = e_keys[np.isin(e_keys, t_keys, assume_unique=True)]
     e_per = np.bincount(e_keys % n_levels, minlength=n_levels)
-    levels = np.arange(1, n_levels)
     n = n_per[1:]
     err = np.divide(e_per[1:], n, out=np.full(len(n), np.nan), where=n > 0)
     return pd.DataFrame({"level": levels, "n": n.astype(np.int64), "error": err})
@@ -469,9 +492,15 @@ def error_per_node(y_true: Any, y_pred: Any, taxonomy: Taxonomy) -> pd.DataFrame
         One row per node in id order: ``node`` (name), ``id``, ``depth``, ``n`` and ``error``
         (``nan`` when ``n == 0``).
     """
-    T, P = _pair_indicators(y_true, y_pred, taxonomy, closure=True)
-    n = np.asarray(T.sum(axis=0)).ravel()
-    hit = np.asarray(T.multiply(P).sum(axis=0)).ravel()
+    if taxonomy.is_tree and not (is_multilabel(y_true) or is_multilabel(y_pred)):
+        # v in A+(t): count t below v; v in both: count lca(t, p) below v (one bottom-up pass)
+        t, p = _pair_ids(y_true, y_pred, taxonomy)
+        n = _subtree_sums(taxonomy, np.bincount(t, minlength=taxonomy.n_nodes))
+        hit = _subtree_sums(taxonomy, np.bincount(taxonomy.lca(t, p), minlength=taxonomy.n_nodes))
+    else:
+        T, P = _pair_indicators(y_true, y_pred, taxonomy, closure=True)
+        n = np.asarray(T.sum(axis=0)).ravel()
+        hit = np.asarray(T.multiply(P).sum(axis=0)).ravel()
     err = np.divide(n - hit, n, out=np.full(len(n), np.nan), where=n > 0)
     return pd.DataFrame(
         {
@@ -482,6 +511,15 @@ def error_per_node(y_true: Any, y_pred: Any, taxonomy: Taxonomy) -> pd.DataFrame
             "error": err,
         }
     )
+
+
+def _subtree_sums(taxonomy: Taxonomy, counts: np.ndarray) -> np.ndarray:
+    """Sum of ``counts`` over ``D+(v)`` for every node of a tree, level by level bottom-up."""
+    out = np.asarray(counts, dtype=np.int64).copy()
+    parent = taxonomy.parent
+    for lev in reversed(taxonomy.levels[1:]):
+        np.add.at(out, parent[lev], out[lev])
+    return out
 
 
 # ---------------------------------------------------------------------------- tree similarity
@@ -656,6 +694,37 @@ def evaluate(y_true: Any, y_pred: Any, taxonomy: Taxonomy) -> dict[str, float]:
     """
     multi = is_multilabel(y_true) or is_multilabel(y_pred)
     out: dict[str, float] = {}
+    if not multi and taxonomy.is_tree:
+        # one LCA per pair feeds every measure (the vectorised fast path)
+        t, p = _pair_ids(y_true, y_pred, taxonomy)
+        if len(t) == 0:
+            nan = float("nan")
+            keys = ("zero_one_error", "accuracy", "tree_induced_error", "half_tree_induced_error")
+            return dict.fromkeys(keys + _F_KEYS, nan)
+        depth = taxonomy.depth
+        lca = taxonomy.lca(t, p)
+        ok = lca == t
+        acc = float(ok.mean())
+        gam = float((depth[t] + depth[p] - 2 * depth[lca]).mean())
+        n_nodes = taxonomy.n_nodes
+        tp = np.bincount(t[ok], minlength=n_nodes)
+        fn = np.bincount(t[~ok], minlength=n_nodes)
+        fp = np.bincount(p[~ok], minlength=n_nodes)
+        den = 2 * tp + fp + fn
+        cls = den > 0
+        h = _prf(float(depth[lca].sum()), float(depth[p].sum()), float(depth[t].sum()))
+        out.update(
+            zero_one_error=1.0 - acc,
+            accuracy=acc,
+            tree_induced_error=gam,
+            half_tree_induced_error=gam / 2.0,
+            micro_f1=float(2 * tp.sum() / den.sum()),
+            macro_f1=float((2 * tp[cls] / den[cls]).mean()),
+            hierarchical_precision=h.precision,
+            hierarchical_recall=h.recall,
+            hierarchical_f1=h.f1,
+        )
+        return out
     out["zero_one_error"] = zero_one_error(y_true, y_pred, taxonomy)
     out["accuracy"] = 1.0 - out["zero_one_error"]
     if not multi:
@@ -672,3 +741,12 @@ def evaluate(y_true: Any, y_pred: Any, taxonomy: Taxonomy) -> dict[str, float]:
     out["hierarchical_recall"] = h.recall
     out["hierarchical_f1"] = h.f1
     return out
+
+
+_F_KEYS = (
+    "micro_f1",
+    "macro_f1",
+    "hierarchical_precision",
+    "hierarchical_recall",
+    "hierarchical_f1",
+)

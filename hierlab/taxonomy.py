@@ -520,14 +520,22 @@ class Taxonomy:
         """
         arr = np.asarray(names, dtype=object)
         flat = arr.ravel()
-        uniq, inv = np.unique(flat.astype(str), return_inverse=True)
-        ids = np.empty(len(uniq), dtype=np.int64)
-        for k, u in enumerate(uniq):
-            j = self._index.get(str(u))
-            if j is None:
-                raise TaxonomyError(f"label {u!r} is not a node of the taxonomy", node=str(u))
-            ids[k] = j
-        return ids[inv].reshape(arr.shape)
+        # hash lookups (pandas), not a sort of the strings: 10^6 names in well under a second
+        ids = self._name_index.get_indexer(flat).astype(np.int64)
+        miss = np.flatnonzero(ids < 0)
+        if len(miss):  # non-str labels (ints, bytes) are looked up by their str()
+            ids[miss] = self._name_index.get_indexer([str(x) for x in flat[miss]])
+            bad = miss[ids[miss] < 0]
+            if len(bad):
+                u = str(flat[bad[0]])
+                raise TaxonomyError(f"label {u!r} is not a node of the taxonomy", node=u)
+        return ids.reshape(arr.shape)
+
+    @cached_property
+    def _name_index(self) -> Any:
+        import pandas as pd
+
+        return pd.Index([str(x) for x in self.names], dtype=object)
 
     # ------------------------------------------------------------------ local structure
     def parents(self, node: NodeRef) -> np.ndarray:
@@ -677,10 +685,81 @@ class Taxonomy:
         a, b = self._ids(u), self._ids(v)
         a, b = np.broadcast_arrays(a, b)
         shape = a.shape
-        a = a.ravel().copy()
-        b = b.ravel().copy()
         if not self.is_tree:
-            return self._dag_pairwise(a, b, "lca").reshape(shape)
+            return self._dag_pairwise(a.ravel(), b.ravel(), "lca").reshape(shape)
+        return self._tree_lca(a.ravel(), b.ravel()).reshape(shape)
+
+    def _tree_lca(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """LCA of validated 1-D id arrays on a tree: O(1) range-minimum queries per pair."""
+        if self._rmq is not None:
+            return self._lca_rmq(a, b)
+        return self._lca_lifting(a.copy(), b.copy())
+
+    @cached_property
+    def _rmq(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """Preorder positions and a sparse table for O(1) LCA queries on a tree.
+
+        With ``order`` the preorder sequence and ``tin`` each node's position in it, the LCA of
+        ``u != v`` (``tin[u] < tin[v]``) is the parent of the shallowest node of
+        ``order[tin[u] + 1 .. tin[v]]`` (a range-minimum query on depth). ``table[k, i]`` holds
+        the shallowest node of ``order[i .. i + 2^k - 1]``. Returns None when the table would
+        exceed ~50M entries (then binary lifting answers).
+        """
+        n = self.n_nodes
+        n_levels = max(1, int(n).bit_length())
+        if n * n_levels > 50_000_000:
+            return None
+        cptr = self._child_ptr.tolist()
+        cidx = self._child_idx.tolist()
+        order: list[int] = []
+        stack = [0]
+        while stack:  # iterative preorder: children in increasing id order
+            v = stack.pop()
+            order.append(v)
+            stack.extend(reversed(cidx[cptr[v] : cptr[v + 1]]))
+        seq = np.asarray(order, dtype=np.int64)
+        tin = np.empty(n, dtype=np.int64)
+        tin[seq] = np.arange(n)
+        # log2[m] = floor(log2(m)) for m >= 1 (log2[0] = 0: unused, a == b)
+        log2 = np.zeros(n + 1, dtype=np.int64)
+        log2[1:] = np.floor(np.log2(np.arange(1, n + 1))).astype(np.int64)
+        for m_ in (1 << np.arange(n_levels)).tolist():  # exact at powers of two
+            if m_ <= n:
+                log2[m_] = int(m_).bit_length() - 1
+        depth = self.depth
+        table = np.empty((n_levels, n), dtype=np.int32 if n < 2**31 else np.int64)
+        table[0] = seq
+        for k in range(1, n_levels):
+            half = 1 << (k - 1)
+            prev = table[k - 1]
+            cur = prev.copy()
+            m = n - (1 << k) + 1
+            if m > 0:
+                left, right = prev[:m], prev[half : half + m]
+                cur[:m] = np.where(depth[left] <= depth[right], left, right)
+            table[k] = cur
+        return tin, table, log2
+
+    def _lca_rmq(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        rmq = self._rmq
+        assert rmq is not None
+        tin, table, log2 = rmq
+        n = self.n_nodes
+        ta, tb = tin[a], tin[b]
+        lo = np.minimum(ta, tb)
+        hi = np.maximum(ta, tb)
+        length = hi - lo  # the range order[lo + 1 .. hi] has ``length`` nodes
+        k = log2[length]
+        flat = table.ravel()
+        base = k * n
+        x = flat[base + lo + (length > 0)]
+        y = flat[base + hi - (1 << k) + 1]
+        depth = self.depth
+        w = np.where(depth[x] <= depth[y], x, y)
+        return np.where(length == 0, a, self.parent[w])
+
+    def _lca_lifting(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Binary lifting (O(log depth) vectorised steps), for trees too large for the table."""
         depth = self.depth
         up = self._up
         swap = depth[a] < depth[b]
@@ -696,8 +775,7 @@ class Taxonomy:
             sel = ua != ub
             a[sel] = ua[sel]
             b[sel] = ub[sel]
-        res = np.where(a == b, a, up[0][a])
-        return res.reshape(shape)
+        return np.where(a == b, a, up[0][a])
 
     def tree_distance(self, u: Any, v: Any) -> np.ndarray:
         """``gamma(u, v)``: number of edges on the path between ``u`` and ``v``.
@@ -714,8 +792,12 @@ class Taxonomy:
         if not self.is_tree:
             a, b = np.broadcast_arrays(a, b)
             return self._dag_pairwise(a.ravel(), b.ravel(), "dist").reshape(a.shape)
-        lca = self.lca(a, b)
-        return self.depth[a] + self.depth[b] - 2 * self.depth[lca]
+        a, b = np.broadcast_arrays(a, b)
+        shape = a.shape
+        a, b = a.ravel(), b.ravel()
+        depth = self.depth
+        lca = self._tree_lca(a, b)
+        return (depth[a] + depth[b] - 2 * depth[lca]).reshape(shape)
 
     def _ids(self, x: Any) -> np.ndarray:
         arr = np.asarray(x)

@@ -518,3 +518,14 @@ def test_vectorised_on_a_large_tree():
     assert M.tree_induced_error(t[sub], p[sub], tax) == pytest.approx(np.mean(gam))
     assert 0.0 <= out["zero_one_error"] <= 1.0
     assert M.error_per_level(t, p, tax)["n"].iloc[0] == int((tax.depth[t] >= 1).sum())
+
+
+def test_evaluate_empty_and_dag():
+    tree = Taxonomy([("r", "a"), ("r", "b")])
+    out = M.evaluate([], [], tree)
+    assert set(out) >= {"zero_one_error", "tree_induced_error", "micro_f1"}
+    assert all(np.isnan(v) for v in out.values())
+    dag = Taxonomy([("r", "a"), ("r", "b"), ("a", "c"), ("b", "c"), ("b", "d")])
+    out = M.evaluate(["c", "d", "a"], ["c", "c", "c"], dag)
+    assert out["zero_one_error"] == pytest.approx(1 / 3)  # d is wrong; a is an ancestor of c
+    assert out["tree_induced_error"] == pytest.approx((0 + 2 + 1) / 3)
