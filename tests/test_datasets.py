@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from hierlab.datasets import HierDataset, make_hierarchical_text
-from hierlab.datasets.text import random_level_tree
+from hierlab.datasets.text import _CdfSampler, _zipf_cdf, random_level_tree
 from hierlab.exceptions import ParameterError
 
 
@@ -174,3 +174,15 @@ def test_builtin_catalogue_entry():
     train, test = load_builtin("hierarchical-text", n_samples=400)
     assert train.n_samples + test.n_samples == 400
     assert len(train.taxonomy.leaves) == 50
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 50, 5000])
+def test_guide_table_sampler_equals_binary_search(n):
+    rng = np.random.default_rng(n)
+    cdf = _zipf_cdf(n, exponent=1.2)
+    u = rng.random(20000)
+    u[: n - 1] = cdf[:-1]  # exact bucket boundaries
+    u[-1] = np.nextafter(1.0, 0.0)
+    u[-2] = 0.0
+    got = _CdfSampler(cdf).sample(u)
+    np.testing.assert_array_equal(got, np.searchsorted(cdf, u, side="right"))
