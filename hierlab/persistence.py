@@ -9,9 +9,11 @@ A model file is a zip archive holding
 An estimator is encoded as its class path (which must live in ``hierlab`` or ``sklearn`` and
 derive from ``sklearn.base.BaseEstimator``), its constructor parameters and its fitted
 attributes, recursively: numbers, strings, lists, dicts, numpy arrays, CSR/CSC matrices, pandas
-DataFrames, :class:`~hierlab.Taxonomy` (as its edge list) and nested estimators (a top-down
-classifier's per-node LinearSVCs). Nothing in a file can name a function to call; loading a file
-from elsewhere can at worst build a wrong scikit-learn/hierlab estimator, never run code.
+DataFrames, :class:`~hierlab.Taxonomy` (as its edge list), nested estimators (a top-down
+classifier's per-node LinearSVCs) and hierlab's own plain-data helper objects (their fields; no
+constructor or other code of theirs runs on load). Nothing in a file can name a function to
+call; loading a file from elsewhere can at worst build a wrong scikit-learn/hierlab estimator,
+never run code.
 """
 
 from __future__ import annotations
@@ -100,6 +102,15 @@ class _Encoder:
             return {"__dict__": [[self.encode(k, where), self.encode(v[k], where)] for k in keys]}
         if isinstance(v, np.random.RandomState | np.random.Generator):
             return None
+        cls = type(v)
+        if cls.__module__.startswith("hierlab.") and not callable(v):
+            # a plain-data helper object of hierlab (a model, a routing table): its fields
+            fields = _fields(v)
+            if fields is not None:
+                return {
+                    "__object__": f"{cls.__module__}.{cls.__qualname__}",
+                    "state": {k: self.encode(x, f"{where}.{k}") for k, x in fields.items()},
+                }
         raise ModelFileError(
             f"cannot save {where}: values of type {type(v).__module__}.{type(v).__name__} "
             "have no safe encoding"
@@ -159,6 +170,8 @@ class _Decoder:
             return {_hashable(self.decode(k)): self.decode(val) for k, val in v["__dict__"]}
         if "__estimator__" in v:
             return self.estimator(v)
+        if "__object__" in v:
+            return self.plain_object(v)
         raise ModelFileError(f"unknown entry in model file: keys {sorted(v)[:5]}")
 
     def estimator(self, v: dict[str, Any]) -> BaseEstimator:
@@ -180,6 +193,34 @@ class _Decoder:
         for k, s in v.get("state", {}).items():
             setattr(est, k, self.decode(s))
         return est
+
+    def plain_object(self, v: dict[str, Any]) -> Any:
+        path = v["__object__"]
+        if not isinstance(path, str) or not path.startswith("hierlab."):
+            raise ModelFileError(f"model file names an object outside hierlab: {path!r}")
+        mod_name, _, cls_name = path.rpartition(".")
+        try:
+            cls = getattr(importlib.import_module(mod_name), cls_name)
+        except (ImportError, AttributeError):
+            raise ModelFileError(f"model file names an unknown class {path!r}") from None
+        if not isinstance(cls, type) or issubclass(cls, BaseException):
+            raise ModelFileError(f"{path!r} is not a data class")
+        obj = cls.__new__(cls)  # no constructor runs: only the stored fields are set
+        for k, s in v.get("state", {}).items():
+            object.__setattr__(obj, k, self.decode(s))
+        return obj
+
+
+def _fields(v: Any) -> dict[str, Any] | None:
+    """The data fields of an object (``__dict__`` and ``__slots__``), or None if it has none."""
+    out: dict[str, Any] = dict(getattr(v, "__dict__", {}))
+    for klass in type(v).__mro__:
+        for name in getattr(klass, "__slots__", ()):
+            if name not in ("__dict__", "__weakref__") and hasattr(v, name):
+                out[name] = getattr(v, name)
+    if not out and not hasattr(v, "__dict__"):
+        return None
+    return out
 
 
 def _hashable(k: Any) -> Any:
