@@ -502,7 +502,7 @@ def _resolve_labels(
     taxonomy: Taxonomy | None,
     multilabel: bool,
     path: str | None,
-    lines: Sequence[int] | np.ndarray | None,
+    lines: Sequence[int] | np.ndarray | _LazyLines | None,
     column: str | None,
 ) -> tuple[np.ndarray, Taxonomy]:
     """Map raw label strings (node names or ``a/b/c`` paths) to node names; build a taxonomy.
@@ -554,7 +554,9 @@ def _resolve_labels(
 
 
 def _line_of_label(
-    raw: list[tuple[str, ...]], label: str | None, lines: Sequence[int] | np.ndarray | None
+    raw: list[tuple[str, ...]],
+    label: str | None,
+    lines: Sequence[int] | np.ndarray | _LazyLines | None,
 ) -> int | None:
     if label is None:
         return None
@@ -606,6 +608,22 @@ def _csv_row_lines(text: str, delimiter: str, n_rows: int) -> np.ndarray:
         if len(out) >= n_rows:
             break
     return np.asarray(out + [0] * (n_rows - len(out)), dtype=np.int64)
+
+
+class _LazyLines:
+    """File line numbers of the CSV rows, computed on first use (only error messages need them)."""
+
+    def __init__(self, text: str, delimiter: str, n_rows: int) -> None:
+        self._args = (text, delimiter, n_rows)
+        self._lines: np.ndarray | None = None
+
+    def __getitem__(self, i: int) -> int:
+        if self._lines is None:
+            self._lines = _csv_row_lines(*self._args)
+        return int(self._lines[i])
+
+    def __len__(self) -> int:
+        return self._args[2]
 
 
 def _sniff_delimiter(text: str, filename: str | None) -> str:
@@ -678,7 +696,7 @@ def _pick_column(
 
 
 def _numeric_block(
-    df: pd.DataFrame, cols: list[str], path: str | None, row_lines: np.ndarray
+    df: pd.DataFrame, cols: list[str], path: str | None, row_lines: _LazyLines
 ) -> np.ndarray:
     X = np.empty((df.shape[0], len(cols)), dtype=np.float64)
     for j, c in enumerate(cols):
@@ -704,7 +722,7 @@ def _numeric_block(
 
 
 def _raw_label_column(
-    df: pd.DataFrame, col: str, sep: str, path: str | None, row_lines: np.ndarray
+    df: pd.DataFrame, col: str, sep: str, path: str | None, row_lines: _LazyLines
 ) -> tuple[list[tuple[str, ...]], bool]:
     vals = df[col].fillna("").astype(str).str.strip().tolist()
     multi = any(sep in v for v in vals)
@@ -721,7 +739,7 @@ class _Table:
     df: pd.DataFrame
     text: str
     delimiter: str
-    row_lines: np.ndarray
+    row_lines: _LazyLines
     label_col: str
     id_col: str | None
     others: list[str] = field(default_factory=list)
@@ -752,7 +770,7 @@ def _prepare_table(
             raise DataError("duplicate column name", path=path, line=1, column=c)
         seen_cols.add(c)
     df = _read_frame(text, path, delim, None if text_mode and txt0 is None else keep)
-    row_lines = _csv_row_lines(text, delim, df.shape[0])
+    row_lines = _LazyLines(text, delim, df.shape[0])
     lab = _pick_column(df, label_column, _LABEL_COLUMNS, "label", path)
     if lab is None:
         raise DataError(
