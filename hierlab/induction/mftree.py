@@ -128,7 +128,11 @@ def mftree_partition(
     if c < 2:
         raise DataError("a node needs at least two classes to be partitioned")
     D = (D + D.T) / 2.0
-    w, V = sla.eigh(D, subset_by_index=[c - 2, c - 1])
+    if c <= 64:  # small: a full decomposition has the least overhead
+        w, V = np.linalg.eigh(D)
+        w, V = w[-2:], V[:, -2:]
+    else:
+        w, V = sla.eigh(D, subset_by_index=[c - 2, c - 1])
     g1 = _orient(V[:, 1])
     g2 = _orient(V[:, 0])
     G = np.column_stack([g1, g2])
@@ -514,12 +518,13 @@ class MFTree(_MFTreeBase):
                 )
             Gb, pos = gram_for(block_of[node], tree_ref[0].classes[block_of[node]])
             idx = pos[cls]
-            gram = Gb[np.ix_(idx, idx)]
+            gram = Gb[idx][:, idx]
             N = nk.sum()
             # D = C gram C^T with C = I - n 1^T / N, in O(c^2): rank-one corrections
             r = gram.sum(axis=1)  # gram 1
             tot = float(r.sum())  # 1^T gram 1
-            D = gram - np.outer(nk, r) / N - np.outer(r, nk) / N + tot * np.outer(nk, nk) / N**2
+            a = nk / N
+            D = gram - a[:, None] * r[None, :] - r[:, None] * a[None, :] + tot * (a[:, None] * a)
             left, G, lam, kind = mftree_partition(D, scale=float(np.trace(D)))
             if kind == "mftree":
                 g = G[:, 0]
