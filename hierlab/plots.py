@@ -1,0 +1,518 @@
+"""Plotly figure builders shared by the app, the CLI and notebooks (never streamlit).
+
+Every builder takes plain data (a :class:`~hierlab.taxonomy.Taxonomy`, arrays, or the tidy
+DataFrames of :mod:`hierlab.metrics` and ``history_``) and returns a
+``plotly.graph_objects.Figure``; nothing is shown or written.
+
+==============================  ==============================================================
+``taxonomy_figure``             the taxonomy as a layered tree (or sunburst / treemap), nodes
+                                coloured by a per-node value such as the error
+``bounds_figure``               upper and lower bounds and the gap (log scale) per iteration
+``error_per_level_figure``      error per level, one bar group per method
+``gamma_histogram_figure``      distribution of ``gamma(y, y_hat)``, or a difference of two
+``metric_bars_figure``          mean of each metric per method, with standard-deviation bars
+``weight_norms_figure``         ``||w_i||`` per node (bars by depth, or on the tree)
+==============================  ==============================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import scipy.sparse as sp
+from plotly.subplots import make_subplots
+
+from hierlab.exceptions import DataError
+from hierlab.taxonomy import Taxonomy
+
+__all__ = [
+    "bounds_figure",
+    "error_per_level_figure",
+    "gamma_histogram_figure",
+    "metric_bars_figure",
+    "taxonomy_figure",
+    "taxonomy_layout",
+    "weight_norms_figure",
+]
+
+
+# ---------------------------------------------------------------------------- helpers
+def _per_node(values: Any, tax: Taxonomy, what: str) -> np.ndarray | None:
+    """A float array of shape (n_nodes,) from an array, a mapping/Series by name, or None."""
+    if values is None:
+        return None
+    if isinstance(values, pd.DataFrame):
+        col = "error" if "error" in values.columns else values.columns[-1]
+        key = "node" if "node" in values.columns else None
+        values = pd.Series(values[col].to_numpy(), index=values[key] if key else values.index)
+    if isinstance(values, Mapping | pd.Series):
+        out = np.full(tax.n_nodes, np.nan)
+        items = values.items()
+        for k, v in items:
+            out[tax._id(k)] = float(v)
+        return out
+    arr = np.asarray(values, dtype=np.float64).ravel()
+    if arr.shape != (tax.n_nodes,):
+        raise DataError(f"{what} must have one value per node ({tax.n_nodes}), got {arr.shape}")
+    return arr
+
+
+def _as_named(data: Any, default: str = "") -> dict[str, pd.DataFrame]:
+    if isinstance(data, pd.DataFrame):
+        return {default: data}
+    if isinstance(data, Mapping):
+        return {str(k): v for k, v in data.items()}
+    raise DataError("expected a DataFrame or a dict of DataFrames keyed by method name")
+
+
+def taxonomy_layout(tax: Taxonomy) -> tuple[np.ndarray, np.ndarray]:
+    """A layered tree layout: ``y = -depth``, leaves evenly spaced in preorder, every internal
+    node centred above its children (for a DAG, above the children it is the first parent of).
+
+    Parameters
+    ----------
+    tax : Taxonomy
+
+    Returns
+    -------
+    x, y : ndarray of shape (n_nodes,)
+    """
+    n = tax.n_nodes
+    parent = tax.parent
+    # the spanning tree of first parents (the tree itself for a tree)
+    kids: list[list[int]] = [[] for _ in range(n)]
+    for i in range(1, n):
+        kids[int(parent[i])].append(i)
+    order: list[int] = []
+    stack = [0]
+    while stack:
+        v = stack.pop()
+        order.append(v)
+        stack.extend(reversed(kids[v]))
+    x = np.zeros(n)
+    is_leaf = np.array([not k for k in kids])
+    leaf_order = [v for v in order if is_leaf[v]]
+    x[leaf_order] = np.arange(len(leaf_order), dtype=np.float64)
+    lo = np.full(n, np.inf)
+    hi = np.full(n, -np.inf)
+    lo[is_leaf] = x[is_leaf]
+    hi[is_leaf] = x[is_leaf]
+    for lev in reversed(tax.levels[1:]):  # bottom-up: every parent is shallower
+        np.minimum.at(lo, parent[lev], lo[lev])
+        np.maximum.at(hi, parent[lev], hi[lev])
+    inner = ~is_leaf
+    x[inner] = (lo[inner] + hi[inner]) / 2.0
+    y = -tax.depth.astype(np.float64)
+    return x, y
+
+
+# ---------------------------------------------------------------------------- taxonomy
+def taxonomy_figure(
+    tax: Taxonomy,
+    node_values: Any = None,
+    node_sizes: Any = None,
+    kind: str = "tree",
+    value_name: str = "value",
+    colorscale: str = "RdYlGn_r",
+    show_labels: bool | None = None,
+    title: str | None = None,
+) -> go.Figure:
+    """Draw a taxonomy, nodes coloured by a per-node value (e.g. the error of
+    :func:`hierlab.metrics.error_per_node`).
+
+    Parameters
+    ----------
+    tax : Taxonomy
+    node_values : array of shape (n_nodes,), mapping or Series by node name, or DataFrame
+        Colour of each node (a DataFrame of ``error_per_node`` uses its ``error`` column).
+        ``nan`` draws grey.
+    node_sizes : same forms as ``node_values``, optional
+        Marker size (tree) or area (sunburst / treemap), e.g. the support ``n`` per node.
+    kind : {"tree", "sunburst", "treemap"}, default "tree"
+        ``"tree"``: the layered layout of :func:`taxonomy_layout` with one line trace for all
+        edges and one marker trace for the nodes (hundreds of nodes stay responsive; DAGs
+        draw every edge). ``"sunburst"``/``"treemap"``: plotly's hierarchical charts (trees).
+    value_name : str
+        Name of the value in the colour bar and hover text.
+    colorscale : str
+        A plotly colour scale.
+    show_labels : bool, optional
+        Write node names beside the markers; default when the taxonomy has <= 60 nodes.
+    title : str, optional
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    vals = _per_node(node_values, tax, "node_values")
+    sizes = _per_node(node_sizes, tax, "node_sizes")
+    names = [str(x) for x in tax.names]
+    if kind in ("sunburst", "treemap"):
+        if not tax.is_tree:
+            raise DataError(f"a {kind} needs a tree; draw a DAG with kind='tree'")
+        parents = ["" if p < 0 else names[int(p)] for p in tax.parent]
+        marker: dict[str, Any] = {}
+        if vals is not None:
+            marker = {
+                "colors": np.nan_to_num(vals, nan=0.0),
+                "colorscale": colorscale,
+                "showscale": True,
+                "colorbar": {"title": value_name},
+            }
+        common: dict[str, Any] = {
+            "ids": names,
+            "labels": names,
+            "parents": parents,
+            "marker": marker,
+            "customdata": vals if vals is not None else np.full(tax.n_nodes, np.nan),
+            "hovertemplate": f"%{{label}}<br>{value_name}: %{{customdata:.3g}}<extra></extra>",
+        }
+        if sizes is not None:
+            # totals: each node's area covers its children's
+            common["values"] = np.nan_to_num(sizes, nan=0.0)
+            common["branchvalues"] = "total"
+        trace = go.Sunburst(**common) if kind == "sunburst" else go.Treemap(**common)
+        fig = go.Figure(trace)
+        fig.update_layout(title=title, margin={"t": 40 if title else 10, "l": 0, "r": 0, "b": 0})
+        return fig
+    if kind != "tree":
+        raise DataError(f"kind must be 'tree', 'sunburst' or 'treemap', not {kind!r}")
+    x, y = taxonomy_layout(tax)
+    edges = tax.to_edges()
+    ids = tax.index(np.asarray([e for pair in edges for e in pair], dtype=object)).reshape(-1, 2)
+    ex = np.full(3 * len(ids), np.nan)
+    ey = np.full(3 * len(ids), np.nan)
+    ex[0::3], ex[1::3] = x[ids[:, 0]], x[ids[:, 1]]
+    ey[0::3], ey[1::3] = y[ids[:, 0]], y[ids[:, 1]]
+    edge_trace = go.Scatter(
+        x=ex,
+        y=ey,
+        mode="lines",
+        line={"color": "#b0b0b0", "width": 1},
+        hoverinfo="skip",
+        name="edges",
+        showlegend=False,
+    )
+    if show_labels is None:
+        show_labels = tax.n_nodes <= 60
+    hover = [
+        f"{nm}<br>depth {d}" + ("" if vals is None else f"<br>{value_name}: {v:.3g}")
+        for nm, d, v in zip(
+            names, tax.depth.tolist(), (vals if vals is not None else np.zeros(tax.n_nodes))
+        )
+    ]
+    node_marker: dict[str, Any] = {"size": 10, "line": {"width": 0.5, "color": "#333"}}
+    if vals is not None:
+        node_marker.update(
+            color=vals,
+            colorscale=colorscale,
+            showscale=True,
+            colorbar={"title": value_name},
+        )
+    else:
+        node_marker["color"] = "#4c78a8"
+    if sizes is not None:
+        s = np.nan_to_num(sizes, nan=0.0)
+        top = s.max() if s.size and s.max() > 0 else 1.0
+        node_marker["size"] = 6 + 24 * np.sqrt(s / top)
+    node_trace = go.Scatter(
+        x=x,
+        y=y,
+        mode="markers+text" if show_labels else "markers",
+        text=names if show_labels else None,
+        textposition="bottom center",
+        hovertext=hover,
+        hoverinfo="text",
+        marker=node_marker,
+        customdata=np.arange(tax.n_nodes),
+        name="nodes",
+        showlegend=False,
+    )
+    fig = go.Figure([edge_trace, node_trace])
+    fig.update_layout(
+        title=title,
+        xaxis={"visible": False},
+        yaxis={"visible": False},
+        plot_bgcolor="white",
+        margin={"t": 40 if title else 10, "l": 10, "r": 10, "b": 10},
+    )
+    return fig
+
+
+# ---------------------------------------------------------------------------- convergence
+def bounds_figure(history: Any, x: str = "iteration", title: str | None = None) -> go.Figure:
+    """Upper bound, lower bound and gap against iterations (or seconds).
+
+    Parameters
+    ----------
+    history : DataFrame or dict of str to DataFrame
+        An estimator's ``history_`` (columns ``iteration``, ``elapsed``, ``upper``, ``lower``,
+        ``gap``), or several keyed by method name. A method without a lower bound (all ``lower``
+        missing, e.g. Hieron) shows its objective only.
+    x : {"iteration", "elapsed"}, default "iteration"
+    title : str, optional
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Two rows sharing the x axis: the bounds (top) and the gap on a log scale (bottom).
+    """
+    runs = _as_named(history)
+    fig = make_subplots(
+        rows=2,
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.08,
+        row_heights=[0.6, 0.4],
+        subplot_titles=("objective bounds", "gap = upper - lower"),
+    )
+    palette = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#9d755d"]
+    for k, (name, df) in enumerate(runs.items()):
+        color = palette[k % len(palette)]
+        prefix = f"{name}: " if name else ""
+        xs = df[x].to_numpy() if x in df.columns else np.arange(1, len(df) + 1)
+        upper = pd.to_numeric(df["upper"], errors="coerce").to_numpy(dtype=float)
+        lower = (
+            pd.to_numeric(df["lower"], errors="coerce").to_numpy(dtype=float)
+            if "lower" in df.columns
+            else np.full(len(df), np.nan)
+        )
+        has_lower = bool(np.isfinite(lower).any())
+        fig.add_trace(
+            go.Scatter(
+                x=xs,
+                y=upper,
+                mode="lines",
+                name=prefix + ("upper" if has_lower else "objective"),
+                line={"color": color},
+                legendgroup=name,
+            ),
+            row=1,
+            col=1,
+        )
+        if has_lower:
+            fig.add_trace(
+                go.Scatter(
+                    x=xs,
+                    y=lower,
+                    mode="lines",
+                    name=prefix + "lower",
+                    line={"color": color, "dash": "dash"},
+                    legendgroup=name,
+                ),
+                row=1,
+                col=1,
+            )
+            gap = upper - lower
+            gap = np.where(gap > 0, gap, np.nan)  # a log axis cannot show 0
+            fig.add_trace(
+                go.Scatter(
+                    x=xs,
+                    y=gap,
+                    mode="lines",
+                    name=prefix + "gap",
+                    line={"color": color, "dash": "dot"},
+                    legendgroup=name,
+                ),
+                row=2,
+                col=1,
+            )
+    fig.update_yaxes(type="log", row=2, col=1, title_text="gap")
+    fig.update_yaxes(title_text="objective", row=1, col=1)
+    fig.update_xaxes(title_text="seconds" if x == "elapsed" else x, row=2, col=1)
+    fig.update_layout(title=title, hovermode="x unified")
+    return fig
+
+
+# ---------------------------------------------------------------------------- error breakdowns
+def error_per_level_figure(data: Any, title: str | None = None) -> go.Figure:
+    """Error per level (:func:`hierlab.metrics.error_per_level`), one bar group per method.
+
+    Parameters
+    ----------
+    data : DataFrame or dict of str to DataFrame
+        Columns ``level``, ``n``, ``error``.
+    title : str, optional
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One ``Bar`` trace per method.
+    """
+    runs = _as_named(data)
+    fig = go.Figure()
+    for name, df in runs.items():
+        fig.add_trace(
+            go.Bar(
+                x=df["level"],
+                y=df["error"],
+                name=name or "error",
+                customdata=df["n"] if "n" in df.columns else None,
+                hovertemplate="level %{x}<br>error %{y:.3f}<br>n = %{customdata}<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        barmode="group",
+        title=title,
+        xaxis={"title": "level (depth)", "dtick": 1},
+        yaxis={"title": "error", "rangemode": "tozero"},
+        showlegend=len(runs) > 1 or bool(next(iter(runs))),
+    )
+    return fig
+
+
+def gamma_histogram_figure(
+    data: Any,
+    normalize: bool = True,
+    difference: tuple[str, str] | None = None,
+    title: str | None = None,
+) -> go.Figure:
+    """Distribution of the tree distance ``gamma(y, y_hat)``
+    (:func:`hierlab.metrics.gamma_histogram`).
+
+    Parameters
+    ----------
+    data : DataFrame or dict of str to DataFrame
+        Columns ``gamma``, ``count`` (and ``fraction``).
+    normalize : bool, default True
+        Plot fractions instead of counts.
+    difference : (str, str), optional
+        Plot ``data[a] - data[b]`` only (e.g. ``("Hieron", "flat")``: where the hierarchical
+        method moves mistakes from far to near labels).
+    title : str, optional
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One ``Bar`` per method, or one for the difference.
+    """
+    runs = _as_named(data)
+    col = "fraction" if normalize else "count"
+
+    def series(df: pd.DataFrame) -> pd.Series:
+        if col == "fraction" and "fraction" not in df.columns:
+            return df.set_index("gamma")["count"] / df["count"].sum()
+        return df.set_index("gamma")[col]
+
+    fig = go.Figure()
+    if difference is not None:
+        a, b = difference
+        for m in (a, b):
+            if m not in runs:
+                raise DataError(f"no histogram named {m!r}; have {', '.join(runs)}")
+        sa, sb = series(runs[a]), series(runs[b])
+        idx = sa.index.union(sb.index)
+        diff = sa.reindex(idx, fill_value=0) - sb.reindex(idx, fill_value=0)
+        fig.add_trace(
+            go.Bar(
+                x=idx.to_numpy(),
+                y=diff.to_numpy(),
+                name=f"{a} - {b}",
+                marker={"color": np.where(diff.to_numpy() >= 0, "#4c78a8", "#e45756")},
+            )
+        )
+    else:
+        for name, df in runs.items():
+            s = series(df)
+            fig.add_trace(go.Bar(x=s.index.to_numpy(), y=s.to_numpy(), name=name or col))
+    fig.update_layout(
+        barmode="group",
+        title=title,
+        xaxis={"title": "gamma(y, y_hat)", "dtick": 1},
+        yaxis={"title": ("difference of " if difference else "") + col},
+    )
+    return fig
+
+
+# ---------------------------------------------------------------------------- comparisons
+def metric_bars_figure(
+    summary: pd.DataFrame,
+    metrics: Sequence[str] | None = None,
+    title: str | None = None,
+) -> go.Figure:
+    """Mean of each metric per method with standard-deviation error bars.
+
+    Parameters
+    ----------
+    summary : DataFrame
+        Either tidy per-run values (columns ``method``, ``metric``, ``value``: means and
+        standard deviations are computed here), or a summary with columns ``method``,
+        ``metric``, ``mean`` and optionally ``std``, or a wide table with a ``method`` column
+        and one column per metric (one value per method and metric, no error bars).
+    metrics : sequence of str, optional
+        Which metrics to draw (default all), in this order.
+    title : str, optional
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One ``Bar`` trace per metric, grouped by method; ``error_y`` holds the std.
+    """
+    df = summary.copy()
+    if "method" not in df.columns:
+        df = df.reset_index().rename(columns={"index": "method"})
+    if "metric" not in df.columns:
+        df = df.melt(id_vars="method", var_name="metric", value_name="mean")
+    elif "value" in df.columns and "mean" not in df.columns:
+        g = df.groupby(["method", "metric"], sort=False)["value"]
+        df = pd.DataFrame({"mean": g.mean(), "std": g.std(ddof=1)}).reset_index()
+    if metrics is None:
+        metrics = list(dict.fromkeys(df["metric"].astype(str)))
+    methods = list(dict.fromkeys(df["method"].astype(str)))
+    fig = go.Figure()
+    for m in metrics:
+        sub = df[df["metric"].astype(str) == m]
+        sub = sub.set_index(sub["method"].astype(str)).reindex(methods)
+        err = None
+        if "std" in sub.columns and sub["std"].notna().any():
+            err = {"type": "data", "array": sub["std"].fillna(0).to_numpy(), "visible": True}
+        fig.add_trace(go.Bar(x=methods, y=sub["mean"].to_numpy(), name=m, error_y=err))
+    fig.update_layout(barmode="group", title=title, xaxis={"title": "method"})
+    return fig
+
+
+def weight_norms_figure(
+    coef: Any, tax: Taxonomy, kind: str = "bars", title: str | None = None
+) -> go.Figure:
+    """The norm ``||w_i||`` of each node's weight vector (rows of ``coef_``).
+
+    Parameters
+    ----------
+    coef : array-like or sparse matrix of shape (n_nodes, n_features)
+    tax : Taxonomy
+    kind : {"bars", "tree"}, default "bars"
+        ``"bars"``: one bar per node in id order (top-down), one trace per depth;
+        ``"tree"``: :func:`taxonomy_figure` coloured by the norms.
+    title : str, optional
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    if sp.issparse(coef):
+        norms = np.sqrt(np.asarray(coef.multiply(coef).sum(axis=1)).ravel())
+    else:
+        W = np.asarray(coef, dtype=np.float64)
+        if W.ndim != 2:
+            raise DataError(f"coef must be 2-D (n_nodes, n_features), got shape {W.shape}")
+        norms = np.linalg.norm(W, axis=1)
+    if norms.shape[0] != tax.n_nodes:
+        raise DataError(f"coef has {norms.shape[0]} rows but the taxonomy has {tax.n_nodes} nodes")
+    if kind == "tree":
+        return taxonomy_figure(tax, node_values=norms, value_name="||w||", title=title)
+    if kind != "bars":
+        raise DataError(f"kind must be 'bars' or 'tree', not {kind!r}")
+    names = np.asarray([str(x) for x in tax.names], dtype=object)
+    fig = go.Figure()
+    for d, lev in enumerate(tax.levels):
+        fig.add_trace(go.Bar(x=names[lev], y=norms[lev], name=f"depth {d}"))
+    fig.update_layout(
+        title=title,
+        xaxis={"title": "node", "categoryorder": "array", "categoryarray": names},
+        yaxis={"title": "||w_i||"},
+    )
+    return fig
