@@ -4,7 +4,6 @@ the offending node, and a 100,000-node chain."""
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import json
 
@@ -109,20 +108,30 @@ def test_dag_has_no_paths():
         tax.to_paths()
 
 
-HAS_IO = importlib.util.find_spec("hierlab.io") is not None
+FILE_EXT = {"edges": ".txt", "json": ".json", "paths": ".paths", "csv": ".csv", "tsv": ".tsv"}
 
 
-@pytest.mark.skipif(not HAS_IO, reason="hierlab.io (Taxonomy.read/write) is not in the tree yet")
 @settings(max_examples=25, deadline=None)
-@given(taxonomies(max_nodes=15), st.sampled_from(["edges", "json", "paths", "csv"]))
+@given(taxonomies(max_nodes=15), st.sampled_from(sorted(FILE_EXT)))
 def test_round_trip_files(tmp_path_factory, tax, fmt):
+    """Taxonomy.write / Taxonomy.read (hierlab.io), with and without the format named."""
     if fmt == "paths" and not tax.is_tree:
         return
-    ext = {"edges": ".txt", "json": ".json", "paths": ".paths", "csv": ".csv"}[fmt]
-    path = tmp_path_factory.mktemp("tax") / f"t{ext}"
+    path = tmp_path_factory.mktemp("tax") / f"t{FILE_EXT[fmt]}"
     tax.write(path, format=fmt)
     assert Taxonomy.read(path, format=fmt) == tax
-    assert Taxonomy.read(path) == tax  # the format is guessed
+    assert Taxonomy.read(path) == tax  # the format is guessed from extension and content
+
+
+@settings(max_examples=15, deadline=None)
+@given(trees(min_nodes=3))
+def test_round_trip_files_full_path_names(tmp_path_factory, tax):
+    sub = [p.split("/", 1)[1] for p in tax.to_paths()[1:]]
+    full = Taxonomy.from_paths(sub, names="full", root="ROOT")
+    for fmt in ("paths", "edges", "json"):
+        path = tmp_path_factory.mktemp("tax") / f"full{FILE_EXT[fmt]}"
+        full.write(path)
+        assert Taxonomy.read(path) == full
 
 
 # ---------------------------------------------------------------------------- gamma and LCA
