@@ -160,7 +160,9 @@ class CMTLTree(BaseEstimator):
         yi = yi.ravel()
         c = len(self.classes_)
         counts = np.bincount(yi, minlength=c)
-        strat = yi if counts.min() >= 2 else None
+        n_ho = int(np.ceil(float(self.holdout) * len(yi)))
+        feasible = counts.min() >= 2 and c <= n_ho <= len(yi) - c
+        strat = yi if feasible else None  # stratify whenever sklearn can
         tr, ho = train_test_split(
             np.arange(len(yi)),
             test_size=self.holdout,
