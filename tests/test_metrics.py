@@ -19,7 +19,7 @@ from hierlab import metrics as M
 from hierlab.exceptions import DataError, TaxonomyError
 from hierlab.taxonomy import Taxonomy
 
-SETTINGS = settings(max_examples=60, deadline=None)
+SETTINGS = settings(max_examples=40, deadline=None)
 
 
 # ---------------------------------------------------------------------------- brute force

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from hierlab.exceptions import TaxonomyError
 from hierlab.taxonomy import Taxonomy
 
-SETTINGS = settings(max_examples=60, deadline=None)
+SETTINGS = settings(max_examples=40, deadline=None)
 
 
 def graph(tax: Taxonomy) -> nx.DiGraph:
@@ -382,6 +382,3 @@ def test_100000_node_chain_builds_without_recursion():
         Taxonomy([*edges, (f"c{n - 1}", "c1")])
     assert len(str(e.value)) < 500  # a long cycle is shown shortened, not 100,000 names
     assert e.value.node is not None and e.value.node in str(e.value)
-    # and a chain given child-first through networkx
-    g = nx.DiGraph(edges[::-1])
-    assert Taxonomy.from_networkx(g).max_depth == n - 1
