@@ -231,15 +231,36 @@ def test_solver_equals_literal_algorithm(seed, update):
     assert states[-1].extra["online_multiclass_error"] == pytest.approx(want_mc)
 
 
+@pytest.mark.parametrize("update", ["prediction", "max-loss"])
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_lookahead_blocks_equal_per_example_loop(update, shuffle):
+    """Scoring ahead in blocks settles exactly the rounds of the sequential loop."""
+    parent, X, y = small_problem(13, n_nodes=15, n=300, d=7)
+    y = y % 3 + 1  # a learnable few labels: long runs without updates, so blocks grow
+    X[np.arange(300), y % 7] += 4.0
+    a = HieronSolver(PathGeometry(parent), 7, update=update, report_every=50)
+    b = HieronSolver(PathGeometry(parent), 7, update=update, report_every=50, lookahead=False)
+    sa = list(a.iterate(HieronStream(X, y, epochs=3, shuffle=shuffle, random_state=1)))
+    sb = list(b.iterate(HieronStream(X, y, epochs=3, shuffle=shuffle, random_state=1)))
+    assert [s.as_dict()["upper"] for s in sa] == pytest.approx([s.as_dict()["upper"] for s in sb])
+    assert a.n_updates == b.n_updates and a.rounds == b.rounds == 900
+    np.testing.assert_allclose(a.coef.last, b.coef.last, atol=1e-9)
+    np.testing.assert_allclose(a.coef.average, b.coef.average, atol=1e-9)
+    assert sa[-1].extra["cumulative_sq_loss"] == pytest.approx(sb[-1].extra["cumulative_sq_loss"])
+
+
 def test_sparse_input_equals_dense():
     parent, X, y = small_problem(11, n=50, d=8)
     X[np.abs(X) < 0.7] = 0.0
     for update in ("prediction", "max-loss"):
-        a = HieronSolver(PathGeometry(parent), 8, update=update)
-        b = HieronSolver(PathGeometry(parent), 8, update=update)
+        a = HieronSolver(PathGeometry(parent), 8, update=update, lookahead=False)
+        b = HieronSolver(PathGeometry(parent), 8, update=update, lookahead=False)
+        c = HieronSolver(PathGeometry(parent), 8, update=update)
         list(a.iterate(HieronStream(X, y, epochs=2)))
         list(b.iterate(HieronStream(sp.csr_matrix(X), y, epochs=2)))
+        list(c.iterate(HieronStream(sp.csr_matrix(X), y, epochs=2)))
         np.testing.assert_allclose(a.coef.last, b.coef.last, atol=1e-10)
+        np.testing.assert_allclose(a.coef.last, c.coef.last, atol=1e-10)
         np.testing.assert_allclose(a.coef.average, b.coef.average, atol=1e-10)
 
 

@@ -59,6 +59,7 @@ from hierlab.models.hieron import (
     PathGeometry,
     first_argmax,
     increments_from_prototypes,
+    predict_from_scores,
     row_sq_norms,
 )
 from hierlab.solvers.base import Solver, SolverState
@@ -159,6 +160,10 @@ class HieronSolver(Solver):
         default: once per epoch.
     track_average : bool, default True
         Keep the running weighted sum of eq. (13) (the averaged hypothesis).
+    lookahead : bool, default True
+        Primal form: score the coming examples in blocks with one matrix product and settle the
+        rounds up to the next update at once (same rounds, same result as the per-example loop,
+        which ``False`` selects).
 
     Attributes
     ----------
@@ -182,6 +187,7 @@ class HieronSolver(Solver):
         distance: Distance | None = None,
         report_every: int | None = None,
         track_average: bool = True,
+        lookahead: bool = True,
     ) -> None:
         if update not in UPDATES:
             raise ParameterError(f"update must be one of {UPDATES}, got {update!r}")
@@ -196,6 +202,7 @@ class HieronSolver(Solver):
         self.distance: Distance = distance if distance is not None else geometry.gamma
         self.report_every = report_every
         self.track_average = track_average
+        self.lookahead = lookahead
         # dense overlaps / sqrt-gamma for small trees (the hot loop reads rows of them)
         self._M = geometry.overlap
         self._SG = geometry.sqrt_gamma_matrix() if update == "max-loss" else None
@@ -280,7 +287,9 @@ class HieronSolver(Solver):
             for start in range(0, n, block):
                 idx = order[start : start + block]
                 pred = np.empty(len(idx), dtype=np.int64)
-                if self.kernel is None and not sparse:
+                if self.kernel is None and self.lookahead:
+                    self._pass_primal_blocked(X, y, sq, idx, pred)
+                elif self.kernel is None and not sparse:
                     self._pass_primal_dense(X, y, sq, idx, pred)
                 elif self.kernel is None:
                     self._pass_primal_sparse(X, y, sq, idx, pred)
@@ -425,6 +434,117 @@ class HieronSolver(Solver):
                 step *= t
                 U[rows] += step
             n_upd += 1
+        self.rounds = t
+        self.n_updates += n_upd
+        self.cumulative_sq_loss += sql
+
+    def _pass_primal_blocked(
+        self, X: Any, y: np.ndarray, sq: np.ndarray, idx: np.ndarray, pred: np.ndarray
+    ) -> None:
+        """The same rounds as the per-example loops, scored ahead in blocks (dense or CSR).
+
+        Scores of the next ``B`` examples come from one matrix product with the current
+        prototypes; the rounds before the first one that needs an update are exactly the rounds
+        the sequential loop would run (nothing changes in between), so they are settled at once.
+        The update is then applied and scoring resumes after it. ``B`` doubles while no update is
+        met and shrinks after one, so late, mostly-correct passes cost a few matrix products.
+        """
+        W, U = self.W, self.U
+        assert W is not None
+        sparse = sp.issparse(X)
+        cand, mask = self.candidates, self._cand_mask
+        maxloss = self.update == "max-loss"
+        M, SG = self._M, self._SG
+        t = self.rounds
+        n_upd = 0
+        sql = 0.0
+        n = len(idx)
+        contiguous = (
+            n > 0 and int(idx[-1]) - int(idx[0]) == n - 1 and bool(np.all(np.diff(idx) == 1))
+        )
+        pos, B = 0, 8
+        rate = 0.5  # running estimate of the fraction of rounds that update
+
+        def track(rate: float, rounds: int, updates: int) -> tuple[float, int]:
+            w = min(0.5, rounds / 64.0)
+            rate = (1.0 - w) * rate + w * updates / max(rounds, 1)
+            return rate, int(min(4096, max(4, 2.0 / max(rate, 1e-4))))
+
+        while pos < n:
+            if rate > 0.3:
+                # updates on (almost) every round: blocks would be rescored for nothing; run the
+                # next rounds one by one, then try blocks again if updates have become rarer
+                seg = idx[pos : pos + 32]
+                self.rounds, self.n_updates = t, self.n_updates + n_upd
+                self.cumulative_sq_loss += sql
+                before = self.n_updates
+                part = np.empty(len(seg), dtype=np.int64)
+                if sparse:
+                    self._pass_primal_sparse(X, y, sq, seg, part)
+                else:
+                    self._pass_primal_dense(X, y, sq, seg, part)
+                pred[pos : pos + len(seg)] = part
+                t, n_upd, sql = self.rounds, 0, 0.0
+                rate, B = track(rate, len(seg), self.n_updates - before)
+                pos += len(seg)
+                continue
+            end = min(n, pos + B)
+            rows_i = idx[pos:end]
+            Xb = X[int(idx[pos]) : int(idx[pos]) + (end - pos)] if contiguous else X[rows_i]
+            S = np.asarray(Xb @ W.T)
+            P = predict_from_scores(S, cand)
+            yb = y[rows_i]
+            if maxloss:
+                if SG is not None:
+                    L = S + SG[yb]
+                else:
+                    L = S + np.vstack([self.geometry.sqrt_gamma_row(int(v)) for v in yb])
+                if mask is not None:
+                    L += mask
+                V = predict_from_scores(L)
+                r = np.arange(len(yb))
+                losses = L[r, V] - S[r, yb]
+                need = (V != yb) & (losses > 0.0)
+            else:
+                V = P
+                need = P != yb
+            hit = np.flatnonzero(need)
+            if len(hit) == 0:
+                pred[pos:end] = P
+                t += end - pos
+                rate, B = track(rate, end - pos, 0)
+                pos = end
+                continue
+            j = int(hit[0])
+            pred[pos : pos + j + 1] = P[: j + 1]
+            t += j + 1
+            i, yi, v = int(rows_i[j]), int(yb[j]), int(V[j])
+            if M is not None:
+                c = M[yi] - M[v]
+                g = float(c[yi] - c[v])
+            else:
+                c, g = self.geometry.direction(yi, v)
+            loss = float(losses[j]) if maxloss else float(S[j, v] - S[j, yi]) + math.sqrt(g)
+            sql += loss * loss
+            if sq[i] > 0.0:  # x = 0: no update can separate it
+                a = loss / (g * sq[i])
+                rows = np.flatnonzero(c)
+                if sparse:
+                    a0, a1 = X.indptr[i], X.indptr[i + 1]
+                    cols = X.indices[a0:a1]
+                    step = (a * c[rows])[:, None] * X.data[a0:a1]
+                    W[np.ix_(rows, cols)] += step
+                    if U is not None:
+                        U[np.ix_(rows, cols)] += t * step
+                else:
+                    step = (a * c[rows])[:, None] * X[i]
+                    W[rows] += step
+                    if U is not None:
+                        step *= t
+                        U[rows] += step
+                n_upd += 1
+            pos += j + 1
+            rate, B = track(rate, j + 1, 1)
         self.rounds = t
         self.n_updates += n_upd
         self.cumulative_sq_loss += sql
