@@ -664,13 +664,21 @@ def _read_frame(
     return df
 
 
+def _header_text(text: str) -> str:
+    """The first record of a CSV text (a quoted header cell may hold a newline)."""
+    end = text.find("\n")
+    while end != -1 and text[:end].count('"') % 2 == 1:
+        end = text.find("\n", end + 1)
+    return text if end == -1 else text[: end + 1]
+
+
 def _raw_header(text: str, delimiter: str) -> list[str]:
     """Column names as pandas reads them (before stripping)."""
     try:
         return [
             str(c)
             for c in pd.read_csv(
-                io.StringIO(text), sep=delimiter, nrows=0, skipinitialspace=True
+                io.StringIO(_header_text(text)), sep=delimiter, nrows=0, skipinitialspace=True
             ).columns
         ]
     except (pd.errors.EmptyDataError, pd.errors.ParserError):
@@ -763,7 +771,7 @@ def _prepare_table(
     id0 = _pick_column(hdr, id_column, _ID_COLUMNS, "id", path)
     txt0 = _pick_column(hdr, text_column, _TEXT_COLUMNS, "text", path) if text_mode else None
     keep = [c for c in (lab0, id0, txt0) if c is not None]
-    first = next(csv.reader(io.StringIO(text), delimiter=delim), [])
+    first = next(csv.reader(io.StringIO(_header_text(text)), delimiter=delim), [])
     seen_cols: set[str] = set()
     for c in (c.strip() for c in first):
         if c in seen_cols:
@@ -1536,7 +1544,11 @@ def guess_dataset_format(content: str, filename: str | None = None) -> str:
     try:
         delim = _sniff_delimiter(content, filename)
         df = pd.read_csv(
-            io.StringIO(content[:200_000]), sep=delim, dtype=str, keep_default_na=False, nrows=200
+            io.StringIO(content[:200_000]),
+            sep=delim,
+            keep_default_na=False,
+            na_values=list(_MISSING),
+            nrows=200,
         )
     except (pd.errors.ParserError, pd.errors.EmptyDataError):
         return "csv"
@@ -1547,7 +1559,7 @@ def guess_dataset_format(content: str, filename: str | None = None) -> str:
     if any(c in lower for c in _TEXT_COLUMNS):
         return "text"
     others = [c for c in df.columns if c not in (lab, idc)]
-    if any(_looks_like_text(df[c]) for c in others):
+    if any(df[c].dtype == object and _looks_like_text(df[c].fillna("")) for c in others):
         return "text"
     return "csv"
 
