@@ -489,8 +489,8 @@ def error_per_node(y_true: Any, y_pred: Any, taxonomy: Taxonomy) -> pd.DataFrame
     Returns
     -------
     DataFrame
-        One row per node in id order: ``node`` (name), ``id``, ``depth``, ``n`` and ``error``
-        (``nan`` when ``n == 0``).
+        One row per node in id order: ``node`` (name), ``id``, ``depth``, ``n``, ``errors``
+        (examples missing the node) and ``error`` (``errors / n``, ``nan`` when ``n == 0``).
     """
     if taxonomy.is_tree and not (is_multilabel(y_true) or is_multilabel(y_pred)):
         # v in A+(t): count t below v; v in both: count lca(t, p) below v (one bottom-up pass)
@@ -508,6 +508,7 @@ def error_per_node(y_true: Any, y_pred: Any, taxonomy: Taxonomy) -> pd.DataFrame
             "id": np.arange(taxonomy.n_nodes),
             "depth": taxonomy.depth,
             "n": n.astype(np.int64),
+            "errors": (n - hit).astype(np.int64),
             "error": err,
         }
     )

@@ -283,6 +283,7 @@ def test_error_per_node_matches_brute_force(data):
                 n += 1
                 miss += v not in cp
         assert df.loc[v, "n"] == n
+        assert df.loc[v, "errors"] == miss
         if n:
             assert df.loc[v, "error"] == pytest.approx(miss / n)
 
