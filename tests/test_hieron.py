@@ -336,7 +336,7 @@ def test_dual_scores_are_the_kernel_sums_of_eq12(name):
             brute[i, v] = sum(
                 alpha[j, u] * K(SV[j], x) for u in path(parent, v) for j in range(len(SV))
             )
-    np.testing.assert_allclose(est.decision_function(Xt), brute, atol=1e-9)
+    np.testing.assert_allclose(est.node_scores(Xt), brute, atol=1e-9)
     np.testing.assert_allclose(kern.matrix(Xt, SV)[2, 3], K(Xt[2], SV[3]))
     assert len(SV) == len(np.unique(SV, axis=0))  # stored once
 
@@ -442,7 +442,7 @@ def test_greedy_local_problems_and_routing():
             # the target is the child of v on the path to y_r
             assert kids[t - 1] in path(parent, y[r])
     est = HieronGreedyClassifier(tax).fit(X, y.astype(str))
-    S = est.decision_function(X)
+    S = est.node_scores(X)
     pred = est.predict(X).astype(int)
     for i in range(120):  # walk down by hand
         at = 0

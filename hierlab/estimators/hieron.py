@@ -97,9 +97,11 @@ class HieronClassifier(_HieronParams):
     update : {"prediction", "max-loss"}, default "prediction"
         The competitor ``y_hat`` of each update: the prediction (Algorithm 1, online Hieron) or
         the label maximising the loss of eq. (5) (batch Hieron, Section 4).
-    average : bool, default False
+    average : bool, default True
         Predict with the average of all online hypotheses (eq. 13, "Batch" in Table 2) instead of
-        the last one ("Last"). Both are kept: :meth:`predict_with` uses either.
+        the last one ("Last" in Table 2, the online algorithm's current hypothesis). Both are
+        kept: :meth:`predict_with` uses either. The online predictions made during training (the
+        "online" columns of Table 1) are in ``history_`` whatever this says.
     epochs : int, default 1
         Passes over the training set in ``fit`` (``partial_fit`` makes one).
     shuffle : bool, default False
@@ -115,8 +117,10 @@ class HieronClassifier(_HieronParams):
         Degree of the polynomial kernel.
     coef0 : float, default 1.0
         Offset of the polynomial kernel.
-    candidates : {"all", "seen"}, default "all"
-        Labels that may be predicted: every vertex (eq. 1) or the labels seen in the first fit.
+    candidates : {"auto", "all", "seen"}, default "auto"
+        Labels that may be predicted: every vertex (eq. 1), or the labels seen in the first fit.
+        "auto" is "all" with a given taxonomy, and every vertex but the root when ``taxonomy``
+        is None (the root of the flat taxonomy built from the labels is not a label).
     report_every : int, optional
         Report a solver state (callbacks, ``history_``) every this many examples; default once
         per epoch.
@@ -147,7 +151,7 @@ class HieronClassifier(_HieronParams):
         taxonomy: Taxonomy | None = None,
         hierarchy: str = "tree",
         update: str = "prediction",
-        average: bool = False,
+        average: bool = True,
         epochs: int = 1,
         shuffle: bool = False,
         kernel: str = "linear",
@@ -155,7 +159,7 @@ class HieronClassifier(_HieronParams):
         gamma: float | None = None,
         degree: int = 3,
         coef0: float = 1.0,
-        candidates: str = "all",
+        candidates: str = "auto",
         report_every: int | None = None,
         random_state: int | None = None,
     ) -> None:
@@ -179,14 +183,21 @@ class HieronClassifier(_HieronParams):
         self._check_common()
         if self.hierarchy not in ("tree", "flat"):
             raise ParameterError(f"hierarchy must be 'tree' or 'flat', got {self.hierarchy!r}")
-        if self.candidates not in ("all", "seen"):
-            raise ParameterError(f"candidates must be 'all' or 'seen', got {self.candidates!r}")
+        if self.candidates not in ("auto", "all", "seen"):
+            raise ParameterError(
+                f"candidates must be 'auto', 'all' or 'seen', got {self.candidates!r}"
+            )
 
     def _new_solver(self, n_features: int, Y: np.ndarray) -> HieronSolver:
         tax = self.taxonomy_
         real = PathGeometry(tax.parent)
         geometry = real if self.hierarchy == "tree" else PathGeometry.flat(tax.n_nodes)
-        cand = None if self.candidates == "all" else np.unique(Y)
+        if self.candidates == "seen":
+            cand: np.ndarray | None = np.unique(Y)
+        elif self.candidates == "all" or self.taxonomy is not None:
+            cand = None
+        else:  # "auto" on the flat taxonomy built from the labels: its root is no label
+            cand = np.arange(1, tax.n_nodes)
         return HieronSolver(
             geometry,
             n_features,
@@ -310,7 +321,7 @@ class HieronClassifier(_HieronParams):
         return row
 
     # ------------------------------------------------------------------ prediction
-    def decision_function(self, X: Any, averaged: bool | None = None) -> np.ndarray:
+    def node_scores(self, X: Any, averaged: bool | None = None) -> np.ndarray:
         """Scores ``W^v . x`` (eq. 3) of shape (n_samples, n_nodes).
 
         ``averaged`` picks the hypothesis (default: the ``average`` parameter).
@@ -328,7 +339,7 @@ class HieronClassifier(_HieronParams):
         """Predict with the ``"last"`` or the ``"average"`` hypothesis (Table 2's two columns)."""
         if hypothesis not in ("last", "average"):
             raise ParameterError(f"hypothesis must be 'last' or 'average', got {hypothesis!r}")
-        S = self.decision_function(X, averaged=hypothesis == "average")
+        S = self.node_scores(X, averaged=hypothesis == "average")
         return self._decode(predict_from_scores(S, self.solver_.candidates))
 
     # ------------------------------------------------------------------ fitted views
@@ -438,7 +449,7 @@ class HieronGreedyClassifier(_HieronParams):
         )
         self._run_solver(self.solver_, stream, callbacks)
 
-    def decision_function(self, X: Any, averaged: bool | None = None) -> np.ndarray:
+    def node_scores(self, X: Any, averaged: bool | None = None) -> np.ndarray:
         """Local scores (n_samples, n_nodes): column ``u`` scores child ``u`` at its parent."""
         check_is_fitted(self, "solver_")
         X = check_X(X, self, reset=False)
@@ -452,7 +463,7 @@ class HieronGreedyClassifier(_HieronParams):
         """Predict with every vertex's ``"last"`` or ``"average"`` hypothesis."""
         if hypothesis not in ("last", "average"):
             raise ParameterError(f"hypothesis must be 'last' or 'average', got {hypothesis!r}")
-        S = self.decision_function(X, averaged=hypothesis == "average")
+        S = self.node_scores(X, averaged=hypothesis == "average")
         return self._decode(self.solver_.route(S))
 
     @property
@@ -508,7 +519,7 @@ def _common_params(update: str, average: bool) -> list[Param]:
 register(
     "hieron",
     HieronClassifier,
-    params=_common_params("prediction", False),
+    params=_common_params("prediction", True),
     seed="002",
     summary="Online Hieron (Alg. 1): path-sum prototypes, sqrt(tree distance) margin, PA updates",
 )
