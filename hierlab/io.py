@@ -572,9 +572,25 @@ def _taxonomy_arg(taxonomy: Taxonomy | PathArg | None) -> Taxonomy | None:
     return read_taxonomy(taxonomy)
 
 
-def _impute(X: np.ndarray, means: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+def _impute(X: Any, means: np.ndarray | None) -> tuple[Any, np.ndarray]:
     """Replace NaN by the column means (computed here when ``means`` is None; 0 for an all-NaN
-    column)."""
+    column). ``X`` dense, or CSR whose stored NaN are the missing cells (implicit zeros count
+    as values)."""
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=np.float64, copy=True)
+        nan = np.isnan(X.data)
+        cols = X.indices
+        if means is None:
+            n_nan = np.bincount(cols[nan], minlength=X.shape[1])
+            sums = np.bincount(cols[~nan], weights=X.data[~nan], minlength=X.shape[1])
+            counts = X.shape[0] - n_nan
+            means = np.where(counts > 0, sums / np.maximum(counts, 1), 0.0)
+        means = np.asarray(means, dtype=np.float64)
+        if means.shape != (X.shape[1],):
+            raise DataError(f"impute_means has shape {means.shape}, expected ({X.shape[1]},)")
+        X.data[nan] = means[cols[nan]]
+        X.eliminate_zeros()
+        return X, means
     if means is None:
         with np.errstate(invalid="ignore"):
             counts = np.sum(~np.isnan(X), axis=0)
@@ -1252,7 +1268,7 @@ def _arff_kind(terms: list[str]) -> str:
 @dataclass
 class _ArffRaw:
     header: ArffHeader
-    X: np.ndarray  # NaN for missing
+    X: np.ndarray | sp.csr_matrix  # NaN for missing
     labels: list[tuple[str, ...]]
     lines: np.ndarray
     feature_names: list[str]
@@ -1270,17 +1286,17 @@ def _parse_arff(text: str, path: str | None) -> _ArffRaw:
         s = all_lines[k].strip()
         if not s or s.startswith("%"):
             continue
-        if s.startswith("{"):
-            raise DataError(
-                "sparse ARFF rows ({index value, ...}) are not supported; write dense rows",
-                path=path,
-                line=k + 1,
-            )
         rows.append(s)
         line_no.append(k + 1)
     if not rows:
         raise DataError("no data row after @DATA", path=path, line=header.data_line)
     lines_arr = np.asarray(line_no, dtype=np.int64)
+    sparse_rows = [r.startswith("{") for r in rows]
+    if any(sparse_rows):
+        if not all(sparse_rows):
+            k = line_no[sparse_rows.index(not sparse_rows[0])]
+            raise DataError("dense and sparse ({index value, ...}) rows mixed", path, k)
+        return _parse_sparse_arff(rows, lines_arr, header, path)
     str_cols = {j: str for j, (_, t) in enumerate(attrs) if t != "numeric"}
     try:
         df = pd.read_csv(
@@ -1364,6 +1380,65 @@ def _parse_arff(text: str, path: str | None) -> _ArffRaw:
     return _ArffRaw(header, X, labels, lines_arr, names)
 
 
+def _parse_sparse_arff(
+    rows: list[str], lines: np.ndarray, header: ArffHeader, path: str | None
+) -> _ArffRaw:
+    """Sparse ARFF rows ``{index value, ...}`` (0-based attribute indices; absent = 0)."""
+    attrs = header.attributes
+    ci = header.class_index
+    n_attr = len(attrs)
+    for j, (aname, atype) in enumerate(attrs):
+        if j != ci and atype != "numeric":
+            raise DataError(
+                "sparse rows need numeric attributes (nominal ones are not supported)",
+                path,
+                header.data_line,
+                aname,
+            )
+    indptr = [0]
+    indices: list[int] = []
+    data: list[float] = []
+    labels: list[tuple[str, ...]] = []
+    cname = attrs[ci][0]
+    for r, k in zip(rows, lines.tolist()):
+        if not r.endswith("}"):
+            raise DataError("a sparse row must end with '}'", path, k)
+        label: str | None = None
+        last = -1
+        for item in r[1:-1].split(","):
+            item = item.strip()
+            if not item:
+                continue
+            idx_s, _, val = item.partition(" ")
+            val = val.strip().strip("'\"")
+            try:
+                idx = int(idx_s)
+            except ValueError:
+                raise DataError(f"bad sparse entry {item!r}", path, k) from None
+            if not 0 <= idx < n_attr or idx <= last:
+                raise DataError(f"attribute index {idx} out of range or not increasing", path, k)
+            last = idx
+            if idx == ci:
+                label = val
+                continue
+            try:
+                v = np.nan if val == "?" else float(val)
+            except ValueError:
+                raise DataError(f"value {val!r} is not a number", path, k, attrs[idx][0]) from None
+            indices.append(idx if idx < ci else idx - 1)
+            data.append(v)
+        if label is None or label in ("", "?"):
+            raise DataError("missing class value", path, k, cname)
+        labels.append(tuple(t.strip() for t in label.split("@") if t.strip()))
+        indptr.append(len(indices))
+    X = sp.csr_matrix(
+        (np.asarray(data, dtype=np.float64), np.asarray(indices, dtype=np.int32), indptr),
+        shape=(len(rows), n_attr - 1),
+    )
+    names = [a for j, (a, _) in enumerate(attrs) if j != ci]
+    return _ArffRaw(header, X, labels, lines, names)
+
+
 def _most_specific(Y: sp.csr_matrix, tax: Taxonomy) -> sp.csr_matrix:
     """Drop from each row the labels that are strict ancestors of another label of the row."""
     A = tax.ancestor_matrix
@@ -1424,7 +1499,9 @@ def read_arff(
     Returns
     -------
     HierDataset
-        Dense ``X``; ``meta`` holds ``impute_means``, ``n_missing`` and ``hierarchy_kind``.
+        Dense ``X`` (CSR for a file of sparse ``{index value, ...}`` rows, whose absent
+        attributes are 0); ``meta`` holds ``impute_means``, ``n_missing`` and
+        ``hierarchy_kind``.
     """
     spath = None if path is None else str(path)
     if text is None:
@@ -1445,7 +1522,7 @@ def read_arff(
             ) from None
     else:
         kind = "tree" if tax.is_tree else "dag"
-    n_missing = int(np.isnan(raw.X).sum())
+    n_missing = int(np.isnan(raw.X.data if sp.issparse(raw.X) else raw.X).sum())
     if impute:
         X, means = _impute(raw.X, impute_means)
     else:

@@ -492,6 +492,31 @@ def test_arff_taxonomy_kind_guess_and_force():
         arff_taxonomy(["a/b/c"], kind="dag")
 
 
+ARFF_SPARSE = """@relation sparse
+@attribute a numeric
+@attribute b numeric
+@attribute c numeric
+@attribute class hierarchical 01,01/01,02,02/01
+@data
+{0 1.5, 1 2, 3 02/01}
+{2 ?, 3 01/01}
+{0 ?, 1 4, 3 01@02}
+"""
+
+
+def test_arff_sparse_rows():
+    ds = read_arff(text=ARFF_SPARSE, path="s.arff")
+    assert sp.issparse(ds.X) and ds.X.shape == (3, 3)
+    dense = np.array([[1.5, 2, 0], [0, 0, np.nan], [np.nan, 4, 0]])
+    means = np.nanmean(dense, axis=0)  # implicit zeros are values
+    np.testing.assert_allclose(ds.meta["impute_means"], means)
+    np.testing.assert_allclose(ds.X.toarray(), np.where(np.isnan(dense), means, dense))
+    assert ds.meta["n_missing"] == 2
+    assert ds.y.tolist() == [("02/01",), ("01/01",), ("01", "02")]
+    te = read_arff(text=ARFF_SPARSE, impute_means=np.array([7.0, 8.0, 9.0]))
+    assert te.X[1, 2] == 9.0 and te.X[2, 0] == 7.0
+
+
 def test_arff_through_load_dataset_and_examples():
     tree = load_dataset(EXAMPLES / "example_tree.arff")
     assert tree.X.shape == (30, 4) and tree.meta["n_missing"] == 3
@@ -524,7 +549,13 @@ def test_arff_nominal_attributes():
             r"t\.arff, line 6: no '@ATTRIBUTE class hierarchical",
         ),
         (ARFF_TREE.split("@DATA")[0], r"t\.arff: no @DATA"),
-        (ARFF_TREE.replace("@DATA\n1,?", "@DATA\n{0 1}\n1,?"), r"t\.arff, line 8: sparse ARFF"),
+        (
+            ARFF_TREE.replace("@DATA\n1,?", "@DATA\n{0 1}\n1,?"),
+            r"t\.arff, line 9: dense and sparse",
+        ),
+        (ARFF_SPARSE.replace(" 1 2,", " 1 x,"), r"t\.arff, line 7, column 'b': value 'x'"),
+        (ARFF_SPARSE.replace(" 1 2,", " 1 2, 0 5,"), r"t\.arff, line 7: attribute index 0 out"),
+        (ARFF_SPARSE.replace(", 3 02/01}", "}"), r"t\.arff, line 7, column 'class': missing"),
         (ARFF_DAG.replace("C/D", "C/D,D/C"), r"t\.arff, line 3, column 'class': .*cycle"),
         (ARFF_DAG.replace("C/D", "Z/D"), r"t\.arff, line 3, column 'class': .*several roots"),
     ],

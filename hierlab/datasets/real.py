@@ -476,8 +476,12 @@ def load_clus(
         if not path.exists():
             raise DataError("missing split file", path=str(path))
         parts.append(read_arff(path, taxonomy=tax, labels=labels, impute=False, multilabel=True))
-    X_raw = np.vstack([p.X for p in parts])
-    n_missing = int(np.isnan(X_raw).sum())
+    if any(sp.issparse(p.X) for p in parts):
+        X_raw = sp.vstack([sp.csr_matrix(p.X) for p in parts], format="csr")
+        n_missing = int(np.isnan(X_raw.data).sum())
+    else:
+        X_raw = np.vstack([p.X for p in parts])
+        n_missing = int(np.isnan(X_raw).sum())
     X, means = _impute(X_raw, None)
     y_parts = [p.y for p in parts]
     test_path = folder / test_file
