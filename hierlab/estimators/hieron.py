@@ -204,7 +204,7 @@ class HieronClassifier(_HieronParams):
             update=self.update,
             kernel=self._kernel_obj(n_features),
             candidates=cand,
-            distance=real.gamma,
+            eval_geometry=real,
             report_every=self.report_every,
         )
 

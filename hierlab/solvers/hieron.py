@@ -45,7 +45,7 @@ is the normalised cumulative tree-induced error of the online predictions (Table
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,8 +74,6 @@ __all__ = [
 
 #: the two choices of the competitor label in an update
 UPDATES = ("prediction", "max-loss")
-
-Distance = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
 @dataclass
@@ -151,8 +149,8 @@ class HieronSolver(Solver):
         None: the primal (linear) form. Otherwise the dual form with that kernel.
     candidates : ndarray of int, optional
         The labels that may be predicted (and chosen as competitors); None: every vertex (eq. 1).
-    distance : callable, optional
-        ``distance(y, y_hat)`` vectorised, the tree-induced error charged to online predictions
+    eval_geometry : PathGeometry, optional
+        The tree whose ``gamma(y, y_hat)`` is charged to the online predictions
         (the evaluation tree; for the flat variant, the real taxonomy). Default: the training
         tree's ``gamma``.
     report_every : int, optional
@@ -184,7 +182,7 @@ class HieronSolver(Solver):
         update: str = "prediction",
         kernel: Kernel | None = None,
         candidates: np.ndarray | None = None,
-        distance: Distance | None = None,
+        eval_geometry: PathGeometry | None = None,
         report_every: int | None = None,
         track_average: bool = True,
         lookahead: bool = True,
@@ -199,7 +197,8 @@ class HieronSolver(Solver):
         self.update = update
         self.kernel = kernel
         self.candidates = None if candidates is None else np.asarray(candidates, dtype=np.int64)
-        self.distance: Distance = distance if distance is not None else geometry.gamma
+        # plain data only (no callables), so that fitted models can be saved safely
+        self.eval_geometry = eval_geometry if eval_geometry is not None else geometry
         self.report_every = report_every
         self.track_average = track_average
         self.lookahead = lookahead
@@ -296,7 +295,7 @@ class HieronSolver(Solver):
                 else:
                     self._pass_dual(X, y, sq, idx, pred, sv_row)
                 yi = y[idx]
-                self.cumulative_gamma += float(np.sum(self.distance(yi, pred)))
+                self.cumulative_gamma += float(np.sum(self.eval_geometry.gamma(yi, pred)))
                 self.cumulative_mistakes += float(np.count_nonzero(pred != yi))
                 last_block = start + block >= n
                 quiet_epoch = last_block and self.n_updates == updates_before
@@ -342,7 +341,7 @@ class HieronSolver(Solver):
             self._pass_primal_dense(X, yy, sq, np.zeros(1, dtype=np.int64), pred)
         else:
             self._pass_dual(X, yy, sq, np.zeros(1, dtype=np.int64), pred, np.full(1, -1))
-        self.cumulative_gamma += float(self.distance(yy, pred)[0])
+        self.cumulative_gamma += float(self.eval_geometry.gamma(yy, pred)[0])
         self.cumulative_mistakes += float(pred[0] != yy[0])
         return int(pred[0])
 
