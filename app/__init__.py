@@ -1,0 +1,1 @@
+"""The hierlab Streamlit app (``streamlit run app/streamlit_app.py``)."""

@@ -1,0 +1,60 @@
+"""hierlab's Streamlit app: ``streamlit run app/streamlit_app.py`` (``make run``).
+
+Layout and wiring only: the navigation over ``app_pages/``, the sidebar, and the default data
+set loaded on the first visit so that a person can train in one click. Every page runs inside a
+guard that turns an error into an ``st.error`` message (never a traceback) and keeps the
+session's data and runs.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import streamlit as st  # noqa: E402
+
+from app.state import builtin_choices, get_state, load_builtin  # noqa: E402
+from app.ui.errors import show_error  # noqa: E402
+from hierlab.exceptions import HierlabError  # noqa: E402
+
+st.set_page_config(page_title="hierlab", page_icon="🌳", layout="wide")
+
+PAGES = Path(__file__).resolve().parent / "app_pages"
+pages = [
+    st.Page(PAGES / "data.py", title="Data", icon="📁", url_path="data"),
+    st.Page(PAGES / "taxonomy.py", title="Taxonomy", icon="🌳", url_path="taxonomy"),
+    st.Page(PAGES / "train.py", title="Train", icon="🏋️", url_path="train", default=True),
+    st.Page(PAGES / "explore.py", title="Explore", icon="🔎", url_path="explore"),
+    st.Page(PAGES / "compare.py", title="Compare", icon="⚖️", url_path="compare"),
+]
+
+state = get_state()
+if not state.datasets and not st.session_state.get("default_failed"):
+    choices = [b for b in builtin_choices() if b.kind != "real"]
+    if choices:
+        try:
+            with st.spinner(f"Loading the built-in data set {choices[0].label} ..."):
+                state.add_dataset(load_builtin(choices[0].key))
+        except (HierlabError, Exception) as exc:  # the Data page offers the others
+            st.session_state["default_failed"] = str(exc)
+
+with st.sidebar:
+    st.markdown("### hierlab")
+    ds = state.dataset
+    if ds is not None:
+        st.caption(f"Data: **{ds.name}** — {ds.describe_split()}")
+    elif st.session_state.get("default_failed"):
+        st.caption(f"Default data set failed to load: {st.session_state['default_failed']}")
+    else:
+        st.caption("No data set yet: choose or upload one on the Data page.")
+    st.caption(f"Runs in this session: {len(state.runs)}")
+
+page = st.navigation(pages)
+try:
+    page.run()
+except Exception as exc:  # HierlabError and anything unexpected: a message, not a traceback
+    show_error(exc)
