@@ -599,14 +599,15 @@ class MFTree(_MFTreeBase):
             # Dense: blocks of rows small enough to stay in cache while they descend; every
             # level is one gather of the block's rows and their nodes' vectors and an einsum.
             Zd = np.asarray(Z)
-            block = int(np.clip(2**17 // max(Zd.shape[1], 1), 64, 8192))
+            block = int(np.clip(2**18 // max(Zd.shape[1], 1), 64, 8192))
             for s0 in range(0, n, block):
                 Zb = Zd[s0 : s0 + block]
                 nb = node[s0 : s0 + block]
                 act = np.flatnonzero(left[nb] >= 0)
                 while len(act):
                     cur = nb[act]
-                    score = np.einsum("ij,ij->i", Zb[act], coef[cur]) + b[cur]
+                    Za = Zb if len(act) == len(Zb) else Zb[act]  # no copy while all descend
+                    score = np.einsum("ij,ij->i", Za, coef[cur]) + b[cur]
                     nb[act] = np.where(score >= 0, left[cur], right[cur])
                     act = act[left[nb[act]] >= 0]
             return node
@@ -626,8 +627,11 @@ class MFTree(_MFTreeBase):
                 rows = Zs[active[sel]]
                 if dense_coef:
                     score[sel] = rows @ coef[j]
-                else:
-                    score[sel] = np.asarray((rows @ coef[j].T).toarray()).ravel()
+                else:  # densify the node's vector: O(d), then O(nnz(rows))
+                    wj = np.zeros(coef.shape[1])
+                    lo, hi = coef.indptr[j], coef.indptr[j + 1]
+                    wj[coef.indices[lo:hi]] = coef.data[lo:hi]
+                    score[sel] = rows @ wj
             score += b[cur]
             node[active] = np.where(score >= 0, left[cur], right[cur])
             active = active[left[node[active]] >= 0]
