@@ -23,7 +23,8 @@ mse
     (a random 80% of the training posts each), and the induced tree of the full training set.
 
 The 1,000-class data of ``tau``/``test`` are dense Gaussian classes on a known 3-level
-tree (branching 10): class mean = sum of random vectors on its path, ``d = 128``.
+tree (branching 10): class mean = sum of random vectors on its path, ``d = 128`` (``tau``:
+unequal class sizes, 10-30 training examples per class).
 """
 
 from __future__ import annotations
@@ -81,8 +82,13 @@ def hierarchical_gaussians(
     scales: tuple[float, ...] = (1.0, 0.7, 0.5),
     noise: float = 1.0,
     seed: int = 0,
+    unequal: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Taxonomy]:
-    """Dense classes on a known tree: mean of a leaf = sum of N(0, scale_k^2 I) on its path."""
+    """Dense classes on a known tree: mean of a leaf = sum of N(0, scale_k^2 I) on its path.
+
+    ``unequal`` draws each class's training size uniformly in ``[n_train / 2, 3 n_train / 2]``
+    (Partition2 then picks its two seed classes by size, as on real data).
+    """
     rng = np.random.default_rng(seed)
     edges = []
     level = ["r"]
@@ -98,7 +104,8 @@ def hierarchical_gaussians(
         level = nxt
     means = np.asarray([vec[c] for c in level])
     c = len(level)
-    ytr = np.repeat(np.arange(c), n_train)
+    sizes = rng.integers(n_train // 2, 3 * n_train // 2 + 1, size=c) if unequal else n_train
+    ytr = np.repeat(np.arange(c), sizes)
     yte = np.repeat(np.arange(c), n_test)
     Xtr = means[ytr] + noise * rng.normal(size=(len(ytr), d)) / np.sqrt(d) * 4
     Xte = means[yte] + noise * rng.normal(size=(len(yte), d)) / np.sqrt(d) * 4
@@ -164,7 +171,7 @@ def bench_speed(quick: bool) -> None:
 def bench_tau(quick: bool) -> None:
     print("\n== tau: approximate MF-Tree (Algorithm 3) on 1,000 classes (cf. Table 3) ==")
     b = 6 if quick else 10
-    Xtr, ytr, Xte, yte, truth = hierarchical_gaussians(branching=b, seed=0)
+    Xtr, ytr, Xte, yte, truth = hierarchical_gaussians(branching=b, seed=0, unequal=True)
     print(f"train {Xtr.shape}, test {Xte.shape}, {len(set(ytr))} classes")
     print(
         f"{'tau':>4} {'induce (s)':>11} {'improvement':>12} {'macro-F1':>9} {'depth':>6} {'MSE':>8}"
