@@ -4,7 +4,12 @@ The public API is re-exported here; see the README for a tour.
 """
 
 from hierlab.callbacks import EarlyStopping, FunctionCallback, History, Timeout
-from hierlab.datasets import HierDataset
+from hierlab.datasets import (
+    HierDataset,
+    load_20newsgroups,
+    load_clus,
+    make_hierarchical_text,
+)
 from hierlab.estimators.base import HierarchicalClassifier
 from hierlab.exceptions import (
     ConvergenceError,
@@ -15,6 +20,14 @@ from hierlab.exceptions import (
     TaxonomyError,
 )
 from hierlab.experiments.registry import get_method, list_methods, make_estimator
+from hierlab.io import (
+    load_dataset,
+    parse_taxonomy_text,
+    read_dataset_bytes,
+    read_taxonomy,
+    write_taxonomy,
+)
+from hierlab.persistence import load, save
 from hierlab.solvers.base import SolverResult, SolverState, solve
 from hierlab.taxonomy import Taxonomy
 
@@ -39,6 +52,16 @@ __all__ = [
     "__version__",
     "get_method",
     "list_methods",
+    "load",
+    "load_20newsgroups",
+    "load_clus",
+    "load_dataset",
     "make_estimator",
+    "make_hierarchical_text",
+    "parse_taxonomy_text",
+    "read_dataset_bytes",
+    "read_taxonomy",
+    "save",
     "solve",
+    "write_taxonomy",
 ]

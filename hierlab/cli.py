@@ -101,7 +101,7 @@ def _load_data(args: argparse.Namespace) -> tuple[Any, Any]:
     tax = Taxonomy.read(args.taxonomy) if args.taxonomy else None
     data = load_dataset(args.data, taxonomy=tax)
     if args.test:
-        return data, load_dataset(args.test, taxonomy=data.taxonomy)
+        return data, load_dataset(args.test, reference=data)
     from sklearn.model_selection import train_test_split
 
     idx = np.arange(data.n_samples)
@@ -274,7 +274,7 @@ def _load_data_whole(args: argparse.Namespace) -> Any:
     tax = Taxonomy.read(args.taxonomy) if args.taxonomy else None
     data = load_dataset(args.data, taxonomy=tax)
     if args.test:
-        return data, load_dataset(args.test, taxonomy=data.taxonomy)
+        return data, load_dataset(args.test, reference=data)
     return data
 
 
