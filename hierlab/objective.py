@@ -40,7 +40,7 @@ class Model(Protocol):
 
     def loss(self, S: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, sp.csr_matrix]: ...
 
-    def backward(self, Gamma: sp.csr_matrix, X: Any) -> np.ndarray: ...
+    def backward(self, Gamma: sp.csr_matrix, X: Any, XT: Any = None) -> np.ndarray: ...
 
 
 @dataclass
@@ -99,6 +99,8 @@ class Objective:
         bor = np.asarray(model.block_of_row, dtype=np.int64)
         self.block_of_row = np.where(bor < 0, self.n_blocks, bor)
         self.shape = (int(model.n_rows), int(X.shape[1]))
+        # CSR transpose of sparse X: Gamma^T X becomes a sparse-sparse product, O(nnz(X))
+        self.XT = sp.csr_matrix(X.T) if sp.issparse(X) else None
 
     # ------------------------------------------------------------------ helpers
     def block_sum(self, row_values: np.ndarray) -> np.ndarray:
@@ -129,7 +131,7 @@ class Objective:
         products: the scores and ``Gamma^T X``)."""
         S = self.model.scores(self.X, W)
         block_loss, Gamma = self.model.loss(S, self.y)
-        grad = self.C * self.model.backward(Gamma, self.X)
+        grad = self.C * self.model.backward(Gamma, self.X, self.XT)
         reg = self.regularizer
         rem_value, rem_grad = reg.remainder(W)
         if rem_grad is not None:
@@ -154,6 +156,6 @@ class Objective:
         shape (n_rows, n_features)."""
         S = self.model.scores(self.X, W)
         _, Gamma = self.model.loss(S, self.y)
-        g = self.C * self.model.backward(Gamma, self.X) + self.regularizer.subgradient(W)
+        g = self.C * self.model.backward(Gamma, self.X, self.XT) + self.regularizer.subgradient(W)
         g[~self.regularizer.active] = 0.0
         return g

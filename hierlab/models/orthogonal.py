@@ -46,6 +46,13 @@ def _dense(G: Any) -> np.ndarray:
     return np.asarray(G.toarray() if sp.issparse(G) else G)
 
 
+def _product(Gamma: sp.csr_matrix, X: Matrix, XT: Any) -> np.ndarray:
+    """``Gamma^T X`` as a dense (n_rows, n_features) array."""
+    if XT is not None:
+        return np.ascontiguousarray(_dense(XT @ Gamma).T)
+    return _dense(Gamma.T @ X)
+
+
 class SiblingIndex:
     """Index arrays for sibling maxima and paths of a tree (precomputed once).
 
@@ -199,11 +206,15 @@ class _Base:
 
     def scores(self, X: Matrix, W: np.ndarray) -> np.ndarray:
         """``S = X @ W.T``, shape (n_samples, n_nodes)."""
-        return np.asarray(X @ W.T)
+        return np.asarray(X @ np.ascontiguousarray(W.T))
 
-    def backward(self, Gamma: sp.csr_matrix, X: Matrix) -> np.ndarray:
-        """``Gamma^T X``: subgradient with respect to ``W`` from one w.r.t. ``S``."""
-        return _dense(Gamma.T @ X)
+    def backward(self, Gamma: sp.csr_matrix, X: Matrix, XT: Any = None) -> np.ndarray:
+        """``Gamma^T X``: subgradient with respect to ``W`` from one w.r.t. ``S``.
+
+        ``XT``, the CSR transpose of a sparse ``X``, makes this a sparse-sparse product of cost
+        ``O(nnz(X))`` (``Gamma`` has a few entries per row).
+        """
+        return _product(Gamma, X, XT)
 
     def node_weights(self, W: np.ndarray) -> np.ndarray:
         """The vector that scores each node (``W`` itself here), shape (n_nodes, n_features)."""
@@ -390,16 +401,16 @@ class FlatModel(_Base):
 
     def scores(self, X: Matrix, W: np.ndarray) -> np.ndarray:
         """Node scores, shape (n_samples, n_nodes); path sums when ``path_sum``."""
-        Z = np.asarray(X @ W.T)
+        Z = np.asarray(X @ np.ascontiguousarray(W.T))
         if self.path_sum:
             return np.asarray((self.A @ Z.T).T)
         return Z
 
-    def backward(self, Gamma: sp.csr_matrix, X: Matrix) -> np.ndarray:
+    def backward(self, Gamma: sp.csr_matrix, X: Matrix, XT: Any = None) -> np.ndarray:
         """``Gamma^T X`` (``(Gamma A)^T X`` for path sums)."""
         if self.path_sum:
             Gamma = sp.csr_matrix(Gamma @ self.A)
-        return _dense(Gamma.T @ X)
+        return _product(Gamma, X, XT)
 
     def node_weights(self, W: np.ndarray) -> np.ndarray:
         """``w_y`` per node: path sums ``A @ U`` (eq. 3) or ``W`` itself."""
