@@ -476,8 +476,8 @@ class MFTree(_MFTreeBase):
                 gram_cache[block_root] = (Gb, pos)
             return gram_cache[block_root]
 
-        block_of: dict[int, int] = {}
-        tree_ref: list[_Tree] = []
+        block_of: dict[int, int] = {}  # MF-Tree node -> root of its Gram block
+        tree = _Tree()
         routing: dict[int, tuple[np.ndarray, float]] = {}  # node -> (u over node classes, b)
 
         def sq_norms(classes: np.ndarray) -> np.ndarray:
@@ -509,14 +509,10 @@ class MFTree(_MFTreeBase):
                 b = -0.5 * (float(SL @ SL) - float(SR @ SR))
                 routing[node] = (u, b)
                 return left, G, None, "approx"
-            parent = tree_ref[0].parent[node] if tree_ref else -1
-            if node not in block_of:
-                block_of[node] = (
-                    block_of[parent]
-                    if parent >= 0 and parent in block_of and tree_ref[0].depth[parent] >= tau
-                    else node
-                )
-            Gb, pos = gram_for(block_of[node], tree_ref[0].classes[block_of[node]])
+            # One Gram block per MF-Tree subtree: the root (tau = 0) or each node at depth tau.
+            parent = tree.parent[node]
+            block_of[node] = block_of[parent] if parent in block_of else node
+            Gb, pos = gram_for(block_of[node], tree.classes[block_of[node]])
             idx = pos[cls]
             gram = Gb[idx][:, idx]
             N = nk.sum()
@@ -539,8 +535,6 @@ class MFTree(_MFTreeBase):
             routing[node] = (u, b)
             return left, G, lam, kind
 
-        tree = _Tree()
-        tree_ref.append(tree)
         _grow(c, int(self.tau), split, tree)
         self._finish(tree, counts)
         # Stack the routing vectors: coef = U @ S with U sparse (n_nodes x c).
