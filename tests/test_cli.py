@@ -1,0 +1,151 @@
+"""The ``hierlab`` command: every sub-command on small data, and its error path."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import hierlab
+from hierlab.cli import ProgressBar, main
+from hierlab.solvers.base import SolverState
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "datasets"
+
+
+def test_datasets_and_methods_list(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["datasets"]) == 0
+    out = capsys.readouterr().out
+    assert "hieron-synthetic" in out and "20newsgroups" in out
+    assert main(["methods"]) == 0
+    out = capsys.readouterr().out
+    for name in hierlab.list_methods():
+        assert name in out
+
+
+def test_fit_file_with_taxonomy_json_and_model(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    model = tmp_path / "m.hlm"
+    code = main(
+        [
+            "fit",
+            str(DATA / "example_names.csv"),
+            "--taxonomy",
+            str(DATA / "taxonomy_edges.txt"),
+            "--method",
+            "topdown",
+            "--param",
+            "C=0.5",
+            "--test-size",
+            "0.3",
+            "--seed",
+            "1",
+            "--json",
+            "--out",
+            str(model),
+        ]
+    )
+    assert code == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["method"] == "topdown" and report["n_train"] + report["n_test"] == 30
+    assert 0.0 <= report["accuracy"] <= 1.0
+    est = hierlab.load(model)
+    data = hierlab.load_dataset(
+        DATA / "example_names.csv", taxonomy=hierlab.Taxonomy.read(DATA / "taxonomy_edges.txt")
+    )
+    assert len(est.predict(data.X)) == 30
+
+
+def test_fit_separate_test_file(capsys) -> None:  # type: ignore[no-untyped-def]
+    code = main(
+        [
+            "fit",
+            str(DATA / "example_paths.csv"),
+            "--test",
+            str(DATA / "example_paths_test.csv"),
+            "--json",
+        ]
+    )
+    assert code == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["n_test"] == 12
+
+
+def test_evaluate_predictions_csv(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    tax = hierlab.Taxonomy.read(DATA / "taxonomy_edges.txt")
+    leaves = [str(n) for n in tax.names[tax.leaves]]
+    rng = np.random.default_rng(0)
+    y_true = rng.choice(leaves, 50)
+    y_pred = rng.choice(leaves, 50)
+    path = tmp_path / "pred.csv"
+    pd.DataFrame({"y_true": y_true, "y_pred": y_pred}).to_csv(path, index=False)
+    assert (
+        main(["evaluate", str(path), "--taxonomy", str(DATA / "taxonomy_edges.txt"), "--json"]) == 0
+    )
+    report = json.loads(capsys.readouterr().out)
+    assert report == pytest.approx(hierlab.metrics.evaluate(y_true, y_pred, tax))
+
+
+def test_compare_writes_tables(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    out_csv, out_json = tmp_path / "r.csv", tmp_path / "r.json"
+    code = main(
+        [
+            "compare",
+            str(DATA / "example_names.csv"),
+            "--taxonomy",
+            str(DATA / "taxonomy_edges.txt"),
+            "--methods",
+            "topdown",
+            "ovr-svm",
+            "--param",
+            "topdown:C=0.1",
+            "--n-splits",
+            "2",
+            "--csv",
+            str(out_csv),
+            "--json",
+            str(out_json),
+        ]
+    )
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "paired tests against topdown" in text
+    df = pd.read_csv(out_csv)
+    assert set(df["method"]) == {"topdown(C=0.1)", "ovr-svm"} and set(df["split"]) == {0, 1}
+    payload = json.loads(out_json.read_text())
+    assert {"summary", "results", "tests"} <= set(payload)
+
+
+def test_reproduce_lists_tables(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["reproduce"]) == 0
+    assert "hieron" in capsys.readouterr().out
+    assert main(["reproduce", "no-such-table"]) == 2
+
+
+def test_errors_are_messages_not_tracebacks(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    assert main(["fit", str(tmp_path / "missing.csv")]) == 2
+    assert "hierlab: error" in capsys.readouterr().err
+    assert main(["fit", "hieron-synthetic", "--method", "nope"]) == 2
+    assert "unknown method" in capsys.readouterr().err
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,label\n1,x\n2,y\n")
+    assert main(["fit", str(bad), "--taxonomy", str(DATA / "taxonomy_edges.txt")]) == 2
+    assert "not a node" in capsys.readouterr().err
+
+
+def test_progress_bar_draws_and_finishes() -> None:
+    import io
+
+    buf = io.StringIO()
+    bar = ProgressBar(total=10, stream=buf)
+    bar(SolverState(3, 0.5, upper=2.0, lower=1.0))
+
+    class R:
+        final = SolverState(10, 1.0, upper=1.5, lower=1.49)
+
+    bar.on_end(R())
+    text = buf.getvalue()
+    assert "10/10" in text and "gap 0.01" in text and text.endswith("\n")
