@@ -529,8 +529,9 @@ def node_max_marginals(
     On a tree, the exact max-marginal margin: with ``best_with(n)`` the best value of a
     feasible label containing ``n`` and ``best`` the overall optimum, the score is
     ``best_with(n) - best`` (``<= 0``, 0 on the predicted set); for the ancestor-closed space
-    (``leaf_terminated=False``) predicted nodes instead get ``f(n) > 0``, the value lost by
-    dropping their subtree, so the score is ``best_with(n) - best_without(n)``. On a DAG (no
+    (``leaf_terminated=False``) predicted nodes instead get ``best - best_without(n) > 0`` (the
+    smallest subtree value ``f`` on the path to ``n``), so that the score is
+    ``best_with(n) - best_without(n)`` for every node. On a DAG (no
     exact O(M) recursion) the node potentials are made monotone along the hierarchy,
     ``h_n = min(R_n, min_{p in P(n)} h_p)`` (the true-path rule).
 
@@ -560,7 +561,12 @@ def node_max_marginals(
         B[:, nodes] = B[:, par] - forced[:, par] - np.maximum(F[:, nodes], 0.0) + F[:, nodes]
     S = B - best[:, None]
     if not leaf_terminated:
-        S = np.where(Z, F, S)
+        # dropping a predicted n removes its subtree (value f(n)); an ancestor whose value then
+        # turns negative is dropped too, so the loss is the smallest f on the path
+        run = np.full_like(F, np.inf)
+        for nodes, par, _u, _s in reversed(_tree_levels(taxonomy).levels):
+            run[:, nodes] = np.minimum(np.where(par[None, :] == 0, np.inf, run[:, par]), F[:, nodes])
+        S = np.where(Z, run, S)
     S[:, 0] = 0.0
     return S
 
@@ -654,6 +660,7 @@ class HierarchicalHinge:
             w[0] = 0.0
             self.w = w
             self.max_loss = float(w.sum())
+            self.grad_scale = float(2.0 * np.sum(self.c**2))
         else:
             self.y = np.asarray(Y, dtype=np.int64)
             self.candidates = taxonomy.leaves
@@ -661,7 +668,10 @@ class HierarchicalHinge:
             self.D = single_label_errors(
                 taxonomy, self.label_nodes, self.candidates, loss, self.alpha
             )
+            sq = np.asarray(self.C_cand.multiply(self.C_cand).sum(axis=1)).ravel()
+            self.grad_scale = float(2.0 * sq.max()) if sq.size else 1.0
             if variant == "eq13":
+                self.grad_scale = 1.0
                 Dn = single_label_errors(
                     taxonomy, self.label_nodes, self.candidates, "normalized", self._alpha_or_c2()
                 )

@@ -6,7 +6,12 @@ convex with modulus ``2 lam``) step ``t`` draws a mini-batch ``B`` and does
 
     W <- (1 - 2 lam eta_t) W - eta_t / |B| sum_{i in B} g_i,      eta_t = 1 / (2 lam (t + t0)),
 
-then projects onto the ball ``||W||_F <= sqrt(J(0) / lam)`` that contains the optimum. The
+then projects onto the ball ``||W||_F <= sqrt(J(0) / lam)`` that contains the optimum. Plain
+Pegasos has ``t0 = 0``: its first steps, of size ``1 / (2 lam)``, are huge for the small
+``lam`` a hold-out search picks, and it then needs thousands of epochs. As in Bottou's SGD we
+bound the first step by ``eta0``: ``t0 = 1 / (2 lam eta0)``, so ``eta_t = eta0 / (1 + 2 lam eta0
+t)`` (the ``1 / (2 lam t)`` tail, hence Pegasos' rate, is kept). ``eta0="auto"`` calibrates it on a
+sample of rows (see :func:`_step_offset`). The
 reported iterate is the polynomial-decay average ``W_bar <- (1 - r_t) W_bar + r_t W`` with
 ``r_t = (1 + c) / (t + c)`` (Shamir & Zhang 2013), whose primal objective is evaluated on the
 whole training set after every epoch: that value is ``upper`` on the solver contract (Pegasos
@@ -19,6 +24,8 @@ from collections.abc import Iterator
 from typing import Any, Protocol
 
 import numpy as np
+
+from threadpoolctl import threadpool_limits
 
 from hierlab.exceptions import ParameterError
 from hierlab.solvers.base import Solver, SolverState
@@ -39,6 +46,8 @@ class SGDObjective(Protocol):
     def coef_shape(self) -> tuple[int, int]: ...
 
     def gradient(self, W: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
+
+    def batch_loss(self, W: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
 
     def value(self, W: np.ndarray) -> float: ...
 
@@ -61,6 +70,8 @@ class PegasosSGD(Solver):
         The ``c`` of polynomial-decay averaging (``c = 0`` is the uniform average).
     random_state : int or Generator, optional
         Shuffling of the rows in each epoch.
+    eta0 : float or "auto", default "auto"
+        Largest step (see the module docstring); None gives plain Pegasos (``t0 = 0``).
     W0 : ndarray, optional
         Warm start (also sets the step counter offset ``t0`` below).
     t0 : int, default 0
@@ -85,6 +96,7 @@ class PegasosSGD(Solver):
         average: bool = True,
         avg_c: float = 3.0,
         random_state: Any = None,
+        eta0: float | str | None = "auto",
         W0: np.ndarray | None = None,
         t0: int = 0,
     ) -> None:
@@ -99,7 +111,9 @@ class PegasosSGD(Solver):
         self.avg_c = float(avg_c)
         self.rng = np.random.default_rng(random_state)
         self.W0 = W0
+        self.eta0 = eta0
         self.t = int(t0)
+        self._t0_set = t0 > 0
         self.coef: np.ndarray | None = None
         self.W_last: np.ndarray | None = None
         self.best = np.inf
@@ -112,9 +126,29 @@ class PegasosSGD(Solver):
         ``n_avg`` counts the averaging steps since ``W_bar`` was (re)started.
         """
         lam = objective.lam
+        if not self._t0_set:
+            self.t = _step_offset(objective, self.eta0, self.rng)
+            self._t0_set = True
         radius = np.sqrt(max(objective.max_loss, 1e-12) / lam)
         n = objective.n_samples
         perm = self.rng.permutation(n)
+        loss_sum = 0.0
+        # small products per step: one BLAS thread avoids thread start-up/oversubscription costs
+        with threadpool_limits(limits=1, user_api="blas"):
+            W, W_bar, n_avg, loss_sum = self._steps(objective, W, W_bar, n_avg, perm, radius)
+        return W, W_bar, n_avg, loss_sum / n
+
+    def _steps(
+        self,
+        objective: SGDObjective,
+        W: np.ndarray,
+        W_bar: np.ndarray,
+        n_avg: int,
+        perm: np.ndarray,
+        radius: float,
+    ) -> tuple[np.ndarray, np.ndarray, int, float]:
+        lam = objective.lam
+        n = len(perm)
         loss_sum = 0.0
         for s in range(0, n, self.batch_size):
             idx = np.sort(perm[s : s + self.batch_size])
@@ -129,7 +163,7 @@ class PegasosSGD(Solver):
             n_avg += 1
             r = (1.0 + self.avg_c) / (n_avg + self.avg_c)
             W_bar = (1.0 - r) * W_bar + r * W
-        return W, W_bar, n_avg, loss_sum / n
+        return W, W_bar, n_avg, loss_sum
 
     def iterate(self, objective: SGDObjective) -> Iterator[SolverState]:
         """Yield one state per epoch: ``upper`` = best primal objective of the reported iterate."""
@@ -160,3 +194,46 @@ class PegasosSGD(Solver):
             )
             if converged:
                 return
+
+
+def _step_offset(objective: Any, eta0: float | str | None, rng: np.random.Generator) -> int:
+    """``t0 = round(1 / (2 lam eta0))`` (0 for plain Pegasos); ``"auto"`` calibrates eta0.
+
+    The calibration (as in Bottou's sgd) runs one pass over a sample of at most 1,000 rows for
+    each candidate ``eta0 = base * 10^k``, k = -2..3, with ``base = 1 / (E||x||^2 kappa)``,
+    and keeps the one with the smallest objective on the sample.
+    """
+    if eta0 is None:
+        return 0
+    lam = objective.lam
+    if eta0 == "auto":
+        X = objective.X
+        n = X.shape[0]
+        rows = np.sort(rng.choice(n, size=min(n, 1000), replace=False))
+        Xs = X[rows]
+        sq = Xs.multiply(Xs).sum() if hasattr(Xs, "multiply") else float(np.sum(Xs * Xs))
+        mean_sq = max(float(sq) / max(len(rows), 1), 1e-12)
+        kappa = float(getattr(objective, "grad_scale", 1.0))
+        base = 1.0 / (mean_sq * max(kappa, 1e-12))
+        best_val, eta = np.inf, base
+        bs = 32
+        with threadpool_limits(limits=1, user_api="blas"):
+            for k in range(-2, 4):
+                cand = base * 10.0**k
+                W = np.zeros(objective.coef_shape)
+                t = 0
+                for s in range(0, len(rows), bs):
+                    idx = rows[s : s + bs]
+                    t += 1
+                    step = cand / (1.0 + 2.0 * lam * cand * t)
+                    g, _ = objective.gradient(W, idx)
+                    W = (1.0 - 2.0 * lam * step) * W - step * g
+                losses, _ = objective.batch_loss(W, rows)
+                val = lam * float(np.sum(W * W)) + float(losses.mean())
+                if np.isfinite(val) and val < best_val:
+                    best_val, eta = val, cand
+    else:
+        eta = float(eta0)
+        if not eta > 0:
+            raise ParameterError(f"eta0 must be positive, 'auto' or None, got {eta0!r}")
+    return int(round(1.0 / (2.0 * lam * eta)))

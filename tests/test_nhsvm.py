@@ -1,0 +1,509 @@
+"""Seed 003 (Normalized Hierarchical SVM): inference, alpha rules, Algorithm 1, estimators.
+
+Every fast routine is checked against an exact oracle: enumeration of the label space for the
+dynamic programme and the LP/IP, ``scipy.optimize`` for the alpha problems, eq. (20) and the
+primal objective; Theorem 1 (invariance to node duplication) is checked on data.
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import minimize
+
+from hierlab import Taxonomy
+from hierlab.datasets.nhsvm import make_nhsvm_synthetic
+from hierlab.estimators.nhsvm import HSVM, NHSVM, SharedSVM, is_leaf_terminated
+from hierlab.exceptions import ParameterError, TaxonomyError
+from hierlab.experiments.registry import get_method, make_estimator
+from hierlab.models.nhsvm import (
+    HierarchicalHinge,
+    dag_max_label,
+    leaf_path_matrix,
+    node_max_marginals,
+    normalization_alpha,
+    tree_max_label,
+)
+from hierlab.solvers.shared_alpha import shared_alpha, shared_norm_objective
+
+# ------------------------------------------------------------------------------------ helpers
+
+
+def random_tree(rng: np.random.Generator, n: int) -> Taxonomy:
+    parent = [-1] + [int(rng.integers(0, i)) for i in range(1, n)]
+    return Taxonomy.from_parent_array(parent)
+
+
+def random_dag(rng: np.random.Generator, n: int, extra: int) -> Taxonomy:
+    edges = {(str(int(rng.integers(0, i))), str(i)) for i in range(1, n)}
+    for _ in range(extra):
+        c = int(rng.integers(2, n))
+        p = int(rng.integers(1, c))
+        edges.add((str(p), str(c)))
+    return Taxonomy(sorted(edges), nodes=[str(i) for i in range(n)])
+
+
+def feasible_sets(tax: Taxonomy, leaf_terminated: bool) -> list[np.ndarray]:
+    """Every label set of the space (root included), by enumeration."""
+    M = tax.n_nodes
+    out = []
+    for bits in itertools.product([0, 1], repeat=M - 1):
+        z = np.array((1, *bits), dtype=bool)
+        ok = all(z[p] for c in range(1, M) if z[c] for p in tax.parents(c))
+        if ok and leaf_terminated:
+            ok = all(
+                z[tax.children(n)].any() for n in range(M) if z[n] and not tax.is_leaf[n]
+            ) and bool(z[tax.leaves].any())
+        if ok:
+            out.append(z)
+    return out
+
+
+def brute_max(R: np.ndarray, sets: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    Zs = np.array(sets, dtype=np.float64)  # (K, M)
+    vals = R @ Zs.T  # (b, K)
+    k = np.argmax(vals, axis=1)
+    return Zs[k].astype(bool), vals.max(axis=1)
+
+
+# ------------------------------------------------------------------------ inference (Sec. 7.1)
+
+
+@pytest.mark.parametrize("leaf_terminated", [True, False])
+@pytest.mark.parametrize("seed", range(6))
+def test_tree_dp_equals_enumeration(seed: int, leaf_terminated: bool) -> None:
+    rng = np.random.default_rng(seed)
+    tax = random_tree(rng, int(rng.integers(4, 10)))
+    R = rng.normal(size=(40, tax.n_nodes))
+    Z, val, _, _ = tree_max_label(R, tax, leaf_terminated)
+    Zb, vb = brute_max(R, feasible_sets(tax, leaf_terminated))
+    np.testing.assert_allclose(val, vb, atol=1e-12)
+    np.testing.assert_array_equal(Z, Zb)  # continuous rewards: the argmax is unique
+
+
+@pytest.mark.parametrize("leaf_terminated", [True, False])
+@pytest.mark.parametrize("seed", range(5))
+def test_dag_lp_ip_equals_enumeration(seed: int, leaf_terminated: bool) -> None:
+    rng = np.random.default_rng(100 + seed)
+    tax = random_dag(rng, int(rng.integers(5, 10)), extra=3)
+    assert not tax.is_tree
+    R = rng.normal(size=(25, tax.n_nodes))
+    Z, val, stats = dag_max_label(R, tax, leaf_terminated, batch=7, return_stats=True)
+    Zb, vb = brute_max(R, feasible_sets(tax, leaf_terminated))
+    np.testing.assert_allclose(val, vb, atol=1e-9)
+    np.testing.assert_array_equal(Z, Zb)
+    if not leaf_terminated:
+        assert stats["ip"] == 0  # closure constraints are totally unimodular: LP exact
+
+
+def test_dag_lp_fractional_falls_back_to_ip() -> None:
+    # a DAG where the LP relaxation of eq. (19) is fractional for some rewards
+    tax = Taxonomy(
+        [("r", "a"), ("r", "b"), ("r", "c"), ("a", "x"), ("a", "y"), ("b", "y"), ("b", "z"),
+         ("c", "z"), ("c", "x")]
+    )
+    rng = np.random.default_rng(7)
+    R = rng.normal(size=(400, tax.n_nodes)) * 2.0
+    Z, val, stats = dag_max_label(R, tax, True, batch=50, return_stats=True)
+    Zb, vb = brute_max(R, feasible_sets(tax, True))
+    np.testing.assert_allclose(val, vb, atol=1e-9)
+    assert stats["ip"] > 0  # some rows needed the integer program
+
+
+@pytest.mark.parametrize("leaf_terminated", [True, False])
+@pytest.mark.parametrize("seed", range(3))
+def test_node_max_marginals_equal_enumeration(seed: int, leaf_terminated: bool) -> None:
+    rng = np.random.default_rng(200 + seed)
+    tax = random_tree(rng, 8)
+    R = rng.normal(size=(15, tax.n_nodes))
+    S = node_max_marginals(R, tax, leaf_terminated)
+    sets = np.array(feasible_sets(tax, leaf_terminated))
+    vals = R @ sets.T.astype(float)
+    best = vals.max(axis=1)
+    for n in range(1, tax.n_nodes):
+        with_n = np.where(sets[:, n][None, :], vals, -np.inf).max(axis=1)
+        if leaf_terminated:
+            np.testing.assert_allclose(S[:, n], with_n - best, atol=1e-10)
+        else:
+            without = np.where(~sets[:, n][None, :], vals, -np.inf).max(axis=1)
+            np.testing.assert_allclose(S[:, n], with_n - without, atol=1e-10)
+
+
+# ------------------------------------------------------------------------ alpha (eq. 6, 7, 8)
+
+
+def _slsqp_alpha(P: np.ndarray, rho: float, T: float) -> np.ndarray:
+    m = P.shape[1]
+    cons = [{"type": "ineq", "fun": lambda a: P @ a - 1.0, "jac": lambda a: P}]
+    if T > 1:
+        cons.append({"type": "ineq", "fun": lambda a: T - P @ a, "jac": lambda a: -P})
+    else:
+        cons = [{"type": "eq", "fun": lambda a: P @ a - 1.0, "jac": lambda a: P}]
+    res = minimize(
+        lambda a: np.sum(np.abs(a) ** rho),
+        np.full(m, 0.5 / P.sum(axis=1).max()),
+        jac=lambda a: rho * np.abs(a) ** (rho - 1) * np.sign(a),
+        bounds=[(0, None)] * m,
+        constraints=cons,
+        method="SLSQP",
+        options={"ftol": 1e-14, "maxiter": 2000},
+    )
+    assert res.success, res.message
+    return res.x
+
+
+@pytest.mark.parametrize("rho", [2.0, 1.5])
+@pytest.mark.parametrize("seed", range(4))
+def test_alpha_eq6_tree_constraints_and_generic_solver(seed: int, rho: float) -> None:
+    rng = np.random.default_rng(300 + seed)
+    tax = random_tree(rng, int(rng.integers(5, 12)))
+    a = normalization_alpha(tax, "eq6", rho=rho)
+    P = leaf_path_matrix(tax).toarray()
+    assert a[0] == 0.0 and np.all(a >= 0)
+    np.testing.assert_allclose(P @ a[1:], 1.0, atol=1e-6)
+    ref = _slsqp_alpha(P, rho, 1.0)
+    np.testing.assert_allclose(a[1:], ref, atol=2e-4)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_alpha_eq6_dag_relaxation_eq8(seed: int) -> None:
+    rng = np.random.default_rng(400 + seed)
+    tax = random_dag(rng, 9, extra=4)
+    a = normalization_alpha(tax, "eq6", rho=2.0, T=1.5)
+    P = leaf_path_matrix(tax).toarray()
+    s = P @ a[1:]
+    assert np.all(s >= 1 - 1e-6) and np.all(s <= 1.5 + 1e-6) and np.all(a >= 0)
+    ref = _slsqp_alpha(P, 2.0, 1.5)
+    assert abs(np.sum(a[1:] ** 2) - np.sum(ref**2)) <= 1e-5 * max(1.0, np.sum(ref**2))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_alpha_eq7_constraints_and_generic_solver(seed: int) -> None:
+    rng = np.random.default_rng(500 + seed)
+    tax = random_tree(rng, int(rng.integers(5, 11)))
+    a = normalization_alpha(tax, "eq7")
+    P = leaf_path_matrix(tax).toarray()
+    np.testing.assert_allclose(P @ a[1:], 1.0, atol=1e-8)
+    assert np.all(a >= 0)
+    for c in range(1, tax.n_nodes):  # directional constraints
+        p = tax.parent[c]
+        if p > 0:
+            assert a[c] >= a[p] - 1e-9
+    # generic solver: SLSQP on max t s.t. the same constraints
+    m = tax.n_nodes - 1
+    edges = [(tax.parent[c] - 1, c - 1) for c in range(1, tax.n_nodes) if tax.parent[c] > 0]
+    cons = [
+        {"type": "eq", "fun": lambda z: P @ z[:m] - 1.0},
+        {"type": "ineq", "fun": lambda z: z[:m] - z[m]},
+    ]
+    if edges:
+        cons.append({"type": "ineq", "fun": lambda z: np.array([z[c] - z[p] for p, c in edges])})
+    z0 = np.concatenate([normalization_alpha(tax, "eq6")[1:], [0.0]])
+    res = minimize(
+        lambda z: -z[m], z0, bounds=[(0, None)] * m + [(None, None)], constraints=cons,
+        method="SLSQP", options={"ftol": 1e-12, "maxiter": 1000},
+    )
+    assert res.success
+    assert abs(a[1:].min() - res.x[m]) <= 1e-6
+
+
+def test_alpha_rules_validate() -> None:
+    tax = Taxonomy([("r", "a"), ("r", "b")])
+    with pytest.raises(ParameterError, match="rho"):
+        normalization_alpha(tax, "eq6", rho=1.0)
+    with pytest.raises(ParameterError, match="alpha rule"):
+        normalization_alpha(tax, "eq9")
+    np.testing.assert_allclose(normalization_alpha(tax, "eq7"), [0, 1, 1])
+
+
+# ------------------------------------------------------------------------ Algorithm 1, eq. (20)
+
+
+def _eq20_numeric(sq: np.ndarray, tax: Taxonomy) -> np.ndarray:
+    P = leaf_path_matrix(tax).toarray()
+    m = tax.n_nodes - 1
+    s = sq[1:]
+    res = minimize(
+        lambda a: np.sum(s / a),
+        np.full(m, 1.0 / (tax.max_depth + 1)),
+        jac=lambda a: -s / a**2,
+        bounds=[(1e-9, 1.0)] * m,
+        constraints=[{"type": "ineq", "fun": lambda a: 1.0 - P @ a, "jac": lambda a: -P}],
+        method="SLSQP",
+        options={"ftol": 1e-13, "maxiter": 3000},
+    )
+    # SLSQP may stop with "positive directional derivative" at the optimum (round-off): the
+    # caller compares objectives and weights, which fails if it stopped elsewhere
+    assert np.all(P @ res.x <= 1 + 1e-8)
+    return np.concatenate([[0.0], res.x])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_algorithm1_alpha_equals_numerical_eq20(seed: int) -> None:
+    rng = np.random.default_rng(600 + seed)
+    tax = random_tree(rng, int(rng.integers(4, 10)))
+    U = rng.normal(size=(tax.n_nodes, 3)) * rng.uniform(0.2, 2.0, size=(tax.n_nodes, 1))
+    U[0] = 0.0  # the root is not a node of the model
+    a = shared_alpha(U, tax)
+    sq = np.einsum("ij,ij->i", U, U)
+    ref = _eq20_numeric(sq, tax)
+    P = leaf_path_matrix(tax).toarray()
+    assert np.all(P @ a[1:] <= 1 + 1e-12) and np.all(a >= 0)
+    ours, num = shared_norm_objective(U, a), float(np.sum(sq[1:] / ref[1:]))
+    assert ours <= num * (1 + 1e-9)
+    np.testing.assert_allclose(ours, num, rtol=1e-5)
+    np.testing.assert_allclose(a, ref, atol=1e-3)
+
+
+def test_algorithm1_rejects_dag() -> None:
+    tax = Taxonomy([("r", "a"), ("r", "b"), ("a", "c"), ("b", "c")])
+    with pytest.raises(TaxonomyError):
+        shared_alpha(np.ones(4), tax)
+
+
+# ------------------------------------------------------------------------ objective and solver
+
+
+def _primal_qp(obj: HierarchicalHinge, X: np.ndarray) -> float:
+    """Exact optimum of the NHSVM primal (slack form) with SLSQP, for a tiny problem."""
+    M, d = obj.coef_shape
+    n = X.shape[0]
+    leaves = obj.taxonomy.leaves
+    C = obj.C.toarray()
+    rows = []
+    for i in range(n):
+        for j, l in enumerate(leaves):
+            diff = C[l] - C[obj.y[i]]
+            delta = obj.D[obj.label_index[i], j]
+            if delta > 0:
+                rows.append((i, np.outer(diff, X[i]).ravel(), delta))
+
+    def f(z: np.ndarray) -> float:
+        w, xi = z[: M * d], z[M * d :]
+        return obj.lam * w @ w + xi.mean()
+
+    def g(z: np.ndarray) -> np.ndarray:
+        out = np.zeros_like(z)
+        out[: M * d] = 2 * obj.lam * z[: M * d]
+        out[M * d :] = 1.0 / n
+        return out
+
+    A = np.zeros((len(rows), M * d + n))
+    b = np.zeros(len(rows))
+    for k, (i, v, delta) in enumerate(rows):
+        A[k, : M * d] = -v
+        A[k, M * d + i] = 1.0
+        b[k] = delta
+    res = minimize(
+        f, np.zeros(M * d + n), jac=g, method="SLSQP",
+        bounds=[(None, None)] * (M * d) + [(0, None)] * n,
+        constraints=[{"type": "ineq", "fun": lambda z: A @ z - b, "jac": lambda z: A}],
+        options={"ftol": 1e-12, "maxiter": 500},
+    )
+    return float(res.fun)
+
+
+def test_pegasos_reaches_the_primal_optimum() -> None:
+    rng = np.random.default_rng(11)
+    tax = Taxonomy([("r", "a"), ("r", "b"), ("a", "a1"), ("a", "a2")])
+    leaves = tax.leaves
+    X = rng.normal(size=(30, 2))
+    y = leaves[rng.integers(0, len(leaves), size=30)]
+    est = NHSVM(tax, lam=0.05, epochs=300, batch_size=5, tol=1e-9, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, tax.names[y])
+    alpha = normalization_alpha(tax)
+    obj = HierarchicalHinge(X, y, tax, np.sqrt(alpha), 0.05, "normalized", alpha)
+    opt = _primal_qp(obj, X)
+    ours = obj.value(est.W_)
+    assert opt <= ours + 1e-9
+    assert ours <= opt * 1.01 + 1e-6
+    assert np.all(np.diff(est.history_["upper"].to_numpy()) <= 1e-12)  # best-so-far
+
+
+# ------------------------------------------------------------------------ Theorem 1
+
+
+def _margins(cls: type, tax: Taxonomy, X: np.ndarray, y: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    est = cls(tax, lam=0.02, epochs=200, batch_size=10, tol=1e-10, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, y)
+    S = est.decision_function(grid)
+    names = list(tax.names)
+    a = names.index("a") if "a2" not in names else names.index("a2")
+    return S[:, a] - S[:, names.index("b")]
+
+
+def test_theorem1_duplicating_a_node_moves_hsvm_not_nhsvm() -> None:
+    rng = np.random.default_rng(5)
+    n = 200
+    X = np.vstack([rng.normal([1.0, 0.5], 1.0, (n, 2)), rng.normal([-1.0, -0.5], 1.0, (n, 2))])
+    X = np.hstack([X, np.ones((2 * n, 1))])  # a bias feature
+    g1 = Taxonomy([("r", "a"), ("r", "b")])
+    g2 = Taxonomy([("r", "a"), ("a", "a2"), ("r", "b")])  # a and a2 are duplicated nodes
+    y1 = np.array(["a"] * n + ["b"] * n, dtype=object)
+    y2 = np.array(["a2"] * n + ["b"] * n, dtype=object)
+    grid = np.column_stack([rng.uniform(-3, 3, 300), rng.uniform(-3, 3, 300), np.ones(300)])
+    nh1 = _margins(NHSVM, g1, X, y1, grid)
+    nh2 = _margins(NHSVM, g2, X, y2, grid)
+    hs1 = _margins(HSVM, g1, X, y1, grid)
+    hs2 = _margins(HSVM, g2, X, y2, grid)
+    nh_move = np.max(np.abs(nh1 - nh2)) / np.max(np.abs(nh1))
+    hs_move = np.max(np.abs(hs1 - hs2)) / np.max(np.abs(hs1))
+    assert nh_move < 0.03
+    assert hs_move > 0.15
+    assert hs_move > 5 * nh_move
+
+
+# ------------------------------------------------------------------------ estimators
+
+
+@pytest.fixture
+def tree() -> Taxonomy:
+    return Taxonomy(
+        [("r", "a"), ("r", "b"), ("a", "a1"), ("a", "a2"), ("b", "b1"), ("b", "b2"),
+         ("b2", "c1"), ("b2", "c2")]
+    )
+
+
+def _blobs(tax: Taxonomy, n: int = 240, d: int = 8, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    leaves = tax.names[tax.leaves]
+    cent = {lab: rng.normal(scale=2.5, size=d) for lab in leaves}
+    y = rng.choice(leaves, size=n)
+    X = np.stack([cent[lab] for lab in y]) + rng.normal(size=(n, d))
+    return X, y.astype(object), cent
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda t: HSVM(t, lam=1e-3, epochs=10, random_state=0),
+        lambda t: NHSVM(t, lam=1e-3, epochs=10, random_state=0),
+        lambda t: NHSVM(t, lam=1e-3, epochs=10, variant="eq13", random_state=0),
+        lambda t: NHSVM(t, lam=1e-3, epochs=10, alpha_rule="eq7", random_state=0),
+        lambda t: SharedSVM(t, lam=1e-3, rounds=2, epochs_per_alpha=3, random_state=0),
+    ],
+)
+def test_estimators_fit_dense_and_csr_identically(tree: Taxonomy, make) -> None:
+    X, y, _ = _blobs(tree)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dense = make(tree).fit(X, y)
+        sparse = make(tree).fit(sp.csr_matrix(X), y)
+    assert dense.score(X, y) > 0.9
+    np.testing.assert_allclose(dense.coef_, sparse.coef_, atol=1e-8)
+    np.testing.assert_array_equal(dense.predict(X), sparse.predict(sp.csr_matrix(X)))
+    assert dense.coef_.shape == (tree.n_nodes, X.shape[1])
+    assert np.all(dense.coef_[0] == 0)
+    assert set(dense.predict(X)) <= set(tree.names[tree.leaves])
+    D = dense.decision_function(X[:5])
+    assert D.shape == (5, tree.n_nodes)
+    # the best leaf's score is the root's max-marginal
+    leaf_ids = tree.index(dense.predict(X[:5]))
+    np.testing.assert_allclose(D[np.arange(5), leaf_ids], D[:, 0])
+
+
+def test_ssvm_alpha_is_feasible_and_objective_decreases(tree: Taxonomy) -> None:
+    X, y, _ = _blobs(tree, seed=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = SharedSVM(tree, lam=1e-3, rounds=4, epochs_per_alpha=3, tol=0, random_state=0)
+        est.fit(X, y)
+    P = leaf_path_matrix(tree).toarray()
+    np.testing.assert_allclose(P @ est.alpha_[1:], 1.0, atol=1e-9)
+    assert len(est.alpha_history_) >= 2
+    ups = est.history_["upper"].to_numpy()
+    assert np.all(np.diff(ups) <= 1e-12)
+    steps = est.history_[est.history_["alpha_step"].astype(bool)]
+    assert len(steps) == len(est.alpha_history_)
+
+
+@pytest.mark.parametrize("dag", [False, True])
+def test_multilabel_fit_predict_consistent_sets(dag: bool) -> None:
+    edges = [("r", "a"), ("r", "b"), ("a", "a1"), ("a", "a2"), ("b", "b1"), ("b", "b2")]
+    if dag:
+        edges.append(("a", "b1"))
+    tax = Taxonomy(edges)
+    rng = np.random.default_rng(2)
+    leaves = list(tax.names[tax.leaves])
+    cent = {lab: rng.normal(scale=2.5, size=6) for lab in leaves}
+    Y = [tuple(rng.choice(leaves, size=int(rng.integers(1, 3)), replace=False)) for _ in range(150)]
+    X = np.stack([sum(cent[lab] for lab in row) for row in Y]) + 0.5 * rng.normal(size=(150, 6))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = NHSVM(tax, lam=1e-3, epochs=15, random_state=0).fit(X, Y)
+    assert est.multilabel_ and est.leaf_terminated_
+    ind = est.decision_path(X).toarray().astype(bool)
+    # predicted sets are consistent with the hierarchy: closed under parents and leaf-terminated
+    for row in ind:
+        for c in range(1, tax.n_nodes):
+            if row[c]:
+                assert all(row[p] for p in tax.parents(c))
+        for n in tax.internal_nodes:
+            if row[n] and n != 0:
+                assert row[tax.children(n)].any()
+    assert est.score(X, Y) > 0.6
+    S = est.decision_function(X[:4])
+    assert S.shape == (4, tax.n_nodes)
+
+
+def test_multilabel_internal_labels_use_the_closed_space() -> None:
+    tax = Taxonomy([("r", "a"), ("r", "b"), ("a", "a1"), ("a", "a2")])
+    Y = [("a",), ("a1",), ("b",), ("a2", "b")] * 10
+    enc = sp.csr_matrix(
+        (np.ones(5), ([0, 1, 2, 3, 3], [1, 3, 2, 4, 2])), shape=(4, tax.n_nodes)
+    )
+    assert not is_leaf_terminated(enc, tax)
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = HSVM(tax, lam=1e-2, epochs=3, random_state=0).fit(X, Y)
+    assert est.leaf_terminated_ is False
+
+
+def test_eq13_rejects_multilabel(tree: Taxonomy) -> None:
+    X = np.zeros((4, 2))
+    Y = [("a1",), ("a1", "b1"), ("b1",), ("c1",)]
+    with pytest.raises(ParameterError, match="eq. \\(13\\)"):
+        NHSVM(tree, variant="eq13").fit(X, Y)
+
+
+def test_registry_entries() -> None:
+    for name in ("hsvm", "nhsvm", "nhsvm13", "ssvm"):
+        spec = get_method(name)
+        assert spec.seed == "003"
+        assert "lam" in spec.defaults()
+    est = make_estimator("nhsvm13", lam=1e-3, alpha_rule="eq7")
+    assert est.variant == "eq13" and est.alpha_rule == "eq7"
+    assert get_method("nhsvm").multilabel and get_method("nhsvm").dag
+    with pytest.raises(ParameterError):
+        make_estimator("nhsvm", alpha_rule="eq9")
+
+
+# ------------------------------------------------------------------------ synthetic data
+
+
+@pytest.mark.parametrize("kind", ["balanced", "unbalanced"])
+def test_synthetic_sets(kind: str) -> None:
+    tr, te = make_nhsvm_synthetic(kind, n_samples=900, n_features=50, random_state=0)
+    assert tr.n_samples + te.n_samples == 900 and te.n_samples == 300
+    tax = tr.taxonomy
+    if kind == "balanced":
+        assert tax.n_nodes == 15 and len(tax.leaves) == 8 and tax.max_depth == 3
+    else:
+        assert tax.n_nodes == 21 and len(tax.leaves) == 11 and tax.max_depth == 10
+        assert np.allclose(np.linalg.norm(tr.X, axis=1), 1.0)
+        counts = tr.examples_per_node()
+        assert counts["a1"] > counts["a2"] > counts["a3"]  # halves of halves
+    assert set(tr.y) <= set(tax.names[tax.leaves])
+    tr2, _ = make_nhsvm_synthetic(kind, n_samples=900, n_features=50, random_state=0)
+    np.testing.assert_array_equal(tr.X, tr2.X)
+    with pytest.raises(ParameterError):
+        make_nhsvm_synthetic("tilted")
