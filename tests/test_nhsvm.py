@@ -330,7 +330,7 @@ def test_pegasos_reaches_the_primal_optimum() -> None:
 
 
 def _margins(cls: type, tax: Taxonomy, X: np.ndarray, y: np.ndarray, grid: np.ndarray) -> np.ndarray:
-    est = cls(tax, lam=0.02, epochs=200, batch_size=10, tol=1e-10, random_state=0)
+    est = cls(tax, lam=0.02, epochs=60, batch_size=40, tol=1e-10, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est.fit(X, y)
@@ -356,6 +356,7 @@ def test_theorem1_duplicating_a_node_moves_hsvm_not_nhsvm() -> None:
     hs2 = _margins(HSVM, g2, X, y2, grid)
     nh_move = np.max(np.abs(nh1 - nh2)) / np.max(np.abs(nh1))
     hs_move = np.max(np.abs(hs1 - hs2)) / np.max(np.abs(hs1))
+    print(f"relative move: NHSVM {nh_move:.4f}, HSVM {hs_move:.4f}")
     assert nh_move < 0.03
     assert hs_move > 0.15
     assert hs_move > 5 * nh_move
