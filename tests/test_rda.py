@@ -315,3 +315,22 @@ def test_rda_on_objective_directly_and_limits() -> None:
         RDA(averaging="nope")
     with pytest.raises(ParameterError):
         RDA(max_iter=0)
+
+
+def test_orthognl_jacobi_split_same_optimum_and_certificate() -> None:
+    """The diagonally scaled splitting keeps phi convex: same optimum, valid bounds."""
+    tree, seed = CASES[0]
+    tax, X, y = make_problem(TREES[tree], seed=seed)
+    J_star = cached_optimum("orthognl", tree, seed)
+    est = OrthogonalTransferSVM(tax, alpha=0.6, split="jacobi", tol=0.0, rtol=5e-5)
+    est.set_params(max_iter=60000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est.fit(X, tax.names[y])
+    assert abs(est.objective_ - J_star) <= 1e-4 * J_star
+    check_certificate(est.history_, J_star)
+    reg = est._objective(X, y).regularizer
+    P = np.diag(reg.psi_diag[1:])
+    from hierlab.regularizers import comparison_matrix
+
+    assert np.linalg.eigvalsh(comparison_matrix(est.K_[1:, 1:]) - P)[0] >= -1e-12

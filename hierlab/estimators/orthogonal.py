@@ -169,6 +169,9 @@ class OrthogonalTransferSVM(_RDAClassifier):
         (n_nodes, n_nodes) with a zero root row and column; overrides ``alpha``.
     C, tol, rtol, max_iter, max_time, averaging
         See the RDA parameters of :class:`FlatMulticlassSVM`.
+    split : {"lambda_min", "jacobi"}, default "lambda_min"
+        RDA splitting: ``Psi = lambda_min/2 ||w||^2`` (Section 4.3) or the diagonally scaled
+        ``Psi`` of :class:`~hierlab.regularizers.Orthogonal`.
 
     Attributes
     ----------
@@ -189,10 +192,12 @@ class OrthogonalTransferSVM(_RDAClassifier):
         max_iter: int = 2000,
         max_time: float | None = None,
         averaging: str = "linesearch",
+        split: str = "lambda_min",
     ) -> None:
         super().__init__(taxonomy, C, tol, rtol, max_iter, max_time, averaging)
         self.alpha = alpha
         self.K = K
+        self.split = split
 
     def resolve_K(self, tax: Taxonomy) -> tuple[np.ndarray, float]:
         """``K`` (n_nodes x n_nodes, zero root row/column) and ``lambda_min(Kbar)``.
@@ -230,7 +235,7 @@ class OrthogonalTransferSVM(_RDAClassifier):
         self.K_ = K
         self.lambda_min_ = lam
         model = RecursiveModel(tax)
-        return model, Orthogonal(K, model.active_rows(y), lambda_min=lam)
+        return model, Orthogonal(K, model.active_rows(y), lambda_min=lam, split=self.split)
 
 
 class FlatMulticlassSVM(_RDAClassifier):
@@ -340,7 +345,14 @@ register(
                 high=100.0,
                 help="orthogonality weight K_ij of eq. (6); must stay below the taxonomy's "
                 "largest admissible alpha",
-            )
+            ),
+            Param(
+                "split",
+                "str",
+                "lambda_min",
+                choices=("lambda_min", "jacobi"),
+                help="RDA splitting: Psi = lambda_min/2 ||w||^2 (paper) or diagonally scaled",
+            ),
         ]
     ),
     seed="000",

@@ -65,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rtol", type=float, default=1e-2, help="relative gap to certify")
     ap.add_argument("--max-iter", type=int, default=100000)
     ap.add_argument("--averaging", default="linesearch", choices=("linesearch", "uniform"))
+    ap.add_argument("--split", default="lambda_min", choices=("lambda_min", "jacobi"))
     ap.add_argument("--profile", action="store_true", help="cProfile each RDA fit (top 12)")
     args = ap.parse_args(argv)
 
@@ -104,6 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         }
         if name == "orthognl":
             kw["alpha"] = args.alpha
+            kw["split"] = args.split
         est = make_estimator(name, taxonomy=tax, **kw)
         prof = cProfile.Profile() if args.profile else None
         t0 = time.perf_counter()
