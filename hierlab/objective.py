@@ -99,6 +99,9 @@ class Objective:
         bor = np.asarray(model.block_of_row, dtype=np.int64)
         self.block_of_row = np.where(bor < 0, self.n_blocks, bor)
         self.shape = (int(model.n_rows), int(X.shape[1]))
+        #: phi = (Omega - Psi) + C L >= 0: the hinge losses are >= 0 and the regularizers'
+        #: remainders are convex quadratic forms (or maxima of PSD forms), hence >= 0
+        self.phi_nonnegative = bool(getattr(regularizer, "remainder_nonnegative", False))
         # CSR transpose of sparse X: Gamma^T X becomes a sparse-sparse product, O(nnz(X))
         self.XT = sp.csr_matrix(X.T) if sp.issparse(X) else None
 

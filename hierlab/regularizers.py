@@ -57,6 +57,9 @@ class Regularizer(ABC):
 
     active: np.ndarray
     separable: bool = False
+    #: ``Omega - Psi >= 0`` everywhere (true for every regularizer here: the remainder is zero or
+    #: a maximum of PSD quadratic forms). Lets RDA use the zero minorant of ``phi``.
+    remainder_nonnegative: bool = True
 
     @abstractmethod
     def value(self, W: np.ndarray) -> float:

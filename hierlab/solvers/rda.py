@@ -13,7 +13,10 @@ starting from ``w(1) = 0``, ``lower = 0``. Paper: ``l_t = 1/t`` (``averaging="un
 bound of step 4 holds for *any* convex weights on the past linearisations (the derivation in
 Section 4.2 only uses ``phi(w) >= phi(w(t)) + g(t)^T (w - w(t))``), so
 ``averaging="linesearch"`` picks ``l_t in [0, 1]`` maximising the new lower bound, a concave
-quadratic in ``l_t`` with a closed-form maximiser. This is the same algorithm with a
+quadratic in ``l_t`` with a closed-form maximiser. When ``phi >= 0`` (every objective of seed
+000: hinges and the convex, degree-2 homogeneous remainder ``Omega - Psi``), the zero function is
+a minorant of ``phi`` and the line search applies from ``t = 1`` (the paper's ``l_1 = 1`` can
+take a huge first step when ``Psi``'s modulus is small). This is the same algorithm with a
 data-driven weight (equivalently, Frank-Wolfe with exact line search on the dual); it keeps
 every certificate and typically closes the gap far faster.
 
@@ -89,6 +92,9 @@ class RDA(Solver):
         gbar = np.zeros_like(W)
         delta = np.zeros(nb)
         spent = 0.0
+        # With phi >= 0 the zero function is a valid minorant of phi, so (gbar, delta) = (0, 0)
+        # is a legitimate first "linearisation" and the line search may weigh it from t = 1.
+        zero_minorant = bool(getattr(objective, "phi_nonnegative", False))
         for t in range(1, self.max_iter + 1):
             t0 = time.perf_counter()
             ev = objective.evaluate(W)
@@ -100,7 +106,7 @@ class RDA(Solver):
             G = ev.grad_phi
             b = ev.phi - objective.row_dot(G, W)
             Z = reg.psi_solve(G)  # P^{-1} g(t)
-            if self.averaging == "uniform" or t == 1:
+            if self.averaging == "uniform" or (t == 1 and not zero_minorant):
                 lam = np.full(nb, 1.0 / t)
             else:
                 # W = -P^{-1} gbar(t-1): the P^{-1}-inner products need no extra solve
