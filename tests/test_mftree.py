@@ -391,3 +391,14 @@ def test_internal_names_do_not_clash_with_classes():
     m = MFTree().fit(X, names)
     _assert_one_leaf_per_class(m.taxonomy_, ["node:", "node:0", "b", "c"])
     assert m.taxonomy_.names[0] == "node_:"
+
+
+def test_sparse_routing_in_node_groups_matches(monkeypatch):
+    import hierlab.induction.mftree as mod
+
+    X, y = random_data(11, c=9, n=200, d=10, sparse=True)
+    m = MFTree().fit(X, y)
+    full = m.apply(X)
+    monkeypatch.setattr(mod, "_ROUTE_BUDGET", 25)  # two node vectors per group
+    np.testing.assert_array_equal(m.apply(X), full)
+    np.testing.assert_array_equal(full, MFTreeReference().fit(X, y).apply(X))

@@ -80,6 +80,7 @@ __all__ = [
 _KERNELS = ("linear", "rbf")
 _APPROX = ("nystroem", "rff")
 _DEGENERATE = 1e-12
+_ROUTE_BUDGET = 1 << 22  # entries of densified node vectors per group (sparse routing)
 
 
 # ---------------------------------------------------------------------------- shared rules
@@ -605,27 +606,32 @@ class MFTree(_MFTreeBase):
                     nb[act] = np.where(score >= 0, left[cur], right[cur])
                     act = act[left[nb[act]] >= 0]
             return node
+        # Sparse: per level, gather for every stored entry (i, k) of the active rows the weight
+        # coef[node_i, k] from the level's nodes' vectors (densified in groups of at most
+        # ``budget`` entries), then sum per row: O(nnz) per level, no loop over nodes.
+        d = coef.shape[1]
+        budget = _ROUTE_BUDGET
         active = np.flatnonzero(left[node] >= 0)
         while len(active):
-            # Sparse: one sparse product per visited node (examples grouped by node).
             cur = node[active]
+            uniq, inv = np.unique(cur, return_inverse=True)
+            inv = inv.ravel()
             score = np.empty(len(active))
-            order = np.argsort(cur, kind="stable")
-            cs = cur[order]
-            bounds = np.flatnonzero(np.diff(cs)) + 1
-            starts = np.concatenate([[0], bounds])
-            ends = np.concatenate([bounds, [len(cs)]])
-            for s0, e0 in zip(starts, ends):
-                j = cs[s0]
-                sel = order[s0:e0]
-                rows = Zs[active[sel]]
-                if dense_coef:
-                    score[sel] = rows @ coef[j]
-                else:  # densify the node's vector: O(d), then O(nnz(rows))
-                    wj = np.zeros(coef.shape[1])
-                    lo, hi = coef.indptr[j], coef.indptr[j + 1]
-                    wj[coef.indices[lo:hi]] = coef.data[lo:hi]
-                    score[sel] = rows @ wj
+            per = max(1, budget // max(d, 1))
+            for g0 in range(0, len(uniq), per):
+                grp = uniq[g0 : g0 + per]
+                sel = np.flatnonzero((inv >= g0) & (inv < g0 + per)) if len(uniq) > per else None
+                rows_idx = active if sel is None else active[sel]
+                Za = Zs if len(rows_idx) == n else Zs[rows_idx]
+                Wg = coef[grp] if dense_coef else coef[grp].toarray()
+                loc = inv - g0 if sel is None else inv[sel] - g0
+                r = np.repeat(np.arange(Za.shape[0]), np.diff(Za.indptr))
+                vals = Za.data * Wg[loc[r], Za.indices]
+                sc = np.bincount(r, weights=vals, minlength=Za.shape[0])
+                if sel is None:
+                    score[:] = sc
+                else:
+                    score[sel] = sc
             score += b[cur]
             node[active] = np.where(score >= 0, left[cur], right[cur])
             active = active[left[node[active]] >= 0]
