@@ -402,3 +402,36 @@ def test_sparse_routing_in_node_groups_matches(monkeypatch):
     monkeypatch.setattr(mod, "_ROUTE_BUDGET", 25)  # two node vectors per group
     np.testing.assert_array_equal(m.apply(X), full)
     np.testing.assert_array_equal(full, MFTreeReference().fit(X, y).apply(X))
+
+
+# ---------------------------------------------------------------------------- real data
+def _ng20():
+    from hierlab.datasets.real import find_data_home, load_20newsgroups
+    from hierlab.exceptions import DataError
+
+    try:
+        home = find_data_home()
+    except DataError as exc:
+        pytest.skip(f"20 Newsgroups not available: {exc}")
+    if not (home / "20newsgroups").is_dir():
+        pytest.skip(f"no 20newsgroups/ under {home}")
+    return load_20newsgroups(home)
+
+
+@pytest.mark.realdata
+@pytest.mark.slow
+def test_20newsgroups_mftree_closer_to_6groups_than_cmtl():
+    train, _ = _ng20()
+    y = np.asarray(train.y).astype(str)
+    mf = MFTree().fit(train.X, y)
+    cm = CMTLTree(random_state=0).fit(train.X, y)
+    truth = train.taxonomy
+    _assert_one_leaf_per_class(mf.taxonomy_, sorted(set(y)))
+    assert tree_similarity_mse(truth, mf.taxonomy_) < tree_similarity_mse(truth, cm.taxonomy_)
+    # the religion groups form one subtree of the induced tree
+    rel = mf.taxonomy_.index(
+        np.asarray(["alt.atheism", "soc.religion.christian", "talk.religion.misc"], dtype=object)
+    )
+    anc = int(mf.taxonomy_.lca(int(mf.taxonomy_.lca(rel[0], rel[1])), rel[2]))
+    under = mf.taxonomy_.descendants(anc, include_self=True)
+    assert int(mf.taxonomy_.is_leaf[under].sum()) == 3
