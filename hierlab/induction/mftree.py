@@ -571,8 +571,19 @@ class MFTree(_MFTreeBase):
         """Taxonomy id of the leaf each example reaches (Algorithm 2), shape (n_samples,).
 
         Vectorised over examples: at every level, the examples still at internal nodes are
-        scored by the row-wise product with their node's routing vector (dense data: gathered
-        rows and ``einsum``, in chunks; sparse data: one sparse product per visited node).
+        scored by the row-wise product with their node's routing vector ``coef_[j]`` plus
+        ``intercept_[j]`` and go left iff the score is ``>= 0`` (dense data: cache-sized blocks
+        of rows, gathered node vectors and ``einsum``; sparse data: each stored entry gathers
+        its weight from the level's densified node vectors, summed per row). The cost is
+        ``O(depth * d)`` per dense example, ``O(depth * nnz)`` per sparse one.
+
+        Parameters
+        ----------
+        X : array-like or csr_matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of int, shape (n_samples,)
         """
         check_is_fitted(self, "taxonomy_")
         X = check_array(X, accept_sparse="csr", dtype=np.float64)
