@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
     ap.add_argument("--C", type=float, default=None, help="RDA C (default: N, LinearSVC's C=1)")
-    ap.add_argument("--alpha", type=float, default=0.9, help="ORTHOGNL alpha (eq. 6)")
+    ap.add_argument("--alpha", type=float, default=0.5, help="ORTHOGNL alpha (eq. 6)")
     ap.add_argument("--budget", type=float, default=3.0, help="time budget / LinearSVC time")
     ap.add_argument("--rtol", type=float, default=1e-2, help="relative gap to certify")
     ap.add_argument("--max-iter", type=int, default=100000)
