@@ -29,16 +29,17 @@ FLAT_ROOT = "<root>"
 
 
 def check_X(
-    X: Any, estimator: BaseEstimator | None = None, reset: bool = True
+    X: Any, estimator: BaseEstimator | int | None = None, reset: bool = True
 ) -> np.ndarray | sp.csr_matrix:
     """Validate features: float64, finite, 2-D; CSR stays CSR (int32 indices where possible).
 
     Parameters
     ----------
     X : array-like or sparse matrix of shape (n_samples, n_features)
-    estimator : BaseEstimator, optional
+    estimator : BaseEstimator or int, optional
         Validate through ``sklearn.utils.validation.validate_data`` so that ``n_features_in_``
-        is set (``reset=True``, in ``fit``) or checked (``reset=False``, in ``predict``).
+        is set (``reset=True``, in ``fit``) or checked (``reset=False``, in ``predict``). An
+        int only checks the number of columns.
     reset : bool, default True
 
     Returns
@@ -46,7 +47,14 @@ def check_X(
     ndarray or csr_matrix of shape (n_samples, n_features), float64
     """
     kw: dict[str, Any] = {"accept_sparse": "csr", "dtype": np.float64, "ensure_min_samples": 1}
-    if estimator is not None:
+    if isinstance(estimator, int | np.integer):  # check_X(X, n_features): a bare width check
+        X = check_array(X, **kw)
+        if X.shape[1] != int(estimator):
+            raise ValueError(
+                f"X has {X.shape[1]} features, but this estimator is expecting "
+                f"{int(estimator)} features as input"
+            )
+    elif estimator is not None:
         X = validate_data(estimator, X, reset=reset, **kw)
     else:
         X = check_array(X, **kw)
