@@ -1,0 +1,372 @@
+"""HR-SVM / HR-LR (seed 001): leaf solvers, block CD, certificate, parallel backends, baselines."""
+
+from __future__ import annotations
+
+import warnings
+
+import joblib
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import check_grad, minimize
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.svm import LinearSVC
+
+from hierlab import ParameterError, Taxonomy
+from hierlab.estimators.hr import HRLRClassifier, HRSVMClassifier, OneVsRestLR, OneVsRestSVM
+from hierlab.experiments.registry import get_method, make_estimator
+from hierlab.solvers.base import solve
+from hierlab.solvers.block_cd import (
+    BlockCoordinateDescent,
+    HRProblem,
+    leaf_labels,
+    logistic_leaf_objective,
+    solve_logistic_leaf,
+)
+from hierlab.solvers.dual_cd import (
+    binary_dual_cd,
+    leaf_dual_objective,
+    leaf_primal_objective,
+    solve_leaves_dual_cd,
+)
+
+
+def _binary(n: int = 300, d: int = 30, seed: int = 0, sparse: bool = True):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=0.2, random_state=seed, format="csr")
+    if not sparse:
+        X = X.toarray()
+    w = rng.normal(size=d)
+    y = np.sign(np.asarray(X @ w).ravel() + 0.3 * rng.normal(size=n))
+    y[y == 0] = 1.0
+    return X, y
+
+
+def _tree() -> Taxonomy:
+    return Taxonomy(
+        [
+            ("r", "a"),
+            ("r", "b"),
+            ("r", "c"),
+            ("a", "a1"),
+            ("a", "a2"),
+            ("b", "b1"),
+            ("b", "bb"),
+            ("bb", "bb1"),
+            ("bb", "bb2"),
+        ]
+    )
+
+
+def _hier_data(tax: Taxonomy, n: int = 120, d: int = 300, seed: int = 0, density: float = 0.05):
+    """Text-like data: leaf prototypes are sums of node vectors along the path, plus noise,
+    seen through a sparse random mask (so d >> nnz per row, as in text)."""
+    rng = np.random.default_rng(seed)
+    node_vec = rng.normal(scale=1.0, size=(tax.n_nodes, d))
+    proto = np.asarray(tax.ancestor_matrix @ node_vec)
+    lab = rng.choice(tax.leaves, size=n)
+    X = (proto[lab] + rng.normal(size=(n, d))) * (rng.random((n, d)) < density)
+    return X, tax.names[lab].astype(object)
+
+
+# ---------------------------------------------------------------------- leaf solvers
+@pytest.mark.parametrize("sparse", [True, False])
+@pytest.mark.parametrize("shrinking", [True, False])
+@pytest.mark.parametrize("C", [0.1, 1.0])
+def test_dual_cd_matches_linearsvc_objective(sparse: bool, shrinking: bool, C: float) -> None:
+    X, y = _binary(sparse=sparse)
+    ours = binary_dual_cd(X, y, C, tol=1e-9, max_passes=200000, shrinking=shrinking)
+    ref = LinearSVC(loss="hinge", fit_intercept=False, C=C, tol=1e-9, max_iter=10**6).fit(X, y)
+    f_ours = leaf_primal_objective(X, y, ours.W[0], C)
+    f_ref = leaf_primal_objective(X, y, ref.coef_[0], C)
+    assert ours.converged[0]
+    assert abs(f_ours - f_ref) <= 1e-5 * abs(f_ref)
+    # eq. (7): w = sum_i alpha_i y_i x_i with a zero parent, and the dual meets the primal
+    np.testing.assert_allclose(ours.W[0], np.asarray(X.T @ (ours.alpha[:, 0] * y)).ravel())
+    dual = leaf_dual_objective(X, y, ours.alpha[:, 0])
+    assert dual <= f_ours + 1e-9
+    assert f_ours - dual <= 1e-6 * f_ours
+
+
+def test_dual_cd_with_parent_closes_the_leaf_gap() -> None:
+    X, y = _binary(n=150, seed=3)
+    wp = np.random.default_rng(3).normal(size=X.shape[1])
+    res = binary_dual_cd(X, y, 0.7, w_parent=wp, tol=1e-10, max_passes=100000)
+    w = res.W[0]
+    np.testing.assert_allclose(w, wp + np.asarray(X.T @ (res.alpha[:, 0] * y)).ravel())
+    p = leaf_primal_objective(X, y, w, 0.7, w_parent=wp)
+    d = leaf_dual_objective(X, y, res.alpha[:, 0], w_parent=wp)
+    assert d <= p + 1e-9 and p - d <= 1e-7 * p
+    # a generic solver on the smooth dual (eq. 5-6) reaches the same value
+    Xd = X.toarray()
+    Q = (Xd * y[:, None]) @ (Xd * y[:, None]).T
+    b = 1.0 - y * (Xd @ wp)
+    ref = minimize(
+        lambda a: (0.5 * a @ Q @ a - a @ b, Q @ a - b),
+        np.zeros(len(y)),
+        jac=True,
+        method="L-BFGS-B",
+        bounds=[(0.0, 0.7)] * len(y),
+        options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 100000},
+    )
+    assert abs(-ref.fun - d) <= 1e-6 * abs(d)
+
+
+def test_block_of_leaves_equals_leaves_one_by_one() -> None:
+    X, y = _binary(seed=5)
+    rng = np.random.default_rng(5)
+    Y = np.stack([y, -y, np.where(rng.random(len(y)) < 0.3, 1.0, -1.0)], axis=1)
+    Wp = rng.normal(scale=0.3, size=(3, X.shape[1]))
+    upper = np.where(rng.random(Y.shape) < 0.1, 0.0, 0.8)  # some pairs switched off
+    together = solve_leaves_dual_cd(X, Y, upper, Wp, tol=1e-6, seed=11)
+    for k in range(3):
+        alone = solve_leaves_dual_cd(X, Y[:, [k]], upper[:, [k]], Wp[[k]], tol=1e-6, seed=11)
+        np.testing.assert_allclose(together.W[k], alone.W[0], rtol=0, atol=1e-12)
+        assert together.n_passes[k] == alone.n_passes[0]
+    assert np.all(together.alpha[upper == 0] == 0)
+
+
+def test_logistic_leaf_gradient_and_scipy_minimum() -> None:
+    X, y = _binary(n=120, d=6, seed=2, sparse=False)
+    rng = np.random.default_rng(2)
+    wp = rng.normal(size=6)
+    weight = (rng.random(120) > 0.2).astype(float)
+    C = 0.8
+
+    def f(w: np.ndarray) -> float:  # eq. (8) written out independently
+        z = X @ w
+        return 0.5 * np.sum((w - wp) ** 2) + C * np.sum(weight * np.log1p(np.exp(-y * z)))
+
+    def g(w: np.ndarray) -> np.ndarray:
+        return logistic_leaf_objective(w, X, y, C, wp, weight)[1]
+
+    w0 = rng.normal(size=6)
+    assert logistic_leaf_objective(w0, X, y, C, wp, weight)[0] == pytest.approx(f(w0))
+    assert check_grad(f, g, w0) < 1e-5
+    ours, _ = solve_logistic_leaf(X, y, C, wp, weight, tol=1e-10)
+    ref = minimize(f, np.zeros(6), method="BFGS", options={"gtol": 1e-10})
+    np.testing.assert_allclose(ours, ref.x, atol=1e-5)
+    assert f(ours) <= ref.fun + 1e-9
+
+
+# ---------------------------------------------------------------------- whole objective
+def _flat_problem(seed: int = 0):
+    tax = Taxonomy.flat(["u", "v", "w"])
+    rng = np.random.default_rng(seed)
+    centers = rng.normal(scale=1.5, size=(3, 3))
+    lab = rng.integers(0, 3, size=36)
+    X = centers[lab] + rng.normal(size=(36, 3))
+    y = np.array(["u", "v", "w"], dtype=object)[lab]
+    return tax, X, y
+
+
+def _direct_hr_svm(tax: Taxonomy, X: np.ndarray, y: np.ndarray, C: float) -> np.ndarray:
+    """Eq. (2) as a QP in (W, xi), solved by SLSQP: the oracle."""
+    n, d = X.shape
+    N = tax.n_nodes
+    leaves = tax.leaves
+    Y = np.where(tax.index(y)[:, None] == leaves[None, :], 1.0, -1.0)
+    nw = N * d
+
+    def obj(z: np.ndarray) -> tuple[float, np.ndarray]:
+        W = z[:nw].reshape(N, d)
+        g = np.zeros_like(W)
+        f = 0.0
+        for k in range(N):
+            p = tax.parent[k]
+            diff = W[k] - (W[p] if p >= 0 else 0.0)
+            f += 0.5 * diff @ diff
+            g[k] += diff
+            if p >= 0:
+                g[p] -= diff
+        xi = z[nw:]
+        return f + C * xi.sum(), np.concatenate([g.ravel(), np.full(len(xi), C)])
+
+    rows = []
+    for j, leaf in enumerate(leaves):  # xi_ij >= 1 - y_ij w_leaf^T x_i
+        for i in range(n):
+            r = np.zeros(nw + n * len(leaves))
+            r[leaf * d : (leaf + 1) * d] = Y[i, j] * X[i]
+            r[nw + j * n + i] = 1.0
+            rows.append(r)
+    Acon = np.array(rows)
+    cons = [{"type": "ineq", "fun": lambda z: Acon @ z - 1.0, "jac": lambda z: Acon}]
+    bounds = [(None, None)] * nw + [(0.0, None)] * (n * len(leaves))
+    z0 = np.concatenate([np.zeros(nw), np.ones(n * len(leaves))])
+    res = minimize(
+        obj,
+        z0,
+        jac=True,
+        constraints=cons,
+        bounds=bounds,
+        method="SLSQP",
+        options={"ftol": 1e-13, "maxiter": 2000},
+    )
+    assert res.success, res.message
+    return res.x[:nw].reshape(N, d)
+
+
+def test_flat_hr_svm_matches_direct_solve() -> None:
+    tax, X, y = _flat_problem()
+    W_ref = _direct_hr_svm(tax, X, y, C=0.5)
+    est = HRSVMClassifier(tax, C=0.5, max_iter=3000, tol=1e-9, inner_tol=1e-3).fit(X, y)
+    assert est.converged_
+    np.testing.assert_allclose(est.coef_, W_ref, atol=1e-4 * np.abs(W_ref).max())
+    # the root is the closed form of eq. (4) over its children
+    leaves = tax.leaves
+    np.testing.assert_allclose(
+        est.coef_[tax.root], est.coef_[leaves].sum(0) / (len(leaves) + 1), atol=1e-6
+    )
+
+
+def test_hr_svm_deeper_tree_matches_direct_solve() -> None:
+    tax = Taxonomy([("r", "a"), ("r", "b"), ("a", "a1"), ("a", "a2"), ("b", "b1"), ("b", "b2")])
+    rng = np.random.default_rng(4)
+    lab = rng.choice(tax.leaves, size=32)
+    X = np.asarray(tax.ancestor_matrix @ rng.normal(size=(tax.n_nodes, 3)))[lab]
+    X = X + rng.normal(size=X.shape)
+    y = tax.names[lab].astype(object)
+    W_ref = _direct_hr_svm(tax, X, y, C=0.3)
+    est = HRSVMClassifier(tax, C=0.3, max_iter=5000, tol=1e-9, inner_tol=1e-3).fit(X, y)
+    np.testing.assert_allclose(est.coef_, W_ref, atol=1e-4 * np.abs(W_ref).max())
+
+
+def test_hr_lr_matches_direct_solve_of_eq3() -> None:
+    tax = _tree()
+    X, y = _hier_data(tax, n=60, d=12, seed=1, density=0.5)
+    C = 0.5
+    N, d = tax.n_nodes, X.shape[1]
+    Y = np.where(tax.index(y)[:, None] == tax.leaves[None, :], 1.0, -1.0)
+
+    def J(z: np.ndarray) -> float:
+        W = z.reshape(N, d)
+        P = np.where((tax.parent >= 0)[:, None], W[np.maximum(tax.parent, 0)], 0.0)
+        Z = X @ W[tax.leaves].T
+        return 0.5 * np.sum((W - P) ** 2) + C * np.sum(np.logaddexp(0.0, -Y * Z))
+
+    ref = minimize(J, np.zeros(N * d), method="BFGS", options={"gtol": 1e-9})
+    est = HRLRClassifier(tax, C=C, max_iter=3000, tol=1e-10, inner_tol=1e-6).fit(X, y)
+    assert est.converged_
+    np.testing.assert_allclose(est.coef_.ravel(), ref.x, atol=1e-4)
+    assert est.objective_ == pytest.approx(ref.fun, rel=1e-8)
+
+
+@pytest.mark.parametrize("loss", ["hinge", "logistic"])
+def test_certificate_bounds_the_optimum(loss: str) -> None:
+    tax = _tree()
+    X, y = _hier_data(tax, seed=7)
+    prob = HRProblem.from_labels(X, tax.index(y), tax, 1.0, loss)
+    res = solve(BlockCoordinateDescent(max_iter=400), prob, rtol=1e-5)
+    assert res.converged and res.stop_reason == "gap"
+    opt = res.history[-1].upper
+    uppers = [s.upper for s in res.history]
+    assert np.all(np.diff(uppers) <= 0)
+    for s in res.history:
+        assert s.lower is not None and s.lower <= opt + 1e-9  # certified: below the optimum
+        assert s.extra["dual"] <= s.extra["primal"] + 1e-9
+        assert s.extra["kkt"] >= 0
+    assert res.history[-1].extra["kkt"] < res.history[0].extra["kkt"]
+    # eq. (4) holds at the internal nodes of the final iterate (up to the tolerance)
+    W = res.coef
+    for p in tax.internal_nodes:
+        kids = tax.children(p)
+        wp = W[tax.parent[p]] if tax.parent[p] >= 0 else 0.0
+        np.testing.assert_allclose(W[p], (wp + W[kids].sum(0)) / (len(kids) + 1), atol=1e-2)
+
+
+# ---------------------------------------------------------------------- parallel backends
+@pytest.mark.parametrize("cls", [HRSVMClassifier, HRLRClassifier])
+def test_serial_joblib_and_dask_give_the_same_weights(cls: type) -> None:
+    distributed = pytest.importorskip("distributed")
+    tax = _tree()
+    X, y = _hier_data(tax, n=100, seed=9)
+    Xs = sp.csr_matrix(X)
+    kw = {"C": 1.0, "max_iter": 12, "tol": 1e-7, "inner_tol": 1e-3}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        serial = cls(tax, n_jobs=1, **kw).fit(Xs, y)
+        par = cls(tax, n_jobs=2, **kw).fit(Xs, y)
+        with (
+            distributed.LocalCluster(
+                n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+            ) as cluster,
+            distributed.Client(cluster),
+            joblib.parallel_backend("dask"),
+        ):
+            dask = cls(tax, n_jobs=2, **kw).fit(Xs, y)
+    assert serial.n_iter_ == par.n_iter_ == dask.n_iter_
+    np.testing.assert_allclose(par.coef_, serial.coef_, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(dask.coef_, serial.coef_, rtol=0, atol=1e-8)
+
+
+def test_dense_and_sparse_agree() -> None:
+    tax = _tree()
+    X, y = _hier_data(tax, seed=2)
+    a = HRSVMClassifier(tax, max_iter=20).fit(X, y)
+    b = HRSVMClassifier(tax, max_iter=20).fit(sp.csr_matrix(X), y)
+    np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-10)
+    np.testing.assert_array_equal(a.predict(X), b.predict(sp.csr_matrix(X)))
+
+
+# ---------------------------------------------------------------------- labels, baselines
+def test_leaf_labels_from_ids_and_indicator() -> None:
+    tax = _tree()
+    names = ["a1", "bb", "b", "r", "c"]  # leaf, internal, internal, root, leaf
+    ids = tax.index(names)
+    pos, exc = leaf_labels(ids, tax)
+    leaves = tax.names[tax.leaves].tolist()
+    P = pos.toarray()
+    for i, nm in enumerate(names):
+        for k, lf in enumerate(leaves):
+            assert P[i, k] == (lf == nm)
+            below = nm in tax.names[tax.ancestors(lf, include_self=True)] and nm != lf
+            assert bool(exc[i, k]) == below  # brute force: internal label above the leaf
+    # multi-label: "b" resolved by "b1" below it -> bb1/bb2 are plain negatives for that row
+    ind = sp.csr_matrix(
+        (np.ones(3), ([0, 0, 1], tax.index(["b", "b1", "a"]))), shape=(2, tax.n_nodes)
+    )
+    pos2, exc2 = leaf_labels(ind, tax)
+    assert pos2.toarray()[0, leaves.index("b1")]
+    assert exc2 is not None and not exc2.toarray()[0].any()
+    assert exc2.toarray()[1, [leaves.index("a1"), leaves.index("a2")]].all()
+
+
+def test_multilabel_fit_and_predict() -> None:
+    tax = _tree()
+    X, y = _hier_data(tax, n=150, seed=3)
+    y_ml = [(lab,) if i % 3 else (lab, "c") for i, lab in enumerate(y)]
+    est = HRSVMClassifier(tax, max_iter=15).fit(X, y_ml)
+    pred = est.predict(X)
+    assert all(isinstance(p, tuple) and len(p) >= 1 for p in pred)
+    assert all(set(p) <= set(tax.names[tax.leaves]) for p in pred)
+
+
+def test_ovr_baselines_equal_liblinear_per_leaf() -> None:
+    tax = _tree()
+    X, y = _hier_data(tax, seed=5)
+    ovr = OneVsRestSVM(tax, C=0.5).fit(X, y)
+    ids = tax.index(y)
+    for leaf in tax.leaves:
+        yk = np.where(ids == leaf, 1, -1)
+        ref = LinearSVC(
+            C=0.5, loss="hinge", fit_intercept=False, tol=1e-4, max_iter=1000, random_state=0
+        )
+        np.testing.assert_allclose(ovr.coef_[leaf], ref.fit(X, yk).coef_[0], atol=1e-10)
+    assert np.all(ovr.coef_[tax.internal_nodes] == 0)
+    lr = OneVsRestLR(tax, C=0.5).fit(X, y)
+    assert lr.score(X, y) > 0.5 and ovr.score(X, y) > 0.5
+
+
+def test_registry_entries_and_validation() -> None:
+    for name in ("hr-svm", "hr-lr", "ovr-svm", "ovr-lr"):
+        spec = get_method(name)
+        assert spec.param("C").default == 1.0
+        assert spec.multilabel
+    assert get_method("hr-svm").bounds
+    est = make_estimator("hr-svm", C=2.0, max_iter=5, n_jobs=1)
+    assert isinstance(est, HRSVMClassifier) and est.C == 2.0
+    with pytest.raises(ParameterError):
+        make_estimator("hr-lr", C=-1.0)
+    X, y = _hier_data(_tree(), n=40)
+    with pytest.raises(ParameterError):
+        HRSVMClassifier(_tree(), C=0.0).fit(X, y)
