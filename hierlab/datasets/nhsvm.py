@@ -40,7 +40,7 @@ def nhsvm_balanced_taxonomy(depth: int = 3) -> Taxonomy:
     """
     edges = []
     frontier = ["r"]
-    for d in range(depth):
+    for _ in range(depth):
         nxt = []
         for p in frontier:
             for b in "01":
@@ -129,7 +129,7 @@ def make_nhsvm_synthetic(
         )
     y = np.asarray(tax.names[y_ids], dtype=object)
     perm = rng.permutation(n)
-    n_test = int(round(test_size * n))
+    n_test = round(test_size * n)
     te, tr = perm[:n_test], perm[n_test:]
     meta = {"kind": kind, "n_samples": n, "n_features": d, "sizes_from": "text"}
     train = HierDataset(X[tr], y[tr], tax, name=f"nhsvm-{kind}", description=desc, meta=meta)

@@ -76,7 +76,7 @@ def _alpha_eq6(P: sp.csr_matrix, rho: float, T: float) -> np.ndarray:
     ``g = 1.mu_lo - T 1.mu_hi - (rho - 1) sum alpha^rho`` is concave and C1 with gradient
     ``(1 - P alpha, P alpha - T)``; it is maximised with L-BFGS-B.
     """
-    L, m = P.shape
+    L = P.shape[0]
     expo = 1.0 / (rho - 1.0)
     PT = sp.csr_matrix(P.T)
     equality = T <= 1.0
@@ -369,7 +369,7 @@ def tree_max_label(
     F = R.copy()
     forced = np.zeros_like(F)
     best_child = np.zeros((b, M), dtype=np.int64)
-    for nodes, par, uniq, starts in _tree_levels(taxonomy).levels:
+    for nodes, _par, uniq, starts in _tree_levels(taxonomy).levels:
         fn = F[:, nodes]
         pos = np.maximum(fn, 0.0)
         F[:, uniq] += np.add.reduceat(pos, starts, axis=1)
@@ -565,7 +565,9 @@ def node_max_marginals(
         # turns negative is dropped too, so the loss is the smallest f on the path
         run = np.full_like(F, np.inf)
         for nodes, par, _u, _s in reversed(_tree_levels(taxonomy).levels):
-            run[:, nodes] = np.minimum(np.where(par[None, :] == 0, np.inf, run[:, par]), F[:, nodes])
+            run[:, nodes] = np.minimum(
+                np.where(par[None, :] == 0, np.inf, run[:, par]), F[:, nodes]
+            )
         S = np.where(Z, run, S)
     S[:, 0] = 0.0
     return S

@@ -24,7 +24,6 @@ from collections.abc import Iterator
 from typing import Any, Protocol
 
 import numpy as np
-
 from threadpoolctl import threadpool_limits
 
 from hierlab.exceptions import ParameterError
@@ -236,4 +235,4 @@ def _step_offset(objective: Any, eta0: float | str | None, rng: np.random.Genera
         eta = float(eta0)
         if not eta > 0:
             raise ParameterError(f"eta0 must be positive, 'auto' or None, got {eta0!r}")
-    return int(round(1.0 / (2.0 * lam * eta)))
+    return round(1.0 / (2.0 * lam * eta))

@@ -163,7 +163,7 @@ class SharedSVMSolver(Solver):
         for rnd in range(1, self.rounds + 1):
             for _ in range(self.epochs_per_alpha):
                 epoch += 1
-                V, V_bar, n_avg, mean_loss = sgd.run_epoch(objective, V, V_bar, n_avg)
+                V, V_bar, n_avg, _ = sgd.run_epoch(objective, V, V_bar, n_avg)
                 val = objective.value(V_bar)
                 if val < best:
                     best = val

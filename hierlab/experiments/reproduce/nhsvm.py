@@ -33,7 +33,9 @@ from hierlab.estimators.nhsvm import HSVM, NHSVM, SharedSVM
 from hierlab.taxonomy import Taxonomy
 
 NAME = "nhsvm"
-HELP = "Seed 003 Table 3: SSVM / NHSVM / HSVM / flat SVM on the balanced and unbalanced synthetic sets"
+HELP = (
+    "Seed 003 Table 3: SSVM / NHSVM / HSVM / flat SVM on the balanced and unbalanced synthetic sets"
+)
 
 _PUBLISHED = Path("/work/shared/seeds/published_tables.json")
 _BUILTIN = {
@@ -90,7 +92,9 @@ def _configs(args: argparse.Namespace, lams: list[float]) -> dict[str, list[dict
     return {
         "FlatSVM": [{"lam": lam} for lam in lams],
         "HSVM": [{"lam": lam} for lam in lams],
-        "NHSVM": [{"lam": lam, "alpha_rule": r, "variant": v} for lam in lams for r, v in nh_variants],
+        "NHSVM": [
+            {"lam": lam, "alpha_rule": r, "variant": v} for lam in lams for r, v in nh_variants
+        ],
         "SSVM": [{"lam": lam} for lam in lams],
     }
 
@@ -105,7 +109,9 @@ def _make(method: str, tax: Taxonomy, cfg: dict[str, Any], args: argparse.Namesp
     if method == "NHSVM":
         return NHSVM(tax, epochs=args.epochs, **common, **cfg)
     rounds = max(2, args.epochs // 4)
-    return SharedSVM(tax, rounds=rounds, epochs_per_alpha=max(1, args.epochs // rounds), **common, **cfg)
+    return SharedSVM(
+        tax, rounds=rounds, epochs_per_alpha=max(1, args.epochs // rounds), **common, **cfg
+    )
 
 
 def _accuracy(est: Any, X: np.ndarray, y: np.ndarray) -> float:
@@ -154,11 +160,15 @@ def _fmt(vals: list[float]) -> str:
     return f"{a.mean():5.1f} ± {a.std(ddof=1) if len(a) > 1 else 0.0:4.2f}"
 
 
-def report(results: dict[str, dict[str, Any]], pub: dict[str, dict[str, tuple[float, float]]]) -> str:
+def report(
+    results: dict[str, dict[str, Any]], pub: dict[str, dict[str, tuple[float, float]]]
+) -> str:
     """Our Table 3 beside the published one, with the chosen configurations and the pattern."""
     kinds = list(results)
     lines = ["Table 3 (seed 003): test accuracy %, mean ± std over draws; published beside", ""]
-    head = f"{'method':9s}" + "".join(f" | {k + ' ours':>15s} {k[:3] + ' paper':>13s}" for k in kinds)
+    head = f"{'method':9s}" + "".join(
+        f" | {k + ' ours':>15s} {k[:3] + ' paper':>13s}" for k in kinds
+    )
     lines += [head, "-" * len(head)]
     for m in METHODS:
         row = f"{m:9s}"
@@ -182,7 +192,8 @@ def report(results: dict[str, dict[str, Any]], pub: dict[str, dict[str, tuple[fl
         gain = acc["NHSVM"] - max(acc["HSVM"], acc["FlatSVM"])
         lines += [
             "",
-            "Pattern on the unbalanced set (paper: NHSVM +6 points over HSVM and flat, SSVM >= NHSVM):",
+            "Pattern on the unbalanced set "
+            "(paper: NHSVM +6 points over HSVM and flat, SSVM >= NHSVM):",
             f"  NHSVM - max(HSVM, FlatSVM) = {gain:+.1f} points; SSVM - NHSVM = "
             f"{acc['SSVM'] - acc['NHSVM']:+.1f} points",
         ]
