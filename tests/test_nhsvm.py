@@ -446,6 +446,9 @@ def test_ssvm_alpha_is_feasible_and_objective_decreases(tree: Taxonomy) -> None:
         est.fit(X, y)
     P = leaf_path_matrix(tree).toarray()
     np.testing.assert_allclose(P @ est.alpha_[1:], 1.0, atol=1e-9)
+    table = est.node_weights()
+    np.testing.assert_allclose(table["alpha"].to_numpy(), est.alpha_)
+    assert list(table.index) == list(tree.names)
     assert len(est.alpha_history_) >= 2
     ups = est.history_["upper"].to_numpy()
     assert np.all(np.diff(ups) <= 1e-12)

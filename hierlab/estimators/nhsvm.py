@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
@@ -220,6 +221,26 @@ class HSVM(HierarchicalClassifier):
         self.objective_ = float(obj.value(W))
         obj.X = None  # do not keep the training data
         self._objective_model_ = obj
+
+    def node_weights(self) -> pd.DataFrame:
+        """Per-node table: ``alpha`` (NaN for HSVM), class attribute ``c`` and ``||U_n||``.
+
+        Returns
+        -------
+        pandas.DataFrame indexed by node name, in ``taxonomy_.names`` order
+        """
+        check_is_fitted(self, "coef_")
+        tax = self.taxonomy_
+        alpha = getattr(self, "alpha_", None)
+        return pd.DataFrame(
+            {
+                "depth": tax.depth,
+                "alpha": np.full(tax.n_nodes, np.nan) if alpha is None else alpha,
+                "class_attribute": self.class_attributes_,
+                "norm_U": np.linalg.norm(self.coef_, axis=1),
+            },
+            index=[str(n) for n in tax.names],
+        )
 
     # ---------------------------------------------------------------- prediction
     def _potentials(self, X: Any) -> np.ndarray:
