@@ -401,6 +401,9 @@ def test_sparse_routing_in_node_groups_matches(monkeypatch):
     full = m.apply(X)
     monkeypatch.setattr(mod, "_ROUTE_BUDGET", 25)  # two node vectors per group
     np.testing.assert_array_equal(m.apply(X), full)
+    for few in (0, 1000):  # every level by gathers / every level by per-node mat-vecs
+        monkeypatch.setattr(mod, "_FEW_NODES", few)
+        np.testing.assert_array_equal(m.apply(X), full)
     np.testing.assert_array_equal(full, MFTreeReference().fit(X, y).apply(X))
 
 

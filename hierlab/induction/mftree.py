@@ -81,6 +81,7 @@ _KERNELS = ("linear", "rbf")
 _APPROX = ("nystroem", "rff")
 _DEGENERATE = 1e-12
 _ROUTE_BUDGET = 1 << 22  # entries of densified node vectors per group (sparse routing)
+_FEW_NODES = 16  # sparse routing: up to this many nodes in a level, one mat-vec per node
 
 
 # ---------------------------------------------------------------------------- shared rules
@@ -628,6 +629,23 @@ class MFTree(_MFTreeBase):
             uniq, inv = np.unique(cur, return_inverse=True)
             inv = inv.ravel()
             score = np.empty(len(active))
+            if len(uniq) <= _FEW_NODES:  # few nodes: one sparse mat-vec per node is cheaper
+                order = np.argsort(inv, kind="stable")
+                bounds = np.append(np.searchsorted(inv[order], np.arange(len(uniq))), len(inv))
+                for q, j in enumerate(uniq):
+                    sel_q = order[bounds[q] : bounds[q + 1]]
+                    if dense_coef:
+                        wj = coef[j]
+                    else:
+                        wj = np.zeros(d)
+                        lo, hi = coef.indptr[j], coef.indptr[j + 1]
+                        wj[coef.indices[lo:hi]] = coef.data[lo:hi]
+                    rows_q = Zs if len(sel_q) == n else Zs[active[sel_q]]
+                    score[sel_q] = rows_q @ wj
+                score += b[cur]
+                node[active] = np.where(score >= 0, left[cur], right[cur])
+                active = active[left[node[active]] >= 0]
+                continue
             per = max(1, budget // max(d, 1))
             for g0 in range(0, len(uniq), per):
                 grp = uniq[g0 : g0 + per]
