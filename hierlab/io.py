@@ -76,6 +76,7 @@ _ID_COLUMNS = ("id", "ids", "doc_id", "sample_id", "name")
 _TEXT_COLUMNS = ("text", "document", "doc", "body", "content", "message", "abstract")
 _MISSING = ("?", "", "NA", "N/A", "NaN", "nan", "null", "NULL")
 _FULL_NAMES_DIRECTIVE = "# hierlab: names=full"
+_MAX_NESTED_JSON_DEPTH = 200
 
 PathArg = str | PathLike[str]
 
@@ -103,14 +104,52 @@ def decode_bytes(data: bytes, path: str | None = None) -> str:
             text = data.decode("utf-16")
         except UnicodeDecodeError as exc:
             raise DataError(f"invalid UTF-16 text: {exc}", path=path) from None
+    elif b"\x00" in data[:_SNIFF_BYTES]:
+        enc = _utf16_without_bom(data)
+        if enc is None:
+            offset = data.index(b"\x00")
+            raise DataError(
+                f"binary content (a NUL byte at offset {offset}): not a text "
+                "file. Upload a CSV, svmlight, ARFF or taxonomy text file (UTF-8, latin-1, "
+                "or UTF-16 with a BOM)",
+                path=path,
+            )
+        try:
+            text = data.decode(enc)
+        except UnicodeDecodeError as exc:
+            raise DataError(f"invalid {enc.upper()} text: {exc}", path=path) from None
     else:
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             text = data.decode("latin-1")
+    if "\x00" in text:
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise DataError("binary content (a NUL character): not a text file", path=path, line=line)
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     return text
+
+
+_SNIFF_BYTES = 1 << 16
+
+
+def _utf16_without_bom(data: bytes) -> str | None:
+    """``"utf-16-le"``/``"utf-16-be"`` when ``data`` looks like BOM-less UTF-16 text.
+
+    Text in the Latin range encoded as UTF-16 has a NUL in every other byte: the high byte of
+    each code unit. Anything else with NUL bytes is binary (None).
+    """
+    head = data[:_SNIFF_BYTES]
+    if len(head) < 2:
+        return None
+    head = head[: len(head) // 2 * 2]
+    even, odd = head[0::2], head[1::2]
+    n = len(even)
+    for enc, hi, lo in (("utf-16-le", odd, even), ("utf-16-be", even, odd)):
+        if hi.count(0) >= 0.9 * n and lo.count(0) == 0:
+            return enc
+    return None
 
 
 def _read_bytes(path: PathArg) -> bytes:
@@ -354,7 +393,13 @@ def parse_taxonomy_text(
         Naming the file, the line and the offending node.
     """
     if isinstance(text, bytes | bytearray):
-        text = decode_bytes(bytes(text), filename)
+        try:
+            text = decode_bytes(bytes(text), filename)
+        except DataError as exc:
+            raise TaxonomyError(str(exc)) from None
+    elif "\x00" in text:
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise _tax_error("binary content (a NUL character): not a text file", filename, line)
     fmt = (format or guess_taxonomy_format(text, filename)).lower()
     if fmt in ("edge", "edgelist", "txt"):
         fmt = "edges"
@@ -371,6 +416,14 @@ def parse_taxonomy_text(
             raise _tax_error(
                 f"not valid JSON: {exc.msg} (column {exc.colno})", filename, exc.lineno
             ) from None
+        except RecursionError:
+            raise _tax_error(
+                "JSON nested too deeply for the parser: write a deep taxonomy as an edge list "
+                '({"nodes": [...], "edges": [[parent, child], ...]}) instead of nested children',
+                filename,
+            ) from None
+        except ValueError as exc:  # an integer literal beyond Python's digit limit
+            raise _tax_error(f"not valid JSON: {exc}", filename) from None
         if root is not None and isinstance(data, dict) and "edges" in data:
             data = {**data, "root": root}
         try:
@@ -452,6 +505,10 @@ def taxonomy_to_text(tax: Taxonomy, format: str = "edges") -> str:
             )
         return "\n".join(tax.to_paths()) + "\n"
     if fmt == "json":
+        if tax.max_depth > _MAX_NESTED_JSON_DEPTH:
+            # nested children this deep overflow JSON parsers: the edge form reads back the same
+            doc = {"nodes": [str(n) for n in tax.names], "edges": [list(e) for e in tax.to_edges()]}
+            return json.dumps(doc) + "\n"
         return json.dumps(tax.to_json(), indent=1) + "\n"
     raise TaxonomyError(
         f"unknown taxonomy format {format!r}; expected one of {', '.join(TAXONOMY_FORMATS)}"
@@ -526,7 +583,11 @@ def _resolve_labels(
                     f"labels do not form a taxonomy: {exc}", path, line, column
                 ) from None
         else:
-            root = "root" if "root" not in uniq else "__root__"
+            root, k = "root", 0
+            taken = set(uniq)
+            while root in taken:
+                k += 1
+                root = "__root__" if k == 1 else f"__root{k}__"
             taxonomy = Taxonomy.flat(uniq, root=root)
     mapping: dict[str, str] = {}
     for u in uniq:
@@ -751,11 +812,46 @@ def _raw_label_column(
     vals = df[col].fillna("").astype(str).str.strip().tolist()
     multi = any(sep in v for v in vals)
     raw = [_split_multi(v, sep) if multi else ((v,) if v else ()) for v in vals]
-    if not multi:
-        for i, labs in enumerate(raw):
-            if not labs:
-                raise DataError("empty label", path=path, line=int(row_lines[i]), column=col)
+    for i, labs in enumerate(raw):
+        if not labs:
+            what = "empty label" if not multi else f"no label in the cell {vals[i]!r}"
+            raise DataError(what, path=path, line=int(row_lines[i]), column=col)
     return raw, multi
+
+
+def _first_nonfinite(X: np.ndarray, allow_nan: bool) -> tuple[int, int] | None:
+    """(row, column) of the first infinite (or, unless ``allow_nan``, NaN) entry, or None."""
+    bad = np.isinf(X) if allow_nan else ~np.isfinite(X)
+    if not bad.any():
+        return None
+    i, j = np.argwhere(bad)[0]
+    return int(i), int(j)
+
+
+def _refuse_nonfinite(
+    X: np.ndarray,
+    allow_nan: bool,
+    path: str | None,
+    lines: Any,
+    columns: Sequence[str],
+) -> None:
+    """Raise DataError naming the line and column of the first Inf (or NaN) value.
+
+    ``1e400`` parses as infinity: the message says so. NaN stands for a missing value only
+    where ``allow_nan`` (CSV, ARFF ``?``), and is imputed afterwards.
+    """
+    hit = _first_nonfinite(X, allow_nan)
+    if hit is None:
+        return
+    i, j = hit
+    raise DataError(
+        f"value {float(X[i, j])!r} is not finite (beyond +-1.8e308, or inf/nan): features must be "
+        "finite numbers"
+        + ("; leave the cell empty or write '?' for a missing value" if allow_nan else ""),
+        path=path,
+        line=int(lines[i]) if lines is not None else None,
+        column=str(columns[j]) if j < len(columns) else None,
+    )
 
 
 @dataclass
@@ -870,6 +966,7 @@ def read_csv_dataset(
         text = decode_bytes(_read_bytes(path), spath)
     tab = _prepare_table(text, spath, label_column, id_column, spath)
     X = _numeric_block(tab.df, tab.others, spath, tab.row_lines)
+    _refuse_nonfinite(X, True, spath, tab.row_lines, tab.others)
     X, means = _impute(X, impute_means)
     raw, multi = _raw_label_column(tab.df, tab.label_col, label_sep, spath, tab.row_lines)
     y, tax = _resolve_labels(
@@ -1066,11 +1163,22 @@ def read_svmlight(
             n_features=n_features,
             zero_based=zero_based,
         )
-    except ValueError as exc:
+    except (ValueError, OverflowError) as exc:
         bad_line, col = _locate_svmlight_error(body, lines)
         raise DataError(
             f"malformed svmlight: {exc}", path=spath, line=bad_line, column=col
         ) from None
+    if X.nnz and not np.isfinite(X.data).all():
+        k = int(np.flatnonzero(~np.isfinite(X.data))[0])
+        row = int(np.searchsorted(X.indptr, k, side="right") - 1)
+        raise DataError(
+            f"value {float(X.data[k])!r} is not finite (beyond +-1.8e308, or inf/nan): "
+            "features must be finite numbers (svmlight has no missing values; omit an "
+            "entry for a zero)",
+            path=spath,
+            line=lines[row],
+            column=f"feature {int(X.indices[k]) + (0 if zero_based is True else 1)}",
+        )
     multi = any(len(labs) > 1 for labs in raw)
     y, tax = _resolve_labels(raw, _taxonomy_arg(taxonomy), multi, spath, lines, "label")
     return HierDataset(
@@ -1097,7 +1205,7 @@ def _locate_svmlight_error(body: list[str], lines: list[int]) -> tuple[int | Non
                 float(val)
             except ValueError:
                 return k, f"token {t} = {tok}"
-            if not colon or i < 0 or i <= last:
+            if not colon or i < 0 or i <= last or i >= 2**63:
                 return k, f"token {t} = {tok}"
             last = i
     return None, None
@@ -1509,6 +1617,28 @@ def read_arff(
             raise DataError("read_arff needs a path or text")
         text = decode_bytes(_read_bytes(path), spath)
     raw = _parse_arff(text, spath)
+    if sp.issparse(raw.X):
+        bad = np.flatnonzero(np.isinf(raw.X.data))
+        if len(bad):
+            row = int(np.searchsorted(raw.X.indptr, bad[0], side="right") - 1)
+            j = int(raw.X.indices[bad[0]])
+            raise DataError(
+                f"value {float(raw.X.data[bad[0]])!r} is not finite: features must be finite "
+                "numbers ('?' marks a missing value)",
+                spath,
+                int(raw.lines[row]),
+                raw.feature_names[j],
+            )
+    else:
+        _refuse_nonfinite(raw.X, True, spath, raw.lines, raw.feature_names)
+    for i, labs in enumerate(raw.labels):
+        if not labs:
+            raise DataError(
+                "no label in the class value (only '@' separators)",
+                spath,
+                int(raw.lines[i]),
+                raw.header.attributes[raw.header.class_index][0],
+            )
     tax = _taxonomy_arg(taxonomy)
     if tax is None:
         try:

@@ -28,6 +28,8 @@ __all__ = ["Taxonomy"]
 NodeRef = int | str | np.integer
 
 _DENSE_DAG_DISTANCE_LIMIT = 6000
+_MAX_FULL_NAME_CHARS = 50_000_000
+_MAX_ANCESTOR_ENTRIES = 50_000_000
 
 
 class Taxonomy:
@@ -79,8 +81,10 @@ class Taxonomy:
         nodes: Sequence[Hashable] | None = None,
         root: str | None = None,
     ) -> None:
-        edge_list = [(str(p), str(c)) for p, c in edges]
-        declared = None if nodes is None else [str(n) for n in nodes]
+        edge_list = _edge_pairs(edges)
+        if nodes is not None and isinstance(nodes, str | bytes):
+            raise TaxonomyError(f"nodes must be a sequence of names, got the string {nodes!r}")
+        declared = None if nodes is None else [_node_name(n, "node") for n in nodes]
         if not edge_list and not declared:
             raise TaxonomyError("empty taxonomy: no node and no edge was given")
         seen: set[tuple[str, str]] = set()
@@ -118,7 +122,7 @@ class Taxonomy:
             children_of[p].append(c)
         roots = [n for n in all_names if not parents_of[n]]
         if root is not None:
-            root = str(root)
+            root = _node_name(root, "root")
             if root in parents_of:
                 if len(roots) == 1 and roots[0] == root:
                     root = None  # already the single root: nothing to add
@@ -239,6 +243,11 @@ class Taxonomy:
             raise TaxonomyError(f"{len(names_)} names for {len(parent)} nodes")
         edges = []
         for i, p in enumerate(parent):
+            if isinstance(p, bool) or not isinstance(p, int | np.integer):
+                raise TaxonomyError(
+                    f"parent of node {names_[i]!r} must be an integer index, got {p!r}",
+                    node=names_[i],
+                )
             if p < 0:
                 continue
             if p >= len(parent):
@@ -275,34 +284,61 @@ class Taxonomy:
         for k, raw in enumerate(paths):
             parts = [p.strip() for p in str(raw).strip().split(sep)]
             if not parts or any(p == "" for p in parts):
-                raise TaxonomyError(f"path {k + 1} {raw!r} has an empty component")
+                raise TaxonomyError(f"path {k + 1} {str(raw)[:80]!r} has an empty component")
             split.append(parts)
         if not split:
             raise TaxonomyError("empty taxonomy: no path was given")
         if names not in ("auto", "leaf", "full"):
             raise TaxonomyError(f"names must be 'auto', 'leaf' or 'full', got {names!r}")
-        full_of_leaf: dict[str, str] = {}
+        # A trie of the paths: node k is (parent k, component); O(total length), no prefix
+        # strings are built unless full names are asked for (a 10^5-deep path stays linear).
+        trie: dict[tuple[int, str], int] = {}
+        t_parent: list[int] = []
+        t_comp: list[str] = []
+        first_parent_of: dict[str, int] = {}
         ambiguous: str | None = None
         for parts in split:
-            for d in range(len(parts)):
-                full = sep.join(parts[: d + 1])
-                prev = full_of_leaf.setdefault(parts[d], full)
-                if prev != full and ambiguous is None:
-                    ambiguous = parts[d]
+            cur = -1
+            for comp in parts:
+                key = (cur, comp)
+                k = trie.get(key)
+                if k is None:
+                    k = len(t_parent)
+                    trie[key] = k
+                    t_parent.append(cur)
+                    t_comp.append(comp)
+                    prev = first_parent_of.setdefault(comp, cur)
+                    if prev != cur and ambiguous is None:
+                        ambiguous = comp
+                cur = k
         use_full = names == "full" or (names == "auto" and ambiguous is not None)
         if names == "leaf" and ambiguous is not None:
             raise TaxonomyError(
                 f"node name {ambiguous!r} appears under two different parents; use names='full'",
                 node=ambiguous,
             )
+        if use_full:
+            total = 0
+            plen = [0] * len(t_parent)
+            for k, (p, comp) in enumerate(zip(t_parent, t_comp)):
+                plen[k] = (plen[p] + len(sep) if p >= 0 else 0) + len(comp)
+                total += plen[k]
+            if total > _MAX_FULL_NAME_CHARS:
+                raise TaxonomyError(
+                    f"full path names would need {total:,} characters (paths too deep for "
+                    "names='full'); give the nodes unique names or use an edge list"
+                )
+            label = [""] * len(t_parent)
+            for k, (p, comp) in enumerate(zip(t_parent, t_comp)):
+                label[k] = label[p] + sep + comp if p >= 0 else comp
+        else:
+            label = t_comp
         edges: dict[tuple[str, str], None] = {}
         nodes: dict[str, None] = {}
-        for parts in split:
-            labels = [sep.join(parts[: d + 1]) if use_full else parts[d] for d in range(len(parts))]
-            for d, lab in enumerate(labels):
-                nodes.setdefault(lab, None)
-                if d > 0:
-                    edges.setdefault((labels[d - 1], lab), None)
+        for k, p in enumerate(t_parent):
+            nodes.setdefault(label[k], None)
+            if p >= 0:
+                edges.setdefault((label[p], label[k]), None)
         if len(nodes) == 1 and not edges:
             return cls([], nodes=list(nodes), root=root)
         if root is None:
@@ -322,14 +358,34 @@ class Taxonomy:
                 data = json.loads(data)
             except json.JSONDecodeError as exc:
                 raise TaxonomyError(f"not valid JSON: {exc}") from None
+            except RecursionError:
+                raise TaxonomyError(
+                    "JSON nested too deeply for the parser: write a deep taxonomy as an edge "
+                    'list ({"edges": [[parent, child], ...]}) instead of nested children'
+                ) from None
+            except ValueError as exc:  # e.g. an integer literal beyond Python's digit limit
+                raise TaxonomyError(f"not valid JSON: {exc}") from None
         if isinstance(data, list):
             return cls(_pairs(data))
         if not isinstance(data, dict):
             raise TaxonomyError("JSON taxonomy must be an object or a list of [parent, child]")
+        root = data.get("root")
+        if root is not None:
+            root = _json_name(root, "'root'")
         if "edges" in data:
-            return cls(_pairs(data["edges"]), nodes=data.get("nodes"), root=data.get("root"))
+            if not isinstance(data["edges"], list):
+                raise TaxonomyError("'edges' must be a list of [parent, child] pairs")
+            nodes = data.get("nodes")
+            if nodes is not None:
+                if not isinstance(nodes, list):
+                    raise TaxonomyError("'nodes' must be a list of names")
+                nodes = [_json_name(n, "a node") for n in nodes]
+            return cls(_pairs(data["edges"]), nodes=nodes, root=root)
         if "parent" in data and isinstance(data["parent"], dict):
-            return cls([(p, c) for c, p in data["parent"].items()], root=data.get("root"))
+            return cls(
+                [(_json_name(p, f"the parent of {c!r}"), c) for c, p in data["parent"].items()],
+                root=root,
+            )
         if "name" in data:
             edges: list[tuple[str, str]] = []
             stack = [data]
@@ -339,19 +395,20 @@ class Taxonomy:
                 if not isinstance(node, dict) or "name" not in node:
                     raise TaxonomyError(f"nested JSON node without a 'name': {str(node)[:80]}")
                 count += 1
+                name = _json_name(node["name"], "a 'name'")
                 kids = node.get("children", []) or []
                 if not isinstance(kids, list):
-                    raise TaxonomyError(f"'children' of {node['name']!r} must be a list")
+                    raise TaxonomyError(f"'children' of {name!r} must be a list", node=name)
                 for kid in kids:
                     if not isinstance(kid, dict) or "name" not in kid:
                         raise TaxonomyError(
-                            f"a child of {node['name']!r} has no 'name': {str(kid)[:80]}",
-                            node=str(node["name"]),
+                            f"a child of {name!r} has no 'name': {str(kid)[:80]}",
+                            node=name,
                         )
-                    edges.append((str(node["name"]), str(kid["name"])))
+                    edges.append((name, _json_name(kid["name"], f"a child of {name!r}")))
                 stack.extend(reversed(kids))
             if not edges:
-                return cls([], nodes=[str(data["name"])])
+                return cls([], nodes=[_json_name(data["name"], "a 'name'")])
             return cls(edges)
         raise TaxonomyError(
             "JSON taxonomy needs 'name'/'children' (nested), 'edges', or 'parent' keys"
@@ -370,6 +427,11 @@ class Taxonomy:
     def flat(cls, labels: Iterable[Hashable], root: str = "root") -> Taxonomy:
         """Every label a child of one root (the "flat" taxonomy of seeds 000 and 002)."""
         labs = list(dict.fromkeys(str(x) for x in labels))
+        if str(root) in labs:
+            raise TaxonomyError(
+                f"a label is named {str(root)!r}, the name of the flat root: pass another root=",
+                node=str(root),
+            )
         return cls([(root, lab) for lab in labs])
 
     @classmethod
@@ -425,9 +487,18 @@ class Taxonomy:
                     f"node name {nm!r} contains the separator {sep!r}; choose another sep",
                     node=nm,
                 )
+        plen = [len(names[0])]
+        par = self.parent.tolist()
+        for i in range(1, self.n_nodes):
+            plen.append(plen[par[i]] + len(sep) + len(names[i]))
+        if sum(plen) > _MAX_FULL_NAME_CHARS:
+            raise TaxonomyError(
+                f"the paths of this tree would take {sum(plen):,} characters (depth "
+                f"{self.max_depth}): write it as an edge list or JSON instead"
+            )
         paths = [names[0]]
         for i in range(1, self.n_nodes):
-            paths.append(paths[self.parent[i]] + sep + names[i])
+            paths.append(paths[par[i]] + sep + names[i])
         return paths
 
     def to_json(self) -> dict[str, Any]:
@@ -559,6 +630,14 @@ class Taxonomy:
     def ancestors(self, node: NodeRef, include_self: bool = False) -> np.ndarray:
         """``A(i)`` (or ``A+(i)`` with ``include_self``): ids, increasing (root first)."""
         i = self._id(node)
+        if self.is_tree and not self._small_closure:
+            # a walk up the parent array: O(depth), no quadratic ancestor matrix (long chains)
+            up = []
+            j = self.parent[i] if not include_self else i
+            while j >= 0:
+                up.append(int(j))
+                j = self.parent[j]
+            return np.asarray(up[::-1], dtype=np.int64)
         row = self.ancestor_matrix.indices[
             self.ancestor_matrix.indptr[i] : self.ancestor_matrix.indptr[i + 1]
         ]
@@ -567,6 +646,11 @@ class Taxonomy:
     def descendants(self, node: NodeRef, include_self: bool = False) -> np.ndarray:
         """``D(i)`` (or ``D+(i)`` with ``include_self``): ids, increasing."""
         i = self._id(node)
+        if self.is_tree and not self._small_closure:
+            # D+(i) is a contiguous run of the preorder: O(|D+(i)|), no matrix
+            order, tin = self._preorder
+            run = np.sort(order[tin[i] : tin[i] + self.subtree_size[i]])
+            return run if include_self else run[1:]
         col = self._descendant_matrix.indices[
             self._descendant_matrix.indptr[i] : self._descendant_matrix.indptr[i + 1]
         ]
@@ -619,6 +703,11 @@ class Taxonomy:
         path), of all ancestors-or-self for a DAG.
         """
         n = self.n_nodes
+        if self.is_tree and self._closure_size > _MAX_ANCESTOR_ENTRIES:
+            raise TaxonomyError(
+                f"the ancestor matrix of this tree would hold {self._closure_size:,} entries "
+                f"(depth {self.max_depth}); methods that need it cannot train on a tree this deep"
+            )
         if self.is_tree:
             rows = [np.arange(n)]
             cols = [np.arange(n)]
@@ -658,7 +747,40 @@ class Taxonomy:
     @cached_property
     def subtree_size(self) -> np.ndarray:
         """``|D+(i)|``: number of descendants of each node, itself included, shape (n_nodes,)."""
+        if self.is_tree:
+            # one bottom-up pass (parent[i] < i): linear even for a 10^5-node chain
+            size = [1] * self.n_nodes
+            par = self.parent.tolist()
+            for i in range(self.n_nodes - 1, 0, -1):
+                size[par[i]] += size[i]
+            return np.asarray(size, dtype=np.int64)
         return np.diff(self._descendant_matrix.indptr).astype(np.int64)
+
+    @cached_property
+    def _closure_size(self) -> int:
+        """Entries of a tree's ancestor matrix, ``sum_i |A+(i)|`` (0 for a DAG: not used)."""
+        return int(self.depth.sum()) + self.n_nodes if self.is_tree else 0
+
+    @cached_property
+    def _small_closure(self) -> bool:
+        """True when the ancestor matrix is small enough to build (not a very deep tree)."""
+        return not self.is_tree or self._closure_size <= _MAX_ANCESTOR_ENTRIES // 10
+
+    @cached_property
+    def _preorder(self) -> tuple[np.ndarray, np.ndarray]:
+        """Preorder sequence (children in increasing id order) and each node's position in it."""
+        cptr = self._child_ptr.tolist()
+        cidx = self._child_idx.tolist()
+        order: list[int] = []
+        stack = [0]
+        while stack:  # iterative: no recursion limit on deep trees
+            v = stack.pop()
+            order.append(v)
+            stack.extend(reversed(cidx[cptr[v] : cptr[v + 1]]))
+        seq = np.asarray(order, dtype=np.int64)
+        tin = np.empty(self.n_nodes, dtype=np.int64)
+        tin[seq] = np.arange(self.n_nodes)
+        return seq, tin
 
     @cached_property
     def _up(self) -> np.ndarray:
@@ -858,11 +980,43 @@ class Taxonomy:
 
 
 def _pairs(items: Iterable[Any]) -> list[tuple[str, str]]:
+    """``[parent, child]`` pairs of a JSON document: names must be strings or integers."""
     out = []
     for k, e in enumerate(items):
         if not isinstance(e, list | tuple) or len(e) != 2:
-            raise TaxonomyError(f"edge {k + 1} must be a [parent, child] pair, got {e!r}")
-        out.append((str(e[0]), str(e[1])))
+            raise TaxonomyError(f"edge {k + 1} must be a [parent, child] pair, got {str(e)[:80]}")
+        where = f"edge {k + 1}"
+        out.append((_json_name(e[0], where), _json_name(e[1], where)))
+    return out
+
+
+def _json_name(v: Any, where: str) -> str:
+    """A node name read from JSON: a non-empty string or an integer, never null/list/float."""
+    if isinstance(v, bool) or not isinstance(v, str | int):
+        raise TaxonomyError(
+            f"{where}: a node name must be a string (or an integer), got {str(v)[:80]}"
+        )
+    return _node_name(v, where)
+
+
+def _node_name(v: Any, where: str) -> str:
+    """``str(v)``, refusing the empty name (it cannot be written in any taxonomy file)."""
+    name = str(v)
+    if name == "":
+        raise TaxonomyError(f"{where}: empty node name")
+    return name
+
+
+def _edge_pairs(edges: Iterable[Any]) -> list[tuple[str, str]]:
+    """``(parent, child)`` name pairs, refusing anything that is not a pair of names."""
+    if isinstance(edges, str | bytes):
+        raise TaxonomyError(f"edges must be (parent, child) pairs, got the string {edges!r}")
+    out = []
+    for k, e in enumerate(edges):
+        if isinstance(e, str | bytes) or not hasattr(e, "__len__") or len(e) != 2:
+            raise TaxonomyError(f"edge {k + 1} must be a (parent, child) pair, got {e!r}")
+        p, c = e
+        out.append((_node_name(p, f"edge {k + 1}"), _node_name(c, f"edge {k + 1}")))
     return out
 
 
