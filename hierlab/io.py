@@ -1617,13 +1617,14 @@ def read_arff(
             raise DataError("read_arff needs a path or text")
         text = decode_bytes(_read_bytes(path), spath)
     raw = _parse_arff(text, spath)
-    if sp.issparse(raw.X):
-        bad = np.flatnonzero(np.isinf(raw.X.data))
+    if isinstance(raw.X, sp.csr_matrix):
+        Xs: sp.csr_matrix = raw.X
+        bad = np.flatnonzero(np.isinf(Xs.data))
         if len(bad):
-            row = int(np.searchsorted(raw.X.indptr, bad[0], side="right") - 1)
-            j = int(raw.X.indices[bad[0]])
+            row = int(np.searchsorted(np.asarray(Xs.indptr), bad[0], side="right") - 1)
+            j = int(Xs.indices[bad[0]])
             raise DataError(
-                f"value {float(raw.X.data[bad[0]])!r} is not finite: features must be finite "
+                f"value {float(Xs.data[bad[0]])!r} is not finite: features must be finite "
                 "numbers ('?' marks a missing value)",
                 spath,
                 int(raw.lines[row]),

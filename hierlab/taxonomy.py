@@ -301,8 +301,8 @@ class Taxonomy:
             cur = -1
             for comp in parts:
                 key = (cur, comp)
-                k = trie.get(key)
-                if k is None:
+                found = trie.get(key)
+                if found is None:
                     k = len(t_parent)
                     trie[key] = k
                     t_parent.append(cur)
@@ -310,6 +310,8 @@ class Taxonomy:
                     prev = first_parent_of.setdefault(comp, cur)
                     if prev != cur and ambiguous is None:
                         ambiguous = comp
+                else:
+                    k = found
                 cur = k
         use_full = names == "full" or (names == "auto" and ambiguous is not None)
         if names == "leaf" and ambiguous is not None:
