@@ -21,15 +21,25 @@ from app.state import builtin_choices, get_state, load_builtin  # noqa: E402
 from app.ui.errors import show_error  # noqa: E402
 from hierlab.exceptions import HierlabError  # noqa: E402
 
-st.set_page_config(page_title="hierlab", page_icon="🌳", layout="wide")
+st.set_page_config(page_title="hierlab", page_icon=":material/account_tree:", layout="wide")
 
 PAGES = Path(__file__).resolve().parent / "app_pages"
 pages = [
-    st.Page(PAGES / "data.py", title="Data", icon="📁", url_path="data"),
-    st.Page(PAGES / "taxonomy.py", title="Taxonomy", icon="🌳", url_path="taxonomy"),
-    st.Page(PAGES / "train.py", title="Train", icon="🏋️", url_path="train", default=True),
-    st.Page(PAGES / "explore.py", title="Explore", icon="🔎", url_path="explore"),
-    st.Page(PAGES / "compare.py", title="Compare", icon="⚖️", url_path="compare"),
+    st.Page(PAGES / "data.py", title="Data", icon=":material/dataset:", url_path="data"),
+    st.Page(
+        PAGES / "taxonomy.py", title="Taxonomy", icon=":material/account_tree:", url_path="taxonomy"
+    ),
+    st.Page(
+        PAGES / "train.py",
+        title="Train",
+        icon=":material/model_training:",
+        url_path="train",
+        default=True,
+    ),
+    st.Page(
+        PAGES / "explore.py", title="Explore", icon=":material/search_insights:", url_path="explore"
+    ),
+    st.Page(PAGES / "compare.py", title="Compare", icon=":material/compare:", url_path="compare"),
 ]
 
 state = get_state()

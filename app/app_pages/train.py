@@ -92,8 +92,10 @@ with right:
             key=f"bounds_{state.next_id}",
         )
         try:
-            with st.spinner(f"Training {method} ..."):
-                run = fit_run(
+            # no st.* call between the end of the fit and storing the run: after a click
+            # (Stop) every st.* call raises Streamlit's interrupt
+            state.runs.append(
+                fit_run(
                     state,
                     entry,
                     method,
@@ -103,7 +105,7 @@ with right:
                     taxonomy_source=tax_source,
                     stopped=lambda: live.interrupt is not None,
                 )
-            state.runs.append(run)
+            )
         except Exception as exc:
             show_error(exc, f"Training {method}")
         live.reraise()  # a click during training: the run is stored, now rerun

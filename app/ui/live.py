@@ -7,10 +7,12 @@ second: the interval between redraws is stretched so that drawing never takes mo
 excludes callbacks anyway (``hierlab.solvers.base.solve``).
 
 Stopping. A click anywhere in the app (the Stop button in particular) makes Streamlit interrupt
-the script at its next ``st.*`` call by raising ``RerunException``/``StopException``. ``LivePlot``
-catches that exception at its redraw, asks the solver to stop (returns True), and keeps the
-exception in :attr:`interrupt`; the page stores the run (best iterate so far) and then re-raises
-it with :meth:`reraise` so Streamlit performs the requested rerun. Nothing is lost.
+the script at its next ``st.*`` call by raising ``RerunException`` (or ``StopException`` when the
+session closes, or with ``runner.fastReruns``, which ``.streamlit/config.toml`` turns off so that
+the rerun waits for the stored run). ``LivePlot`` catches that exception at its redraw, asks the
+solver to stop (returns True), and keeps the exception in :attr:`interrupt`; the page stores the
+run (best iterate so far) before any other ``st.*`` call and then re-raises it with
+:meth:`reraise` so Streamlit performs the requested rerun. Nothing is lost.
 """
 
 from __future__ import annotations
