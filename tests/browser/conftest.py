@@ -68,7 +68,7 @@ def start_app(port: int, log: Path | None = None) -> subprocess.Popen:
 
     The server's output goes to ``log`` (for debugging a failure) or nowhere.
     """
-    out = open(log, "wb") if log is not None else subprocess.DEVNULL  # noqa: SIM115
+    out = open(log, "wb") if log is not None else subprocess.DEVNULL
     return subprocess.Popen(
         [
             sys.executable,
