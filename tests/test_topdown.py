@@ -138,3 +138,11 @@ def test_param_validation() -> None:
     q = Param("rule", "str", "a", choices=("a", "b"))
     with pytest.raises(ParameterError, match="one of"):
         q.validate("c")
+
+
+def test_score_with_integer_labels_is_plain_accuracy() -> None:
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(200, 3))
+    y = rng.integers(0, 4, size=200)
+    est = TopDownClassifier(C=0.01).fit(X, y)
+    assert est.score(X, y) == pytest.approx(np.mean(est.predict(X) == y))

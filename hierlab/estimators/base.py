@@ -178,13 +178,14 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
         """
         from hierlab.metrics import zero_one_error
 
-        y_pred = self.predict(X)
-        y_true = (
-            np.asarray(self._decode(self._encode(y)), dtype=object)
-            if not _is_multilabel(_as_object(y))
-            else _as_object(y)
-        )
-        return 1.0 - float(zero_one_error(y_true, y_pred, self.taxonomy_))
+        check_is_fitted(self, "taxonomy_")
+        yo = _as_object(y)
+        if _is_multilabel(yo):
+            return 1.0 - float(zero_one_error(yo, self.predict(X), self.taxonomy_))
+        Xv = check_X(X, self, reset=False)
+        truth = encode_labels(yo, self.taxonomy_)  # node ids: int labels are names, not ids
+        pred = np.asarray(self._predict_ids(Xv), dtype=np.int64)
+        return 1.0 - float(zero_one_error(truth, pred, self.taxonomy_))
 
     # ------------------------------------------------------------------ helpers for subclasses
     def _encode_fit_labels(self, y: Any, n_samples: int) -> Any:
