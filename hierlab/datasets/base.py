@@ -10,10 +10,38 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from hierlab.exceptions import DataError
+from hierlab.exceptions import DataError, ParameterError
 from hierlab.taxonomy import Taxonomy
 
 __all__ = ["HierDataset", "encode_labels"]
+
+
+def _as_rng(random_state: Any) -> np.random.Generator:
+    """``numpy.random.default_rng(random_state)``, or a ParameterError naming the bad seed.
+
+    Accepts None, a non-negative int, a ``Generator`` or a legacy ``RandomState``.
+    """
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(0, 2**31 - 1))
+    if isinstance(random_state, bool) or not (
+        random_state is None or isinstance(random_state, int | np.integer)
+    ):
+        raise ParameterError(
+            f"random_state must be None, a non-negative int or a numpy Generator, "
+            f"got {random_state!r}"
+        )
+    if random_state is not None and random_state < 0:
+        raise ParameterError(f"random_state must be >= 0, got {random_state}")
+    return np.random.default_rng(random_state)
+
+
+def _check_int(name: str, value: Any, low: int) -> int:
+    """``value`` as an int ``>= low``, or a ParameterError naming the parameter."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
+        raise ParameterError(f"{name} must be an integer >= {low}, got {value!r}")
+    return int(value)
 
 
 def _is_multilabel(y: np.ndarray) -> bool:
@@ -55,8 +83,9 @@ def encode_labels(y: Any, taxonomy: Taxonomy) -> np.ndarray | sp.csr_matrix:
         m.sum_duplicates()
         m.data[:] = 1.0
         return m
-    names = arr.astype(str)
-    uniq, inv = np.unique(names, return_inverse=True)
+    # pandas factorize on Python str: numpy's ``astype(str)`` would drop trailing NUL
+    # characters and so map two different labels ("a" and "a\0") to one node
+    inv, uniq = pd.factorize(np.asarray([str(v) for v in arr], dtype=object))
     ids = np.empty(len(uniq), dtype=np.int64)
     for k, u in enumerate(uniq):
         j = taxonomy._index.get(str(u))
@@ -67,7 +96,7 @@ def encode_labels(y: Any, taxonomy: Taxonomy) -> np.ndarray | sp.csr_matrix:
                 f"({taxonomy.n_nodes} nodes, e.g. {', '.join(map(str, taxonomy.names[:3]))})"
             )
         ids[k] = j
-    return ids[inv.ravel()]
+    return ids[np.asarray(inv, dtype=np.int64)]
 
 
 @dataclass
@@ -113,6 +142,17 @@ class HierDataset:
             for lab in self.y
         ]
         self.y = y
+        values = self.X.data if sp.issparse(self.X) else self.X
+        if np.isinf(values).any():
+            if sp.issparse(self.X):
+                k = int(np.flatnonzero(np.isinf(values))[0])
+                i = int(np.searchsorted(np.asarray(self.X.indptr), k, side="right") - 1)
+                j = int(self.X.indices[k])
+            else:
+                i, j = (int(v) for v in np.argwhere(np.isinf(values))[0])
+            raise DataError(
+                f"X[{i}, {j}] is infinite: features must be finite (NaN marks a missing value)"
+            )
         if self.X.shape[0] != len(self.y):
             raise DataError(f"X has {self.X.shape[0]} rows but y has {len(self.y)} labels")
         if self.feature_names is not None and len(self.feature_names) != self.X.shape[1]:

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from hierlab.datasets.base import HierDataset
+from hierlab.datasets.base import HierDataset, _as_rng, _check_int
 from hierlab.exceptions import ParameterError
 from hierlab.taxonomy import Taxonomy
 
@@ -44,8 +44,12 @@ def symmetric_tree(branching: int = 3, depth: int = 4) -> Taxonomy:
     Taxonomy
         ``(branching ** (depth + 1) - 1) / (branching - 1)`` vertices (121 by default).
     """
-    if branching < 1 or depth < 0:
-        raise ParameterError(f"need branching >= 1 and depth >= 0, got {branching}, {depth}")
+    branching = _check_int("branching", branching, 1)
+    depth = _check_int("depth", depth, 0)
+    if branching > 1 and (branching ** (depth + 1) - 1) // (branching - 1) > 10**6:
+        raise ParameterError(
+            f"a symmetric {branching}-ary tree of depth {depth} has more than 10^6 vertices"
+        )
     names = ["root"]
     parent = [-1]
     frontier = [(0, "")]
@@ -94,13 +98,13 @@ def make_hieron_synthetic(
         rows of each set are in random order. ``train.meta["prototypes"]`` holds ``W`` of shape
         (n_labels, n_labels) (row ``v`` is ``W^v``).
     """
-    if not noise_std >= 0:
-        raise ParameterError(f"noise_std must be >= 0, got {noise_std}")
-    if n_train_per_label < 0 or n_test_per_label < 0:
-        raise ParameterError("the numbers of examples per label must be >= 0")
+    if not 0 <= noise_std < np.inf:
+        raise ParameterError(f"noise_std must be a finite number >= 0, got {noise_std}")
+    _check_int("n_train_per_label", n_train_per_label, 0)
+    _check_int("n_test_per_label", n_test_per_label, 0)
     if basis not in ("random", "identity"):
         raise ParameterError(f"basis must be 'random' or 'identity', got {basis!r}")
-    rng = np.random.default_rng(random_state)
+    rng = _as_rng(random_state)
     tax = symmetric_tree(branching, depth)
     k = tax.n_nodes
     if basis == "random":

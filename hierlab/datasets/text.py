@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from hierlab.datasets.base import HierDataset
+from hierlab.datasets.base import HierDataset, _as_rng
 from hierlab.exceptions import ParameterError
 from hierlab.taxonomy import Taxonomy
 
@@ -38,11 +38,7 @@ _TOKENS_PER_CHUNK = 4_000_000
 
 
 def _rng(random_state: Any) -> np.random.Generator:
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(0, 2**31 - 1))
-    return np.random.default_rng(random_state)
+    return _as_rng(random_state)
 
 
 def random_level_tree(
@@ -214,8 +210,10 @@ def make_hierarchical_text(
         raise ParameterError(f"n_features must be >= 2, got {n_features}")
     if not 0.0 <= noise < 1.0:
         raise ParameterError(f"noise must be in [0, 1), got {noise}")
-    if doc_length <= 0:
-        raise ParameterError(f"doc_length must be > 0, got {doc_length}")
+    if not (0 < doc_length < np.inf):
+        raise ParameterError(f"doc_length must be a finite number > 0, got {doc_length}")
+    if not np.isfinite(class_skew):
+        raise ParameterError(f"class_skew must be a finite number, got {class_skew}")
     n_test = round(test_size * n_samples) if isinstance(test_size, float) else int(test_size)
     if not 1 <= n_test < n_samples:
         raise ParameterError(f"test_size gives {n_test} test documents out of {n_samples}")
