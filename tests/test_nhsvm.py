@@ -353,7 +353,7 @@ def _margins(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est.fit(X, y)
-    S = est.decision_function(grid)
+    S = est.node_scores(grid)
     names = list(tax.names)
     a = names.index("a") if "a2" not in names else names.index("a2")
     return S[:, a] - S[:, names.index("b")]
@@ -431,8 +431,9 @@ def test_estimators_fit_dense_and_csr_identically(tree: Taxonomy, make) -> None:
     assert dense.coef_.shape == (tree.n_nodes, X.shape[1])
     assert np.all(dense.coef_[0] == 0)
     assert set(dense.predict(X)) <= set(tree.names[tree.leaves])
-    D = dense.decision_function(X[:5])
+    D = dense.node_scores(X[:5])
     assert D.shape == (5, tree.n_nodes)
+    assert dense.decision_function(X[:5]).shape == (5, len(dense.classes_))
     # the best leaf's score is the root's max-marginal
     leaf_ids = tree.index(dense.predict(X[:5]))
     np.testing.assert_allclose(D[np.arange(5), leaf_ids], D[:, 0])
@@ -481,7 +482,7 @@ def test_multilabel_fit_predict_consistent_sets(dag: bool) -> None:
             if row[n] and n != 0:
                 assert row[tax.children(n)].any()
     assert est.score(X, Y) > 0.6
-    S = est.decision_function(X[:4])
+    S = est.node_scores(X[:4])
     assert S.shape == (4, tax.n_nodes)
 
 

@@ -153,6 +153,13 @@ class HSVM(HierarchicalClassifier):
         self.tol = tol
         self.random_state = random_state
 
+    def __sklearn_tags__(self) -> Any:
+        # multi-label y comes as label sets (tuples of node names), not as scikit-learn's 0/1
+        # indicator matrix, so the estimator checks must not feed it indicator matrices
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_label = False
+        return tags
+
     # ---------------------------------------------------------------- hooks for the variants
     def _alpha(self, tax: Taxonomy) -> np.ndarray | None:
         return None
@@ -255,6 +262,21 @@ class HSVM(HierarchicalClassifier):
         return obj.predict_single(self.W_, X)
 
     def decision_function(self, X: Any) -> np.ndarray:
+        """scikit-learn scores for ``classes_``: :meth:`node_scores` at the training labels.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes), or (n_samples,) for two classes (the score
+        of ``classes_[1]`` minus that of ``classes_[0]``)
+        """
+        S = self.node_scores(X)
+        cols = self.taxonomy_.index([str(c) for c in self.classes_])
+        out = S[:, cols]
+        if out.shape[1] == 2 and not self.multilabel_:
+            return out[:, 1] - out[:, 0]
+        return out
+
+    def node_scores(self, X: Any) -> np.ndarray:
         """Per-node scores of shape (n_samples, n_nodes), columns in ``taxonomy_.names`` order.
 
         Single label: the score of the best leaf below each node (its max-marginal). Multi-label:

@@ -10,7 +10,7 @@ Part 1 (speed, ratios measured side by side in one run):
 Part 2 (``--real``, needs the Clus HMC files under ``$HIERLAB_DATA`` or ``../shared/datasets``):
 HSVM and NHSVM on ``Enron_corr`` (tree), ``cellcycle_FUN`` (tree) and ``cellcycle_GO`` (DAG,
 LP/IP inference): micro-F1 of the predicted (ancestor-closed) label sets, AU(PRC) from the
-per-node scores of ``decision_function`` (pooled over nodes, root excluded, as C-HMCNN computes
+per-node scores of ``node_scores`` (pooled over nodes, root excluded, as C-HMCNN computes
 it), and training time, beside the published AU(PRC) of C-HMCNN (Giunchiglia & Lukasiewicz
 2020) on the same sets: 0.756, 0.255, 0.413. Features are standardised on the training part
 (missing values imputed by the loader) and a constant feature is appended (the node biases).
@@ -130,7 +130,7 @@ def bench_real(
                 est.fit(Xtr, train.y)
             secs = time.perf_counter() - t0
             pred = est.predict(Xte)
-            S = est.decision_function(Xte)
+            S = est.node_scores(Xte)
             if micro_f1 is not None and au_prc is not None:
                 f1 = micro_f1(test.y, pred, tax, closure=True)
                 ap = au_prc(Ytrue, S)
