@@ -6,6 +6,8 @@ RerunException stands for a click on Stop during training.
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
 import pytest
 from streamlit.runtime.scriptrunner_utils.exceptions import RerunException
 
@@ -21,10 +23,15 @@ class FakeSlot:
 
     def __init__(self, fail_at: int | None = None) -> None:
         self.charts: list[tuple[object, str]] = []
+        self.snapshots: list[dict[str, np.ndarray]] = []
         self.progress_calls: list[tuple[float, str]] = []
         self.fail_at = fail_at
 
     def plotly_chart(self, fig: object, key: str, **kwargs: object) -> None:
+        # LivePlot mutates its figure between draws: keep a copy of what was shown
+        self.snapshots.append(
+            {str(t.name): np.asarray(t.y, dtype=float).copy() for t in fig.data}  # type: ignore[attr-defined]
+        )
         if self.fail_at is not None and len(self.charts) + 1 == self.fail_at:
             self.charts.append((fig, key))
             raise RerunException(None)
@@ -110,3 +117,18 @@ def test_methods_without_lower_bound_draw_their_objective(entry) -> None:
 def test_iteration_budget_reads_the_schema() -> None:
     assert iteration_budget("flatmult", {"max_iter": 123}) == 123
     assert iteration_budget("topdown", {"C": 1.0}) is None
+
+
+def test_patched_redraws_equal_fresh_figures(entry) -> None:
+    slot = FakeSlot()
+    live = LivePlot(slot, _bounds, min_interval=0.0, max_overhead=float("inf"))
+    fit_run(
+        AppState(), entry, "flatmult", {"max_iter": 15, "rtol": 0.0, "tol": 0.0}, callbacks=[live]
+    )
+    assert live.n_draws == 16 and live.n_builds <= 3  # arrays replaced, figure kept
+    for snap in slot.snapshots:
+        k = len(snap["upper"])
+        fresh = _bounds(pd.DataFrame(live.states[:k]))
+        assert set(snap) == {str(t.name) for t in fresh.data}
+        for t in fresh.data:
+            np.testing.assert_array_equal(snap[str(t.name)], np.asarray(t.y, dtype=float))
