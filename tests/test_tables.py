@@ -1,0 +1,69 @@
+"""Paper tables in-process: the reproductions' numbers as DataFrames, with progress."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import pytest
+
+from hierlab.exceptions import ParameterError
+from hierlab.experiments import tables as tables_mod
+from hierlab.experiments.tables import (
+    default_arguments,
+    reproduction_options,
+    reproductions,
+    run_reproduction,
+)
+
+HIERON_SMALL = {"seeds": 2, "per_label": (6, 3), "literal": False, "figure": ""}
+
+
+def test_reproductions_are_listed_with_their_options() -> None:
+    names = reproductions()
+    assert {"hieron", "nhsvm"} <= set(names)
+    assert all(h for h in names.values())
+    opts = {o["name"]: o for o in reproduction_options("hieron")}
+    assert opts["seeds"]["default"] == 5 and opts["seeds"]["type"] == "int"
+    assert default_arguments("hieron", seeds=1).seeds == 1
+    with pytest.raises(ParameterError, match="no option"):
+        default_arguments("hieron", nope=1)
+    with pytest.raises(ParameterError, match="unknown reproduction"):
+        run_reproduction("nope")
+
+
+def test_hieron_tables_beside_the_paper() -> None:
+    seen: list[tuple[float, str]] = []
+    res = run_reproduction("hieron", progress=lambda f, t: seen.append((f, t)), **HIERON_SMALL)
+    assert [f for f, _ in seen] == [0.0, 0.5, 1.0]
+    t1 = res.tables["Table 1 (online Hieron), sigma = 0.16"]
+    t2 = res.tables["Table 2 (batch Hieron), sigma = 0.16"]
+    assert list(t1["data set"]) == ["Synthetic (tree)", "Synthetic (flat)"]
+    assert list(t2["data set"]) == ["Synthetic (tree)", "Synthetic (flat)", "Synthetic (greedy)"]
+    # published numbers beside ours (seed 002, Table 1: tree 0.83, flat 1.35)
+    assert list(t1["tree err (paper)"]) == [0.83, 1.35]
+    assert isinstance(res.figure, go.Figure) and len(res.figure.data) == 1
+    assert res.checks and res.returncode == (0 if all(res.checks.values()) else 1)
+
+
+def test_nhsvm_table() -> None:
+    res = run_reproduction(
+        "nhsvm",
+        quick=True,
+        kinds="unbalanced",
+        n_samples=300,
+        n_features=20,
+        epochs=2,
+        lambdas="1e-3",
+    )
+    (table,) = res.tables.values()
+    assert list(table["method"]) == ["SSVM", "NHSVM", "HSVM", "FlatSVM"]
+    assert table["accuracy % (paper)"].tolist() == [74.9, 74.1, 68.4, 68.5]
+    assert table["accuracy % (ours)"].between(0, 100).all()
+    assert "Table 3" in res.text
+
+
+def test_a_module_without_an_adapter_runs_through_run(monkeypatch) -> None:
+    monkeypatch.setattr(tables_mod, "_ADAPTERS", {})
+    res = run_reproduction("hieron", **{**HIERON_SMALL, "figure": "should_not_be_written.html"})
+    assert res.tables == {} and res.figure is None
+    assert "Table 1. Online Hieron" in res.text and "Table 2" in res.text
+    assert res.args is not None and res.args.figure == ""
