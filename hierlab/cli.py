@@ -338,6 +338,36 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_induce(args: argparse.Namespace) -> int:
+    from hierlab.induction import induce_taxonomy
+    from hierlab.metrics import tree_similarity_mse
+
+    data = _load_data_whole(args)
+    train = data[0] if isinstance(data, tuple) else data
+    if train.is_multilabel:
+        raise HierlabError("taxonomy induction needs one label per row")
+    params = _parse_params(args.param)
+    t0 = time.perf_counter()
+    tax = induce_taxonomy(train.X, train.y, method=args.method, **params)
+    elapsed = time.perf_counter() - t0
+    print(
+        f"induced a {tax.n_nodes}-node tree of depth {tax.max_depth} over "
+        f"{len(tax.leaves)} classes in {elapsed:.2f} s",
+        file=sys.stderr,
+    )
+    given = train.taxonomy
+    if given.is_tree and set(map(str, tax.names[tax.leaves])) <= set(map(str, given.names)):
+        mse = tree_similarity_mse(given, tax)
+        print(f"tree-similarity MSE to the given taxonomy: {mse:.5f}", file=sys.stderr)
+    if args.out:
+        tax.write(args.out)
+        print(f"taxonomy written to {args.out}", file=sys.stderr)
+    else:
+        for parent, child in tax.to_edges():
+            print(parent, child)
+    return 0
+
+
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     from hierlab.experiments.reproduce import available
 
@@ -421,6 +451,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--figure", default="scale_curves.html", help="plotly HTML of the curves")
     s.add_argument("--json", action="store_true", help="machine-readable output")
     s.set_defaults(func=_cmd_bench)
+
+    s = sub.add_parser("induce", help="induce a taxonomy from data (MF-Tree, CMTL)")
+    s.add_argument("data", help="a built-in data set name or a data file")
+    s.add_argument("--taxonomy", help="the given taxonomy, to compare with (MSE)")
+    s.add_argument("--test", help=argparse.SUPPRESS)
+    s.add_argument("--method", default="mftree", choices=["mftree", "cmtl", "mftree-reference"])
+    s.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
+    s.add_argument("--out", help="write the induced taxonomy here (edge list, .json, .paths)")
+    s.set_defaults(func=_cmd_induce)
 
     s = sub.add_parser("reproduce", help="reproduce a table of a seed paper")
     s.add_argument("table", nargs="?", default=None, help="which reproduction (none: list)")

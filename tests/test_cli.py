@@ -149,3 +149,24 @@ def test_progress_bar_draws_and_finishes() -> None:
     bar.on_end(R())
     text = buf.getvalue()
     assert "10/10" in text and "gap 0.01" in text and text.endswith("\n")
+
+
+def test_induce_writes_a_taxonomy_over_the_classes(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "induced.json"
+    code = main(
+        [
+            "induce",
+            str(DATA / "example_names.csv"),
+            "--taxonomy",
+            str(DATA / "taxonomy_edges.txt"),
+            "--out",
+            str(out),
+        ]
+    )
+    assert code == 0
+    assert "tree-similarity MSE" in capsys.readouterr().err
+    tax = hierlab.Taxonomy.read(out)
+    data = hierlab.load_dataset(
+        DATA / "example_names.csv", taxonomy=hierlab.Taxonomy.read(DATA / "taxonomy_edges.txt")
+    )
+    assert set(map(str, tax.names[tax.leaves])) == set(map(str, data.y))
