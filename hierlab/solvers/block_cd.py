@@ -33,6 +33,7 @@ is ``alpha_in = C c_in sigma(-y_in w_n^T x_i)`` (the logistic loss's own dual po
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -325,7 +326,21 @@ def solve_logistic_leaf(
     return np.asarray(res.x), int(res.nit)
 
 
+_ROWS_CACHE: dict[str, CSRRows] = {}
+
+
+def _cached_rows(key: str, X: Any) -> CSRRows:
+    """The cut rows of ``X``, built once per process and fit (``key``), one data set kept."""
+    rows = _ROWS_CACHE.get(key)
+    if rows is None:
+        _ROWS_CACHE.clear()
+        rows = CSRRows(X)
+        _ROWS_CACHE[key] = rows
+    return rows
+
+
 def _svm_leaf_block(
+    key: str,
     X: Any,
     Y: np.ndarray,
     upper: np.ndarray,
@@ -337,7 +352,7 @@ def _svm_leaf_block(
     seed: list[int],
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     res = solve_leaves_dual_cd(
-        X,
+        _cached_rows(key, X),
         Y,
         upper,
         W_parent,
@@ -391,7 +406,7 @@ class BlockCoordinateDescent(Solver):
     n_jobs : int, optional
         joblib workers for the leaf blocks (under ``joblib.parallel_backend("dask")`` the dask
         workers).
-    leaf_block : int, default 64
+    leaf_block : int, default 256
         Largest number of leaves solved together in one task (dual CD vectorises over them).
     random_state : int, default 0
         Seed of the dual CD's random order.
@@ -419,7 +434,7 @@ class BlockCoordinateDescent(Solver):
         max_inner_iter: int = 1000,
         shrinking: bool = False,
         n_jobs: int | None = None,
-        leaf_block: int = 64,
+        leaf_block: int = 256,
         random_state: int = 0,
         relaxation: float = 1.0,
     ) -> None:
@@ -454,17 +469,33 @@ class BlockCoordinateDescent(Solver):
         prob: HRProblem = objective
         tax = prob.taxonomy
         n, d = prob.n_samples, prob.n_features
+        W = np.zeros((tax.n_nodes, d))
+        alpha = np.zeros((n, len(tax.leaves))) if prob.loss == "hinge" else None
+        n_workers = int(joblib.effective_n_jobs(self.n_jobs))
+        X_task: Any = prob.X
+        key = uuid.uuid4().hex  # workers cut the rows of X once per fit (dual CD)
+        self.coef = W.copy()
+        self.alpha = alpha
+        try:
+            yield from self._sweeps(prob, W, alpha, key, X_task, n_workers)
+        finally:
+            _ROWS_CACHE.pop(key, None)
+
+    def _sweeps(
+        self,
+        prob: HRProblem,
+        W: np.ndarray,
+        alpha: np.ndarray | None,
+        key: str,
+        X_task: Any,
+        n_workers: int,
+    ) -> Iterator[SolverState]:
+        tax = prob.taxonomy
         leaves = tax.leaves
         col_of = np.full(tax.n_nodes, -1, dtype=np.int64)
         col_of[leaves] = np.arange(len(leaves))
         parent = tax.parent
-        W = np.zeros((tax.n_nodes, d))
         hinge = prob.loss == "hinge"
-        alpha = np.zeros((n, len(leaves))) if hinge else None
-        n_workers = int(joblib.effective_n_jobs(self.n_jobs))
-        X_task: Any = prob.X
-        if n_workers == 1 and hinge:
-            X_task = CSRRows(prob.X)  # cut the rows once; the sequential backend runs inline
         parity_nodes = [np.flatnonzero(tax.depth % 2 == r) for r in (0, 1)]
         # children sums of eq. (4) as one sparse product
         child = sp.csr_matrix(
@@ -475,8 +506,6 @@ class BlockCoordinateDescent(Solver):
         best_upper = np.inf
         best_lower = -np.inf
         tol_now = float(self.inner_tol)
-        self.coef = W.copy()
-        self.alpha = alpha
         with joblib.Parallel(n_jobs=self.n_jobs) as parallel:
             for t in range(1, self.max_iter + 1):
                 work = 0
@@ -509,6 +538,7 @@ class BlockCoordinateDescent(Solver):
                         seed = [int(self.random_state), t, r]
                         res = parallel(
                             joblib.delayed(_svm_leaf_block)(
+                                key,
                                 X_task,
                                 prob.signs(b),
                                 prob.C * prob.weights(b),
