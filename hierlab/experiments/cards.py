@@ -125,6 +125,10 @@ class MethodCard:
         """The registry entry of this method."""
         return get_method(self.name)
 
+    def objective_lines(self) -> list[str]:
+        """The objective split at its top-level line breaks (``\\\\``), one ``st.latex`` each."""
+        return _split_lines(self.objective)
+
     def parameters(self) -> list[ParamDoc]:
         """One :class:`ParamDoc` per parameter of the registry schema, in schema order."""
         return [
@@ -157,11 +161,9 @@ class MethodCard:
             "",
             f"**Objective** ({self.equations}):",
             "",
-            "$$",
-            self.objective,
-            "$$",
-            "",
         ]
+        for line in self.objective_lines():
+            lines += ["$$", line, "$$", ""]
         if self.symbols:
             lines += [self.symbols, ""]
         lines += ["**Prediction:**", "", "$$", self.prediction, "$$", ""]
@@ -179,6 +181,22 @@ class MethodCard:
             lines += [f"Fixed by this registry entry: {shown}.", ""]
         lines += [f"**Citation.** {self.citation}", ""]
         return "\n".join(lines)
+
+
+def _split_lines(tex: str) -> list[str]:
+    """Split LaTeX at ``\\\\`` outside braces (KaTeX's ``st.latex`` shows one line per call)."""
+    out, depth, start, i = [], 0, 0, 0
+    while i < len(tex):
+        if tex[i] == "\\" and i + 1 < len(tex):
+            if tex[i + 1] == "\\" and depth == 0:
+                out.append(tex[start:i].strip())
+                start = i + 2
+            i += 2
+            continue
+        depth += {"{": 1, "}": -1}.get(tex[i], 0)
+        i += 1
+    out.append(tex[start:].strip())
+    return [ln for ln in out if ln]
 
 
 def _num(v: float) -> str:
@@ -370,7 +388,7 @@ _TREE_INDUCTION_NOTES = {
 
 # ------------------------------------------------------------------------------------ cards
 _SIBLING_HINGE = (
-    r"H(w) = \frac{C}{N}\sum_{k=1}^{N} \max\Big\{0,\ \max_{i \in \mathcal A^+(y_k),\ "
+    r"\frac{C}{N}\sum_{k=1}^{N} \max\Big\{0,\ \max_{i \in \mathcal A^+(y_k),\ "
     r"j \in \mathcal S(i)} 1 - w_i^\top x_k + w_j^\top x_k\Big\}"
 )
 _RECURSIVE_PRED = (
@@ -398,7 +416,8 @@ _LIST: list[MethodCard] = [
         ),
         objective=(
             r"\min_{w}\ J(w) = \underbrace{\frac12 \sum_{i,j=1}^{m} K_{ij}\,|w_i^\top w_j|}"
-            r"_{\Omega(w),\ \text{eq. (5)}} + " + _SIBLING_HINGE + r" \quad \text{(eq. 4, 7)}"
+            r"_{\Omega(w),\ \text{eq. (5)}} + \underbrace{" + _SIBLING_HINGE + r"}_{H(w)}"
+            r" \quad \text{(eq. 4, 7)}"
             r"\\ K_{ii} = |\mathcal D^+(i)|,\quad K_{ij} = \alpha \ \text{if } i \in "
             r"\mathcal A(j) \text{ or } j \in \mathcal A(i),\quad 0 \text{ else} "
             r"\quad \text{(eq. 6)}"

@@ -34,6 +34,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import pprint
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -345,6 +346,8 @@ class RunResult:
     y_pred : ndarray of shape (n_test,)
     metrics : dict of str to float
     history : DataFrame
+    fit_time, predict_time : float
+        Seconds.
     """
 
     label: str
@@ -354,6 +357,8 @@ class RunResult:
     y_pred: np.ndarray
     metrics: dict[str, float]
     history: pd.DataFrame
+    fit_time: float = 0.0
+    predict_time: float = 0.0
 
 
 def run_session(
@@ -386,8 +391,11 @@ def run_session(
 
             tax = induce_taxonomy(train.X, train.y, method="mftree", **run.induce)
         est = make_run_estimator(run, tax)
+        t0 = time.perf_counter()
         est.fit(train.X, train.y)
+        t1 = time.perf_counter()
         y_pred = np.asarray(est.predict(test.X), dtype=object)
+        t2 = time.perf_counter()
         metrics = evaluate(np.asarray(test.y, dtype=object), y_pred, tax)
         hist = getattr(est, "history_", None)
         results.append(
@@ -399,6 +407,8 @@ def run_session(
                 y_pred=y_pred,
                 metrics={k: float(v) for k, v in metrics.items()},
                 history=hist.copy() if isinstance(hist, pd.DataFrame) else pd.DataFrame(),
+                fit_time=t1 - t0,
+                predict_time=t2 - t1,
             )
         )
     if progress is not None:

@@ -1,0 +1,145 @@
+"""Guided demos: one click runs a preset (data, taxonomy, methods, parameters) and says what to
+look at; the result can be opened in the lab or downloaded as a notebook."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:  # when the page runs on its own (AppTest.from_file)
+    sys.path.insert(0, str(ROOT))
+
+import streamlit as st  # noqa: E402
+
+from app.ui.errors import show_error  # noqa: E402
+from hierlab.experiments.demos import DEMOS, DemoResult, run_demo  # noqa: E402
+from hierlab.experiments.export import export_notebook, export_script  # noqa: E402
+
+RESULTS_KEY = "demo_results"
+
+st.title("Guided demos")
+st.caption(
+    "Each demo sets the data, the taxonomy, the methods and their parameters in one click, runs "
+    "them through the hierlab engine (small sizes: a few seconds), and tells you what to look at."
+)
+results: dict[str, DemoResult] = st.session_state.setdefault(RESULTS_KEY, {})
+
+name = st.radio(
+    "Demo",
+    list(DEMOS),
+    format_func=lambda n: DEMOS[n].title,
+    horizontal=True,
+    key="demo_choice",
+)
+preset = DEMOS[name]
+st.markdown(f"**{preset.question}**")
+with st.expander("The preset: data, split, methods and parameters", expanded=False):
+    st.markdown(
+        f"- data: built-in `{preset.data}` with "
+        + ", ".join(f"`{k}={v!r}`" for k, v in preset.data_params.items())
+        + f"\n- split: {preset.split}\n- seed paper(s): {preset.seeds or '-'}"
+    )
+    st.dataframe(
+        [
+            {
+                "run": r.label,
+                "method": r.method,
+                "parameters": ", ".join(f"{k}={v!r}" for k, v in r.params.items()),
+                "seed": r.seed,
+                "taxonomy": r.taxonomy,
+            }
+            for r in preset.runs
+        ],
+        hide_index=True,
+        key=f"demo_preset_{name}",
+    )
+st.markdown("**What to look at**")
+for k, text in enumerate(preset.look_at, start=1):
+    st.markdown(f"{k}. {text}")
+
+if st.button("Run this demo", key="demo_run", type="primary"):
+    bar = st.progress(0.0, text="starting")
+    try:
+        results[name] = run_demo(name, progress=lambda f, text: bar.progress(min(f, 1.0), text))
+    except Exception as exc:
+        show_error(exc, f"Running the demo {preset.title!r}")
+    bar.empty()
+
+res = results.get(name)
+if res is None:
+    st.info("Press **Run this demo**.")
+    st.stop()
+
+st.success(f"Done in {res.seconds:.1f} s. What it shows:")
+for text in res.observations:
+    st.markdown(f"- {text}")
+SHOWN = ("label", "method", "zero_one_error", "tree_induced_error", "accuracy", "macro_f1")
+cols = [c for c in (*SHOWN, "hierarchical_f1") if c in res.metrics.columns]
+st.dataframe(res.metrics[cols].round(4), hide_index=True, key=f"demo_metrics_{name}")
+for k, (title, fig) in enumerate(res.figures.items()):
+    st.markdown(f"**{title}**")
+    st.plotly_chart(fig, key=f"demo_fig_{name}_{k}", theme=None)
+
+st.divider()
+left, mid, right = st.columns(3)
+script = export_script(preset.session())
+with left:
+    st.download_button(
+        "Download as a notebook (.ipynb)",
+        json.dumps(export_notebook(script=script), indent=1),
+        file_name=f"hierlab_demo_{name}.ipynb",
+        mime="application/x-ipynb+json",
+        key=f"demo_nb_{name}",
+    )
+with mid:
+    st.download_button(
+        "Download as a script (.py)",
+        script,
+        file_name=f"hierlab_demo_{name}.py",
+        mime="text/x-python",
+        key=f"demo_py_{name}",
+    )
+with right:
+    open_in_lab = st.button(
+        "Open in the lab",
+        key=f"demo_open_{name}",
+        help="Load the demo's data set and its runs into this session (Train, Explore, Compare).",
+    )
+if open_in_lab:
+    try:
+        from app.state import Run, get_state, load_builtin
+
+        state = get_state()
+        entry = load_builtin(f"catalog:{preset.data}", dict(preset.data_params))
+        state.add_dataset(entry)
+        for r in res.runs:
+            state.runs.append(
+                Run(
+                    id=state.new_id(),
+                    method=r.spec.method,
+                    params=dict(r.spec.params),
+                    dataset_key=entry.key,
+                    dataset_name=entry.name,
+                    split=dict(entry.split),
+                    taxonomy_source=r.spec.taxonomy,
+                    taxonomy=r.taxonomy,
+                    fit_time=r.fit_time,
+                    predict_time=r.predict_time,
+                    solver_time=float(r.history["elapsed"].iloc[-1])
+                    if "elapsed" in r.history and len(r.history)
+                    else r.fit_time,
+                    metrics=dict(r.metrics),
+                    history=r.history,
+                    estimator=r.estimator,
+                    y_test=entry.test.y.astype(object),
+                    y_pred=r.y_pred,
+                    converged=bool(getattr(r.estimator, "converged_", True)),
+                )
+            )
+        st.success(
+            f"Loaded {entry.name} and {len(res.runs)} run(s) into the lab: see Explore and Compare."
+        )
+    except Exception as exc:  # the lab's state may not offer this: say so, keep the demo
+        show_error(exc, "Opening the demo in the lab")

@@ -1,0 +1,92 @@
+"""Methods: the card of every registered method (idea, objective, parameters, solver, bounds)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:  # when the page runs on its own (AppTest.from_file)
+    sys.path.insert(0, str(ROOT))
+
+import streamlit as st  # noqa: E402
+
+from app.ui.method_card import show_card  # noqa: E402
+from hierlab.experiments.cards import cards_markdown, missing_cards  # noqa: E402
+from hierlab.experiments.registry import get_method, list_methods  # noqa: E402
+
+SEEDS = {
+    "000": "000 — orthogonal transfer (Zhou, Xiao, Wu 2011)",
+    "001": "001 — HR-SVM / HR-LR (Gopal, Yang, Niculescu-Mizil)",
+    "002": "002 — Hieron (Dekel, Keshet, Singer 2004)",
+    "003": "003 — normalised hierarchical SVM",
+    "004": "004 — MF-Tree",
+    "baseline": "baselines",
+}
+
+st.title("Methods")
+st.caption(
+    "One card per registered method, generated from the registry: the idea in plain words, the "
+    "training objective with the seed paper's equation numbers, what each parameter does, the "
+    "solver and what its bounds certify, and the citation."
+)
+names = list_methods()
+left, right = st.columns([1, 2])
+with left:
+    groups = sorted({get_method(n).seed for n in names}, key=lambda s: (s == "baseline", s))
+    chosen = st.multiselect(
+        "Papers",
+        groups,
+        default=groups,
+        format_func=lambda s: SEEDS.get(s, s),
+        key="methods_seeds",
+    )
+with right:
+    query = st.text_input("Search (name, title or idea)", key="methods_search").strip().lower()
+
+shown = [n for n in names if get_method(n).seed in chosen]
+if query:
+    from hierlab.experiments.cards import CARDS
+
+    shown = [
+        n
+        for n in shown
+        if query in n
+        or (n in CARDS and (query in CARDS[n].title.lower() or query in CARDS[n].idea.lower()))
+    ]
+missing = missing_cards()
+if missing:
+    st.warning("Methods without a card yet: " + ", ".join(missing))
+if not shown:
+    st.info("No method matches.")
+    st.stop()
+
+from hierlab.experiments.cards import CARDS  # noqa: E402
+
+overview = [
+    {
+        "method": n,
+        "name": CARDS[n].title if n in CARDS else "(no card)",
+        "paper": SEEDS.get(get_method(n).seed, get_method(n).seed),
+        "equations": CARDS[n].equations if n in CARDS else "",
+        "certificate": "upper + lower bound" if get_method(n).bounds else "-",
+    }
+    for n in shown
+]
+st.dataframe(overview, hide_index=True, key="methods_overview")
+method = st.selectbox(
+    "Method",
+    shown,
+    key="methods_method",
+    format_func=lambda n: f"{n} — {get_method(n).summary}",
+)
+show_card(method, key="methods_card")
+
+st.divider()
+st.download_button(
+    "Download every card (Markdown)",
+    cards_markdown([n for n in names if n not in missing]),
+    file_name="hierlab_method_cards.md",
+    mime="text/markdown",
+    key="methods_download",
+)

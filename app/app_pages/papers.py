@@ -1,0 +1,113 @@
+"""Paper tables: run a ``hierlab reproduce`` table with a progress bar and show our numbers
+beside the published ones, with the figure."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:  # when the page runs on its own (AppTest.from_file)
+    sys.path.insert(0, str(ROOT))
+
+import streamlit as st  # noqa: E402
+
+from app.ui.errors import show_error  # noqa: E402
+from hierlab.experiments.tables import (  # noqa: E402
+    ReproResult,
+    reproduction_options,
+    reproductions,
+    run_reproduction,
+)
+
+RESULTS_KEY = "papers_results"
+#: options that write files: never offered here
+FILE_OPTIONS = ("figure", "json")
+#: a classroom-sized run of each reproduction (seconds, not minutes); the defaults are the
+#: paper's sizes
+QUICK: dict[str, dict[str, Any]] = {
+    "hieron": {"seeds": 2, "per_label": [20, 10], "literal": False},
+    "nhsvm": {"quick": True, "n_samples": 600, "n_features": 50, "epochs": 3},
+}
+
+st.title("Paper tables")
+st.caption(
+    "Each table of the seed papers that hierlab reproduces (`hierlab reproduce <name>`), run "
+    "here with a progress bar: our numbers beside the published ones."
+)
+names = reproductions()
+if not names:
+    st.info("No reproduction is installed.")
+    st.stop()
+results: dict[str, ReproResult] = st.session_state.setdefault(RESULTS_KEY, {})
+name = st.selectbox(
+    "Reproduction", list(names), format_func=lambda n: f"{n} — {names[n]}", key="papers_name"
+)
+quick = st.toggle(
+    "Classroom size (fast)",
+    value=name in QUICK,
+    key=f"papers_quick_{name}",
+    help="Smaller data and fewer seeds; off = the paper's protocol (can take many minutes).",
+    disabled=name not in QUICK,
+)
+
+overrides: dict[str, Any] = {}
+with st.expander("Options", expanded=False):
+    for opt in reproduction_options(name):
+        oname = opt["name"]
+        if oname in FILE_OPTIONS:
+            continue
+        default = QUICK.get(name, {}).get(oname, opt["default"]) if quick else opt["default"]
+        key = f"papers_opt_{name}_{oname}_{quick}"
+        label, helptext = oname.replace("_", " "), opt["help"] or None
+        if isinstance(default, bool):
+            overrides[oname] = st.checkbox(label, value=default, key=key, help=helptext)
+        elif isinstance(default, int):
+            overrides[oname] = int(
+                st.number_input(label, value=default, step=1, key=key, help=helptext)
+            )
+        elif isinstance(default, float):
+            overrides[oname] = float(
+                st.number_input(label, value=default, format="%g", key=key, help=helptext)
+            )
+        elif isinstance(default, list | tuple):
+            text = st.text_input(
+                label, value=" ".join(str(v) for v in default), key=key, help=helptext
+            )
+            try:
+                overrides[oname] = [type(default[0])(v) for v in text.split()] if default else []
+            except ValueError:
+                st.error(f"{label}: expected {len(default)} numbers separated by spaces")
+                st.stop()
+        else:
+            overrides[oname] = st.text_input(label, value=str(default), key=key, help=helptext)
+
+if st.button("Run", key="papers_run", type="primary"):
+    bar = st.progress(0.0, text="starting")
+    try:
+        results[name] = run_reproduction(
+            name, progress=lambda f, text: bar.progress(min(max(f, 0.0), 1.0), text), **overrides
+        )
+    except Exception as exc:
+        show_error(exc, f"Running the reproduction {name!r}")
+    bar.empty()
+
+res = results.get(name)
+if res is None:
+    st.info("Press **Run** (classroom size takes a few seconds).")
+    st.stop()
+
+st.success(f"{name}: done in {res.seconds:.1f} s.")
+if res.checks:
+    st.markdown("**The paper's claims, checked on our numbers**")
+    for claim, ok in res.checks.items():
+        (st.success if ok else st.warning)(("✓ " if ok else "✗ ") + claim)
+for k, (title, table) in enumerate(res.tables.items()):
+    st.markdown(f"**{title}**")
+    st.dataframe(table, hide_index=True, key=f"papers_table_{name}_{k}")
+if res.figure is not None:
+    st.plotly_chart(res.figure, key=f"papers_fig_{name}", theme=None)
+if res.text:
+    with st.expander("Notes and printed output", expanded=not res.tables):
+        st.code(res.text, language=None)
