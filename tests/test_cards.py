@@ -89,6 +89,10 @@ def test_card_content(name: str) -> None:
         n_left = len(re.findall(r"\\left(?![a-zA-Z])", tex))
         assert n_left == len(re.findall(r"\\right(?![a-zA-Z])", tex))
         assert "$$" not in tex
+    # one st.latex call per line of the objective: every line is balanced on its own
+    lines = card.objective_lines()
+    assert lines and all(_balanced(ln) for ln in lines)
+    assert "".join(lines).replace(" ", "") == card.objective.replace("\\\\", "").replace(" ", "")
     # the bounds text says whether the method has a certificate, as the registry does
     if spec.bounds:
         assert "Certified" in card.bounds, name

@@ -486,3 +486,16 @@ def run_demo(name: str, progress: Progress | None = None) -> DemoResult:
     if progress is not None:
         progress(1.0, "done")
     return res
+
+
+def main() -> None:  # pragma: no cover - a classroom timing, not a test
+    """``python -m hierlab.experiments.demos``: run every demo and print its time and findings."""
+    for name in list_demos():
+        res = run_demo(name)
+        print(f"{name}: {res.seconds:.1f} s")
+        for text in res.observations:
+            print(f"  - {text}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
