@@ -123,6 +123,11 @@ def decode_bytes(data: bytes, path: str | None = None) -> str:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             text = data.decode("latin-1")
+    return _clean_text(text, path)
+
+
+def _clean_text(text: str, path: str | None = None) -> str:
+    """Refuse text holding a NUL (binary content); turn ``\r\n`` and ``\r`` into ``\n``."""
     if "\x00" in text:
         line = text.count("\n", 0, text.index("\x00")) + 1
         raise DataError("binary content (a NUL character): not a text file", path=path, line=line)
@@ -397,9 +402,11 @@ def parse_taxonomy_text(
             text = decode_bytes(bytes(text), filename)
         except DataError as exc:
             raise TaxonomyError(str(exc)) from None
-    elif "\x00" in text:
-        line = text.count("\n", 0, text.index("\x00")) + 1
-        raise _tax_error("binary content (a NUL character): not a text file", filename, line)
+    else:
+        try:
+            text = _clean_text(text, filename)
+        except DataError as exc:
+            raise TaxonomyError(str(exc)) from None
     fmt = (format or guess_taxonomy_format(text, filename)).lower()
     if fmt in ("edge", "edgelist", "txt"):
         fmt = "edges"
@@ -704,11 +711,17 @@ class _LazyLines:
 
 
 def _sniff_delimiter(text: str, filename: str | None) -> str:
-    if _ext(filename) == ".tsv":
+    """The CSV delimiter from the header line: the extension's (``.tsv``: tab, else comma)
+    when the header holds it; else a tab, then a semicolon, when only that one is present."""
+    first = _header_text(text).split("\n", 1)[0]
+    if _ext(filename) == ".tsv" and ("\t" in first or "," not in first):
         return "\t"
-    first = text.split("\n", 1)[0]
-    if "\t" in first and "," not in first:
+    if "," in first:
+        return ","
+    if "\t" in first:
         return "\t"
+    if ";" in first:
+        return ";"
     return ","
 
 
@@ -964,6 +977,8 @@ def read_csv_dataset(
         if path is None:
             raise DataError("read_csv_dataset needs a path or text")
         text = decode_bytes(_read_bytes(path), spath)
+    else:
+        text = _clean_text(text, spath)
     tab = _prepare_table(text, spath, label_column, id_column, spath)
     X = _numeric_block(tab.df, tab.others, spath, tab.row_lines)
     _refuse_nonfinite(X, True, spath, tab.row_lines, tab.others)
@@ -1034,6 +1049,8 @@ def read_text_csv(
         if path is None:
             raise DataError("read_text_csv needs a path or text")
         text = decode_bytes(_read_bytes(path), spath)
+    else:
+        text = _clean_text(text, spath)
     tab = _prepare_table(text, spath, label_column, id_column, spath, True, text_column)
     tcol = _pick_column(tab.df, text_column, _TEXT_COLUMNS, "text", spath)
     if tcol is None:
@@ -1616,6 +1633,8 @@ def read_arff(
         if path is None:
             raise DataError("read_arff needs a path or text")
         text = decode_bytes(_read_bytes(path), spath)
+    else:
+        text = _clean_text(text, spath)
     raw = _parse_arff(text, spath)
     if isinstance(raw.X, sp.csr_matrix):
         Xs: sp.csr_matrix = raw.X
