@@ -3,12 +3,16 @@
 The public API is re-exported here; see the README for a tour.
 """
 
+from hierlab import metrics, plots
 from hierlab.callbacks import EarlyStopping, FunctionCallback, History, Timeout
 from hierlab.datasets import (
     HierDataset,
     load_20newsgroups,
+    load_builtin,
     load_clus,
     make_hierarchical_text,
+    make_hieron_synthetic,
+    make_nhsvm_synthetic,
 )
 from hierlab.estimators.base import HierarchicalClassifier
 from hierlab.exceptions import (
@@ -19,7 +23,10 @@ from hierlab.exceptions import (
     ParameterError,
     TaxonomyError,
 )
+from hierlab.experiments.compare import compare
 from hierlab.experiments.registry import get_method, list_methods, make_estimator
+from hierlab.experiments.scoring import hierarchical_scorer
+from hierlab.induction import induce_taxonomy
 from hierlab.io import (
     load_dataset,
     parse_taxonomy_text,
@@ -50,15 +57,23 @@ __all__ = [
     "TaxonomyError",
     "Timeout",
     "__version__",
+    "compare",
     "get_method",
+    "hierarchical_scorer",
+    "induce_taxonomy",
     "list_methods",
     "load",
     "load_20newsgroups",
+    "load_builtin",
     "load_clus",
     "load_dataset",
     "make_estimator",
     "make_hierarchical_text",
+    "make_hieron_synthetic",
+    "make_nhsvm_synthetic",
+    "metrics",
     "parse_taxonomy_text",
+    "plots",
     "read_dataset_bytes",
     "read_taxonomy",
     "save",
