@@ -938,7 +938,7 @@ def compare_methods(
     seed: int = 0,
     baseline: str | None = None,
     taxonomy: Taxonomy | None = None,
-    progress: Callable[[float, str], None] | None = None,
+    progress: Callable[[float, str], Any] | None = None,
 ) -> Comparison:
     """Fit every configuration on identical splits with ``hierlab.experiments.compare``.
 
@@ -1011,7 +1011,7 @@ def compare_methods(
         plan=plan,
         engine=cmp,
         per_level=pd.DataFrame(level_rows, columns=["config", "split", "level", "error"]),
-        baseline=baseline if baseline in labels else labels[0],
+        baseline=baseline if baseline is not None and baseline in labels else labels[0],
     )
 
 

@@ -5,8 +5,8 @@ engine never imports streamlit. It keeps every state (cheap), and redraws at mos
 second: the interval between redraws is stretched so that drawing never takes more than
 ``max_overhead`` of the wall time. Building the figure with ``hierlab.plots.bounds_figure`` costs
 ~40 ms (plotly's subplots), so it is built once and then only its traces' arrays are replaced
-(~3 ms) while the set of traces stays the same (``upper``/``objective``, ``lower``, ``gap``); the
-final state is drawn with a fresh figure. The solver's own clock excludes callbacks anyway
+(~3 ms) while the set of traces stays the same (``upper``/``objective``, ``lower``, ``gap``);
+a patched figure equals a fresh one (tested). The solver's own clock excludes callbacks anyway
 (``hierlab.solvers.base.solve``).
 
 Stopping. A click anywhere in the app (the Stop button in particular) makes Streamlit interrupt
@@ -189,7 +189,7 @@ class LivePlot:
     def on_end(self, result: SolverResult) -> None:
         """Draw the final state (unless the app is being interrupted)."""
         if self.interrupt is None:
-            self.draw(rebuild=True)
+            self.draw()
 
     def reraise(self) -> None:
         """Re-raise the Streamlit interrupt caught while drawing, if any."""

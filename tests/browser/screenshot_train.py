@@ -1,0 +1,61 @@
+"""Save ``app/screenshot_train.png``: the Train page while ORTHOGNL's bounds close, live.
+
+Run with ``python tests/browser/screenshot_train.py`` (needs /usr/bin/chromium). It starts
+``streamlit run`` on a free port, trains ORTHOGNL (or the default method) on the default data
+set, takes the screenshot mid-training, then stops the run.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from conftest import CHROMIUM, CHROMIUM_FLAGS, ROOT, free_port, start_app, wait_healthy  # noqa: E402
+
+OUT = ROOT / "app" / "screenshot_train.png"
+
+
+def main(seconds: float = 8.0) -> int:
+    """Train, wait ``seconds``, save the screenshot, stop."""
+    port = free_port()
+    proc = start_app(port)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url, proc)
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+            page = browser.new_page(viewport={"width": 1440, "height": 900})
+            page.set_default_timeout(120_000)
+            page.goto(url)  # Train is the default page
+            page.get_by_role("button", name="Train", exact=True).wait_for()
+            page.locator('[data-testid="stSelectbox"]').first.click()
+            option = page.get_by_role("option", name=re.compile(r"^orthognl"))
+            if option.count():
+                option.click()
+                page.get_by_label("alpha", exact=True).wait_for()
+                time.sleep(1.0)
+            else:
+                page.keyboard.press("Escape")
+            page.get_by_role("button", name="Train", exact=True).click()
+            stop = page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Stop")
+            stop.wait_for()
+            time.sleep(seconds)
+            page.screenshot(path=str(OUT))
+            stop.click()
+            page.get_by_text("Last run:").wait_for()
+            browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    print(f"saved {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
