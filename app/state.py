@@ -386,7 +386,8 @@ def example_files(directory: Path = EXAMPLES_DIR) -> list[tuple[Path, Path | Non
     """Pairs (data file, taxonomy file or None) among the bundled example files.
 
     A file is a taxonomy when its name contains ``"tax"``; a data file is paired with the
-    taxonomy file that shares the longest name prefix with it.
+    taxonomy file that shares the longest name prefix with it, else with ``taxonomy.json``
+    (ARFF files carry their own hierarchy).
     """
     if not directory.is_dir():
         return []
@@ -400,13 +401,17 @@ def example_files(directory: Path = EXAMPLES_DIR) -> list[tuple[Path, Path | Non
         and not p.name.lower().startswith(("readme", "license"))
     ]
     pairs: list[tuple[Path, Path | None]] = []
+    fallback = directory / "taxonomy.json"
     for d in data:
         best, best_len = None, 0
         for t in taxes:
             n = len(_common_prefix(d.stem.lower(), t.stem.lower()))
             if n > best_len:
                 best, best_len = t, n
-        pairs.append((d, best if best_len >= 3 else None))
+        if best_len < 3:
+            # ARFF declares its own hierarchy; other files use the folder's main taxonomy
+            best = fallback if d.suffix.lower() != ".arff" and fallback.is_file() else None
+        pairs.append((d, best))
     return pairs
 
 

@@ -304,3 +304,20 @@ def test_sessions_do_not_share_runs(trained: AppTest) -> None:
     other = _new()
     assert len(_state(other).runs) == 0
     assert len(_state(trained).runs) >= 1
+
+
+def test_every_example_file_loads_from_the_data_page() -> None:
+    at = _new()
+    at.switch_page("app_pages/data.py")
+    at.run()
+    from app.state import builtin_choices
+
+    files = [b.key for b in builtin_choices() if b.kind == "example"]
+    assert len(files) >= len(list(DATA.glob("example*")))
+    for key in files:
+        at.selectbox(key="builtin_choice").set_value(key)
+        at.run()
+        at.button(key="load_builtin").click()
+        at.run()
+        _ok(at)
+        assert _state(at).dataset.key == key.split(":", 1)[1]
