@@ -120,14 +120,20 @@ with right:
 st.divider()
 if len(state.datasets) > 1:
     keys = list(state.datasets)
-    current = st.selectbox(
+    # the widget follows the session's current data set (a load above may have changed it);
+    # only a choice in the widget itself switches data sets
+    st.session_state["current_dataset"] = state.current if state.current in keys else keys[0]
+
+    def _switch() -> None:
+        state.current = st.session_state["current_dataset"]
+
+    st.selectbox(
         "Data sets in this session",
         keys,
-        index=keys.index(state.current) if state.current in keys else 0,
         format_func=lambda k: state.datasets[k].name,
         key="current_dataset",
+        on_change=_switch,
     )
-    state.current = current
 
 entry = state.dataset
 if entry is None:

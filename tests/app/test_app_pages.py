@@ -321,3 +321,20 @@ def test_every_example_file_loads_from_the_data_page() -> None:
         at.run()
         _ok(at)
         assert _state(at).dataset.key == key.split(":", 1)[1]
+
+
+def test_switching_between_session_datasets() -> None:
+    at = _new()
+    first = _state(at).current
+    at.switch_page("app_pages/data.py")
+    at.run()
+    at.selectbox(key="builtin_choice").set_value("catalog:hierarchical-text")
+    at.run()
+    at.button(key="load_builtin").click()
+    at.run()
+    assert _state(at).current == "hierarchical-text"
+    at.selectbox(key="current_dataset").set_value(first)
+    at.run()
+    _ok(at)
+    assert _state(at).current == first
+    assert set(_state(at).datasets) == {first, "hierarchical-text"}
