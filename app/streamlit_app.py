@@ -24,7 +24,7 @@ from hierlab.exceptions import HierlabError  # noqa: E402
 st.set_page_config(page_title="hierlab", page_icon=":material/account_tree:", layout="wide")
 
 PAGES = Path(__file__).resolve().parent / "app_pages"
-pages = [
+lab = [
     st.Page(PAGES / "data.py", title="Data", icon=":material/dataset:", url_path="data"),
     st.Page(
         PAGES / "taxonomy.py", title="Taxonomy", icon=":material/account_tree:", url_path="taxonomy"
@@ -41,6 +41,16 @@ pages = [
     ),
     st.Page(PAGES / "compare.py", title="Compare", icon=":material/compare:", url_path="compare"),
 ]
+# the teaching pages (issue 11), listed when present
+LEARN = (
+    ("demos.py", "Guided demos", ":material/school:", "demos"),
+    ("methods.py", "Methods", ":material/menu_book:", "methods"),
+    ("papers.py", "Paper tables", ":material/table_chart:", "papers"),
+)
+learn = [
+    st.Page(PAGES / f, title=t, icon=i, url_path=u) for f, t, i, u in LEARN if (PAGES / f).is_file()
+]
+pages = {"Lab": lab, "Learn": learn} if learn else {"Lab": lab}
 
 state = get_state()
 if not state.datasets and not st.session_state.get("default_failed"):

@@ -23,6 +23,11 @@ from app.ui.live import LivePlot
 from app.ui.widgets import param_widgets
 from hierlab.experiments.registry import get_method
 
+try:  # method cards (issue 11), shown beside the parameters when present
+    from app.ui.method_card import show_card
+except ImportError:  # pragma: no cover
+    show_card = None
+
 state = get_state()
 st.title("Train")
 entry = state.dataset
@@ -59,6 +64,12 @@ with left:
     if spec.dag:
         tags.append("DAG")
     st.caption(" · ".join(tags))
+    if show_card is not None:
+        with st.expander("About this method"):
+            try:
+                show_card(method, compact=True, key=f"train_card_{method}")
+            except Exception as exc:
+                show_error(exc, "Method card")
     params = param_widgets(spec, suggested_params(method, tax))
     adm = admissibility(method, params, tax)
     blocked = False
