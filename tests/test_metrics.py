@@ -530,3 +530,36 @@ def test_evaluate_empty_and_dag():
     out = M.evaluate(["c", "d", "a"], ["c", "c", "c"], dag)
     assert out["zero_one_error"] == pytest.approx(1 / 3)  # d is wrong; a is an ancestor of c
     assert out["tree_induced_error"] == pytest.approx((0 + 2 + 1) / 3)
+
+
+def test_confusion_at_level_equals_a_python_count() -> None:
+    from hierlab.metrics import confusion_at_level
+
+    tax = Taxonomy(
+        [("r", "a"), ("r", "b"), ("a", "a1"), ("a", "a2"), ("b", "b1"), ("b", "b2"), ("a1", "x")]
+    )
+    rng = np.random.default_rng(3)
+    names = [str(n) for n in tax.names[1:]]
+    y_true = rng.choice(names, 80)
+    y_pred = rng.choice(names, 80)
+    for level in (1, 2, 3):
+        got = confusion_at_level(y_true, y_pred, tax, level)
+        expected: dict[tuple[str, str], int] = {}
+        for t, p in zip(y_true, y_pred):
+            at = [
+                str(tax.names[i])
+                for i in tax.ancestors(t, include_self=True)
+                if tax.depth[i] == level
+            ]
+            ap = [
+                str(tax.names[i])
+                for i in tax.ancestors(p, include_self=True)
+                if tax.depth[i] == level
+            ]
+            if not at:
+                continue
+            key = (at[0], ap[0] if ap else "(stopped above)")
+            expected[key] = expected.get(key, 0) + 1
+        assert int(got.to_numpy().sum()) == sum(expected.values())
+        for (t, p), c in expected.items():
+            assert got.loc[t, p] == c

@@ -175,3 +175,15 @@ def test_weight_norms_figure(tax):
     np.testing.assert_allclose(fs.data[1].marker.color, np.linalg.norm(W, axis=1))
     with pytest.raises(DataError, match="rows"):
         P.weight_norms_figure(W[:3], tax)
+
+
+def test_confusion_figure_row_normalised() -> None:
+    import pandas as pd
+
+    from hierlab.plots import confusion_figure
+
+    conf = pd.DataFrame([[3, 1], [0, 0]], index=["a", "b"], columns=["a", "b"])
+    fig = confusion_figure(conf, title="t")
+    z = np.asarray(fig.data[0].z)
+    np.testing.assert_allclose(z, [[0.75, 0.25], [0.0, 0.0]])
+    assert list(fig.data[0].x) == ["a", "b"]

@@ -7,11 +7,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app.metrics_pending import confusion_at_level
 from app.state import get_state
 from app.ui.errors import show_error
 from app.ui.figures import figure
-from hierlab.metrics import error_per_level, error_per_node, gamma_histogram
+from hierlab.metrics import confusion_at_level, error_per_level, error_per_node, gamma_histogram
 
 state = get_state()
 st.title("Explore")
