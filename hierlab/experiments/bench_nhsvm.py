@@ -91,7 +91,12 @@ def bench_speed(seed: int = 0) -> None:
 
 
 def bench_real(
-    names: list[str], epochs: int, lam: float, go_epochs: int, batch_size: int = 32
+    names: list[str],
+    epochs: int,
+    lam: float,
+    go_epochs: int,
+    batch_size: int = 32,
+    methods: tuple[str, ...] = ("HSVM", "NHSVM"),
 ) -> None:
     """Part 2: multi-label and DAG on the Clus HMC sets."""
     from sklearn.preprocessing import StandardScaler
@@ -121,6 +126,8 @@ def bench_real(
         ep = go_epochs if not tax.is_tree else epochs
         Ytrue = test.label_indicator(closed=True).toarray()
         for label, cls in (("HSVM", HSVM), ("NHSVM", NHSVM)):
+            if label not in methods:
+                continue
             est = cls(
                 tax, lam=lam, epochs=ep, batch_size=batch_size, label_space="closed", random_state=0
             )
@@ -160,12 +167,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--go-epochs", type=int, default=2, help="Pegasos epochs on the DAG")
     p.add_argument("--lam", type=float, default=1e-4, help="lambda")
     p.add_argument("--batch-size", type=int, default=32, help="rows per SGD step")
+    p.add_argument("--methods", default="HSVM,NHSVM", help="which of HSVM, NHSVM")
     args = p.parse_args(argv)
     if not args.no_speed:
         bench_speed()
     if args.real:
         sets = [s for s in args.sets.split(",") if s]
-        bench_real(sets, args.epochs, args.lam, args.go_epochs, args.batch_size)
+        methods = tuple(m.strip() for m in args.methods.split(","))
+        bench_real(sets, args.epochs, args.lam, args.go_epochs, args.batch_size, methods)
     return 0
 
 

@@ -471,6 +471,12 @@ def dag_max_label(
     lo1[0] = 1.0
     Z = np.zeros((b, M), dtype=bool)
     n_ip = 0
+    if not leaf_terminated:
+        Z = _closure_lp(R, taxonomy, batch)
+        value = np.einsum("ij,ij->i", R, Z)
+        if return_stats:
+            return Z, value, {"lp": b, "ip": 0}
+        return Z, value
     for s in range(0, b, batch):
         e = min(b, s + batch)
         k = e - s
@@ -502,6 +508,67 @@ def dag_max_label(
     if return_stats:
         return Z, value, {"lp": b - n_ip, "ip": n_ip}
     return Z, value
+
+
+def _closure_lp(R: np.ndarray, taxonomy: Taxonomy, batch: int) -> np.ndarray:
+    """Ancestor-closed space on a DAG: the LP on the nodes that can matter, batched.
+
+    Only ancestors-or-self of a node with a positive reward can be in an optimal set (dropping
+    a node together with its descendants keeps the set closed and loses no value), so each row's
+    LP is restricted to those nodes; the closure constraints ``z_c <= z_p`` form a totally
+    unimodular system, so the LP optimum is integral (a vertex; checked, with the IP as backup).
+    """
+    b, M = R.shape
+    A = sp.csr_matrix(taxonomy.ancestor_matrix, dtype=np.float64)
+    ec = np.repeat(np.arange(M), np.diff(taxonomy._parent_ptr))
+    ep = np.asarray(taxonomy._parent_idx)
+    Z = np.zeros((b, M), dtype=bool)
+    Z[:, 0] = True
+    for s in range(0, b, batch):
+        e = min(b, s + batch)
+        Rb = R[s:e]
+        k = e - s
+        act = np.asarray((sp.csr_matrix((Rb > 0).astype(np.float64)) @ A).todense()) > 0
+        act[:, 0] = True
+        nvar = int(act.sum())
+        vid = np.full((k, M), -1, dtype=np.int64)
+        vid[act] = np.arange(nvar)
+        keep = act[:, ec]  # (k, E): edges whose child is active (its parents are too)
+        ri, ei = np.nonzero(keep)
+        m = len(ri)
+        rows = np.repeat(np.arange(m), 2)
+        cols = np.column_stack([vid[ri, ec[ei]], vid[ri, ep[ei]]]).ravel()
+        vals = np.tile([1.0, -1.0], m)
+        Aub = sp.csr_matrix((vals, (rows, cols)), shape=(m, nvar))
+        lo = np.zeros(nvar)
+        lo[vid[:, 0]] = 1.0
+        res = linprog(
+            -Rb[act],
+            A_ub=Aub if m else None,
+            b_ub=np.zeros(m) if m else None,
+            bounds=np.column_stack([lo, np.ones(nvar)]),
+            method="highs",
+        )
+        if res.status != 0:
+            raise ConvergenceError(f"LP of the closure problem failed: {res.message}")
+        if np.any(np.minimum(np.abs(res.x), np.abs(1.0 - res.x)) > 1e-6):
+            # not a vertex (cannot happen with a vertex solver): solve the rows as IPs
+            A1, b1 = _dag_lp_blocks(taxonomy, False)
+            lo1 = np.zeros(M)
+            lo1[0] = 1.0
+            for i in range(k):
+                ip = milp(
+                    -Rb[i],
+                    constraints=LinearConstraint(A1, -np.inf, b1),
+                    integrality=np.ones(M),
+                    bounds=Bounds(lo1, np.ones(M)),
+                )
+                Z[s + i] = ip.x > 0.5
+            continue
+        zb = np.zeros((k, M), dtype=bool)
+        zb[act] = res.x > 0.5
+        Z[s:e] = zb
+    return Z
 
 
 def label_space_max(
@@ -630,6 +697,8 @@ class HierarchicalHinge:
         self.variant = variant
         self.leaf_terminated = leaf_terminated
         self.multilabel = sp.issparse(Y)
+        # rows for the SGD step-size calibration: fewer where inference is an LP (DAG)
+        self.calibration_rows = 256 if (self.multilabel and not taxonomy.is_tree) else 1000
         self.loss = loss
         self.alpha = None if alpha is None else np.asarray(alpha, dtype=np.float64)
         self.set_attributes(c)

@@ -198,7 +198,8 @@ class PegasosSGD(Solver):
 def _step_offset(objective: Any, eta0: float | str | None, rng: np.random.Generator) -> int:
     """``t0 = round(1 / (2 lam eta0))`` (0 for plain Pegasos); ``"auto"`` calibrates eta0.
 
-    The calibration (as in Bottou's sgd) runs one pass over a sample of at most 1,000 rows for
+    The calibration (as in Bottou's sgd) runs one pass over a sample of at most 1,000 rows
+    (``objective.calibration_rows``) for
     each candidate ``eta0 = base * 10^k``, k = -2..3, with ``base = 1 / (E||x||^2 kappa)``,
     and keeps the one with the smallest objective on the sample.
     """
@@ -208,7 +209,8 @@ def _step_offset(objective: Any, eta0: float | str | None, rng: np.random.Genera
     if eta0 == "auto":
         X = objective.X
         n = X.shape[0]
-        rows = np.sort(rng.choice(n, size=min(n, 1000), replace=False))
+        size = min(n, int(getattr(objective, "calibration_rows", 1000)))
+        rows = np.sort(rng.choice(n, size=size, replace=False))
         Xs = X[rows]
         sq = Xs.multiply(Xs).sum() if hasattr(Xs, "multiply") else float(np.sum(Xs * Xs))
         mean_sq = max(float(sq) / max(len(rows), 1), 1e-12)
