@@ -357,6 +357,22 @@ def test_dense_and_csr_agree(cls: type) -> None:
     assert np.all(a.coef_[0] == 0)
 
 
+@pytest.mark.parametrize("cls", ALL)
+def test_decision_function_agrees_with_predict_on_a_tree(cls: type) -> None:
+    """On a real hierarchy (leaf labels) the arg-max class of decision_function is the
+    predicted leaf (recursive methods: the path's smallest sibling margin)."""
+    tax, X, y = _small_problem(7, internal=False)
+    kw = {"alpha": 0.5} if cls is OrthogonalTransferSVM else {}
+    est = cls(tax, rtol=1e-2, **kw).fit(X, tax.names[y])
+    D = est.decision_function(X)
+    assert D.shape == (len(X), len(est.classes_))
+    pred = est.predict(X)
+    hit = np.isin(pred, est.classes_)
+    assert hit.mean() > 0.5
+    np.testing.assert_array_equal(est.classes_[np.argmax(D, axis=1)][hit], pred[hit])
+    assert est.node_scores(sp.csr_matrix(X)).shape == (len(X), tax.n_nodes)
+
+
 def test_registry_entries() -> None:
     for name in ("orthognl", "flatmult", "hiermult", "transfer", "treeloss"):
         spec = get_method(name)
