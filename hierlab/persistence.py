@@ -21,7 +21,9 @@ from __future__ import annotations
 import importlib
 import io
 import json
+import re
 import zipfile
+import zlib
 from os import PathLike
 from typing import Any
 
@@ -39,6 +41,10 @@ FORMAT = "hierlab-model"
 VERSION = 1
 _ALLOWED_PREFIXES = ("hierlab.", "sklearn.")
 _PICKLE_MAGIC = (b"\x80", b"(", b"c")
+#: the manifest is JSON text: more than this (uncompressed) is refused before it is read
+MAX_MANIFEST_BYTES = 64 * 2**20
+#: default cap on the uncompressed size of all arrays of a file (``load(max_bytes=...)``)
+MAX_ARRAY_BYTES = 4 * 2**30
 
 
 class _Encoder:
@@ -143,9 +149,17 @@ class _Decoder:
             return v
         if "__array__" in v:
             key = v["__array__"]
-            if key not in self.arrays.files:
+            if not isinstance(key, str) or key not in self.arrays.files:
                 raise ModelFileError(f"model file is missing array {key!r} (truncated or tampered)")
-            return self.arrays[key]
+            try:
+                return self.arrays[key]
+            except ValueError as exc:
+                if "allow_pickle" in str(exc) or "Object arrays" in str(exc):
+                    raise ModelFileError(
+                        f"array {key!r} holds Python objects, i.e. a pickle: refused (hierlab "
+                        "never unpickles; model files hold numbers and strings only)"
+                    ) from None
+                raise
         if "__object_array__" in v:
             out = np.empty(len(v["__object_array__"]), dtype=object)
             out[:] = [self.decode(x) for x in v["__object_array__"]]
@@ -178,11 +192,7 @@ class _Decoder:
         path = v["__estimator__"]
         if not isinstance(path, str) or not path.startswith(_ALLOWED_PREFIXES):
             raise ModelFileError(f"model file names a class outside hierlab/sklearn: {path!r}")
-        mod_name, _, cls_name = path.rpartition(".")
-        try:
-            cls = getattr(importlib.import_module(mod_name), cls_name)
-        except (ImportError, AttributeError):
-            raise ModelFileError(f"model file names an unknown class {path!r}") from None
+        cls = _import_class(path)
         if not (isinstance(cls, type) and issubclass(cls, BaseEstimator)):
             raise ModelFileError(f"{path!r} is not an estimator class")
         params = {k: self.decode(p) for k, p in v.get("params", {}).items()}
@@ -198,17 +208,39 @@ class _Decoder:
         path = v["__object__"]
         if not isinstance(path, str) or not path.startswith("hierlab."):
             raise ModelFileError(f"model file names an object outside hierlab: {path!r}")
-        mod_name, _, cls_name = path.rpartition(".")
-        try:
-            cls = getattr(importlib.import_module(mod_name), cls_name)
-        except (ImportError, AttributeError):
-            raise ModelFileError(f"model file names an unknown class {path!r}") from None
+        cls = _import_class(path)
         if not isinstance(cls, type) or issubclass(cls, BaseException):
             raise ModelFileError(f"{path!r} is not a data class")
         obj = cls.__new__(cls)  # no constructor runs: only the stored fields are set
         for k, s in v.get("state", {}).items():
             object.__setattr__(obj, k, self.decode(s))
         return obj
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _import_class(path: str) -> Any:
+    """The class named by a dotted ``path`` in hierlab or scikit-learn.
+
+    Only modules that are already part of the package are imported, never ``__main__`` or a
+    dunder module, and the name must be a plain identifier path (no attribute tricks).
+    """
+    parts = path.split(".")
+    if len(parts) < 2 or not all(_NAME.fullmatch(p) for p in parts):
+        raise ModelFileError(f"model file names an invalid class path {path[:120]!r}")
+    if any(p.startswith("__") for p in parts):
+        raise ModelFileError(f"model file names a special module or attribute: {path[:120]!r}")
+    mod_name, cls_name = ".".join(parts[:-1]), parts[-1]
+    try:
+        mod = importlib.import_module(mod_name)
+        cls = getattr(mod, cls_name)
+    except (ImportError, AttributeError):
+        raise ModelFileError(f"model file names an unknown class {path!r}") from None
+    if getattr(cls, "__module__", "").split(".")[0] not in ("hierlab", "sklearn"):
+        # a name re-exported from elsewhere (e.g. ``sklearn.utils.np``) is not a class of ours
+        raise ModelFileError(f"{path!r} is not a hierlab/sklearn class")
+    return cls
 
 
 def _fields(v: Any) -> dict[str, Any] | None:
@@ -257,14 +289,34 @@ def save(estimator: BaseEstimator, path: str | PathLike[str]) -> None:
         zf.writestr("arrays.npz", buf.getvalue())
 
 
-def load(path: str | PathLike[str]) -> BaseEstimator:
+def _check_member(path: Any, info: zipfile.ZipInfo, cap: int, what: str) -> None:
+    """Refuse a zip member whose declared uncompressed size exceeds ``cap`` (a zip bomb, or a
+    file too large for this machine), before decompressing anything.
+
+    ``zipfile`` stops reading a member at its declared size, so a member that lies about it
+    cannot inflate further."""
+    if info.file_size > cap:
+        raise ModelFileError(
+            f"{path}: {what} would inflate to {info.file_size:,} bytes (limit {cap:,}); refused"
+        )
+
+
+def load(path: str | PathLike[str], max_bytes: int = MAX_ARRAY_BYTES) -> BaseEstimator:
     """Read a model file written by :func:`save`.
+
+    Parameters
+    ----------
+    path : path-like
+    max_bytes : int, default 4 GiB
+        Largest total uncompressed size of the arrays; a larger file (or a zip bomb) is refused
+        before anything is decompressed. The manifest is capped at 64 MiB.
 
     Raises
     ------
     ModelFileError
         For a pickle (refused, never unpickled), a file that is not a hierlab model, a
-        version this hierlab does not know, or a truncated/tampered file.
+        version this hierlab does not know, a truncated/tampered file, an array of Python
+        objects, or a file larger than the limits.
     """
     try:
         with open(path, "rb") as fh:
@@ -283,9 +335,26 @@ def load(path: str | PathLike[str]) -> BaseEstimator:
             names = set(zf.namelist())
             if "manifest.json" not in names or "arrays.npz" not in names:
                 raise ModelFileError(f"{path}: not a hierlab model file (no manifest)")
+            _check_member(path, zf.getinfo("manifest.json"), MAX_MANIFEST_BYTES, "the manifest")
+            _check_member(path, zf.getinfo("arrays.npz"), max_bytes, "the arrays")
             manifest = json.loads(zf.read("manifest.json").decode("utf-8"))
             arrays_bytes = zf.read("arrays.npz")
-    except (zipfile.BadZipFile, UnicodeDecodeError, json.JSONDecodeError, KeyError) as exc:
+    except ModelFileError:
+        raise
+    except RecursionError:
+        raise ModelFileError(f"{path}: corrupt model file (manifest nested too deeply)") from None
+    except (
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+        UnicodeDecodeError,
+        json.JSONDecodeError,
+        KeyError,
+        ValueError,
+        NotImplementedError,  # an unsupported compression method
+        EOFError,
+        OSError,
+        zlib.error,
+    ) as exc:
         raise ModelFileError(f"{path}: corrupt model file ({exc})") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise ModelFileError(
@@ -298,14 +367,45 @@ def load(path: str | PathLike[str]) -> BaseEstimator:
             f"{path}: model file version {manifest.get('version')!r}; this hierlab reads {VERSION}"
         )
     try:
+        with zipfile.ZipFile(io.BytesIO(arrays_bytes)) as inner:
+            infos = inner.infolist()
+            for info in infos:
+                _check_member(path, info, max_bytes, f"array {info.filename!r}")
+            total = sum(info.file_size for info in infos)
+            if total > max_bytes:
+                raise ModelFileError(
+                    f"{path}: the arrays would inflate to {total:,} bytes (limit {max_bytes:,})"
+                )
         arrays = np.load(io.BytesIO(arrays_bytes), allow_pickle=False)
-    except (ValueError, OSError, zipfile.BadZipFile) as exc:
+    except ModelFileError:
+        raise
+    except (
+        ValueError,
+        OSError,
+        EOFError,
+        NotImplementedError,
+        zipfile.BadZipFile,
+        zlib.error,
+    ) as exc:
         raise ModelFileError(f"{path}: corrupt arrays ({exc})") from None
     try:
         est = _Decoder(arrays).decode(manifest["root"])
     except ModelFileError as exc:
         raise ModelFileError(f"{path}: {exc}") from None
-    except (KeyError, TypeError, ValueError) as exc:
+    except RecursionError:
+        raise ModelFileError(f"{path}: corrupt model file (nested too deeply)") from None
+    except (
+        KeyError,
+        TypeError,
+        ValueError,
+        AttributeError,
+        IndexError,
+        OSError,
+        EOFError,
+        NotImplementedError,
+        zipfile.BadZipFile,
+        zlib.error,
+    ) as exc:
         raise ModelFileError(f"{path}: corrupt model file ({type(exc).__name__}: {exc})") from None
     if not isinstance(est, BaseEstimator):
         raise ModelFileError(f"{path}: the file does not hold an estimator")
