@@ -36,8 +36,8 @@ def _problem(seed: int = 0) -> tuple[Taxonomy, np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
     leaves = tax.names[tax.leaves]
     centers = rng.normal(scale=1.0, size=(len(leaves), 6))
-    lab = rng.integers(0, len(leaves), size=150)
-    X = np.abs(centers[lab] + rng.normal(size=(150, 6)))  # noisy: solvers take many steps
+    lab = rng.integers(0, len(leaves), size=90)
+    X = np.abs(centers[lab] + rng.normal(size=(90, 6)))  # noisy: solvers take many steps
     return tax, X, leaves[lab].astype(object)
 
 
@@ -113,8 +113,9 @@ def _unseeded_by_compare(name: str) -> bool:
         pytest.param(
             n,
             marks=pytest.mark.xfail(
+                strict=True,
                 reason="issue 10 finding: random_state is not in this method's registry schema "
-                "and defaults to None, so compare(random_state=...) cannot make it reproducible"
+                "and defaults to None, so compare(random_state=...) cannot make it reproducible",
             ),
         )
         if _unseeded_by_compare(n)
@@ -122,17 +123,35 @@ def _unseeded_by_compare(name: str) -> bool:
         for n in METHODS
     ],
 )
-def test_compare_twice_gives_the_same_numbers(name: str) -> None:
-    """``compare(random_state=0)`` run twice: same splits, same predictions, same scores."""
+def test_compare_builds_reproducible_estimators(name: str) -> None:
+    """The estimators ``compare`` builds (registry defaults) give the same numbers twice.
+
+    ``compare(random_state=...)`` fixes the splits; the methods must then be deterministic
+    with their registry defaults, or expose ``random_state`` in their schema.
+    """
+    from hierlab.experiments.compare import MethodRun
+
+    tax, X, y = _problem()
+    runs = [MethodRun(label=name, name=name).build(tax) for _ in range(2)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a, b = (est.fit(X, y) for est in runs)
+    assert list(a.predict(X)) == list(b.predict(X))
+    _assert_same(_numbers(a), _numbers(b))
+
+
+def test_compare_twice_gives_the_same_table() -> None:
+    """Two identical comparisons (seeded methods): the same splits, predictions and scores."""
     from hierlab.datasets.base import HierDataset
     from hierlab.experiments.compare import compare
 
     tax, X, y = _problem()
     ds = HierDataset(X, y, tax)
+    methods = ["flatmult", "hieron", "mftree", "hr-svm", "topdown"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        a = compare(ds, [name], n_splits=1, random_state=0)
-        b = compare(ds, [name], n_splits=1, random_state=0)
+        a = compare(ds, methods, n_splits=2, random_state=0)
+        b = compare(ds, methods, n_splits=2, random_state=0)
     assert a.predictions.keys() == b.predictions.keys()
     for key in a.predictions:
         assert list(a.predictions[key]) == list(b.predictions[key]), key
