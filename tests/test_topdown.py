@@ -146,3 +146,12 @@ def test_score_with_integer_labels_is_plain_accuracy() -> None:
     y = rng.integers(0, 4, size=200)
     est = TopDownClassifier(C=0.01).fit(X, y)
     assert est.score(X, y) == pytest.approx(np.mean(est.predict(X) == y))
+
+
+def test_huge_feature_values_are_refused_with_advice(tree: Taxonomy) -> None:
+    X, y = _data(tree)
+    X[3, 2] = 1e200
+    with pytest.raises(DataError, match="MaxAbsScaler"):
+        TopDownClassifier(taxonomy=tree).fit(X, y)
+    with pytest.raises(DataError, match="magnitude 1e\\+200"):
+        TopDownClassifier(taxonomy=tree).fit(sp.csr_matrix(X), y)

@@ -27,6 +27,9 @@ __all__ = ["FLAT_ROOT", "HierarchicalClassifier", "check_X"]
 
 FLAT_ROOT = "<root>"
 
+#: larger feature magnitudes are refused: squares and inner products would overflow float64
+MAX_ABS_FEATURE = 1e100
+
 
 def check_X(
     X: Any, estimator: BaseEstimator | int | None = None, reset: bool = True
@@ -63,6 +66,15 @@ def check_X(
         if X.indices.dtype != np.int32 and X.nnz < np.iinfo(np.int32).max:
             X.indices = X.indices.astype(np.int32)
             X.indptr = X.indptr.astype(np.int32)
+    values = X.data if sp.issparse(X) else X
+    if values.size:
+        biggest = float(np.abs(values).max())
+        if biggest > MAX_ABS_FEATURE:
+            raise DataError(
+                f"a feature value has magnitude {biggest:.3g}: products of such values overflow "
+                f"float64 (limit {MAX_ABS_FEATURE:.0e}). Scale the features, e.g. with "
+                "sklearn.preprocessing.MaxAbsScaler."
+            )
     return X
 
 

@@ -12,6 +12,7 @@ Examples labelled with an internal node ``p`` train the classifiers above ``p`` 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -120,6 +121,7 @@ class TopDownClassifier(HierarchicalClassifier):
                 continue
             jobs.append((int(p), rows, target))
         base = self._base()
+        t0 = time.perf_counter()
         fitted = Parallel(n_jobs=self.n_jobs)(
             delayed(_fit_node)(base, X[rows], target) for _, rows, target in jobs
         )
@@ -139,7 +141,7 @@ class TopDownClassifier(HierarchicalClassifier):
         self.coef_ = coef
         state = SolverState(
             iteration=1,
-            elapsed=0.0,
+            elapsed=time.perf_counter() - t0,
             upper=float("nan"),
             lower=None,
             extra={"n_node_classifiers": len(jobs)},

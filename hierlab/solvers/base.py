@@ -193,9 +193,14 @@ def solve(
             if not math.isfinite(state.upper) or (
                 state.lower is not None and math.isnan(state.lower)
             ):
+                what = (
+                    f"objective {state.upper!r}"
+                    if not math.isfinite(state.upper)
+                    else f"lower bound {state.lower!r}"
+                )
                 raise ConvergenceError(
-                    f"{type(solver).__name__} diverged at iteration {state.iteration}: "
-                    f"objective {state.upper!r}. Check the data for NaN/Inf or lower the step."
+                    f"{type(solver).__name__} diverged at iteration {state.iteration}: {what}. "
+                    "Check the data for NaN/Inf or very large values, or lower C."
                 )
             history.append(state)
             stop = False
