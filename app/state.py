@@ -26,10 +26,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 import streamlit as st
 
-from hierlab.datasets.base import HierDataset
+from hierlab.datasets.base import HierDataset, concat_datasets
 from hierlab.exceptions import DataError, HierlabError, TaxonomyError
 from hierlab.experiments.registry import get_method, list_methods, make_estimator
 from hierlab.taxonomy import Taxonomy
@@ -506,26 +505,6 @@ def _cached_builtin(
     from hierlab.datasets.catalog import load_builtin as _lb
 
     return _lb(name, **dict(params))  # type: ignore[no-any-return]
-
-
-def concat_datasets(a: HierDataset, b: HierDataset) -> HierDataset:
-    """Rows of ``a`` then ``b`` (same taxonomy) as one data set."""
-    if sp.issparse(a.X) or sp.issparse(b.X):
-        X = sp.vstack([sp.csr_matrix(a.X), sp.csr_matrix(b.X)], format="csr")
-    else:
-        X = np.vstack([a.X, b.X])
-    y = np.empty(a.n_samples + b.n_samples, dtype=object)
-    y[: a.n_samples] = list(a.y)
-    y[a.n_samples :] = list(b.y)
-    return HierDataset(
-        X=X,
-        y=y,
-        taxonomy=a.taxonomy,
-        feature_names=a.feature_names,
-        name=a.name,
-        description=a.description,
-        meta=dict(a.meta),
-    )
 
 
 def split_indices(n: int, test_size: float, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -1,6 +1,6 @@
 """``HierDataset`` and the bundled, synthetic and real data sets."""
 
-from hierlab.datasets.base import HierDataset, encode_labels
+from hierlab.datasets.base import HierDataset, concat_datasets, encode_labels
 from hierlab.datasets.catalog import available_datasets, load_builtin
 from hierlab.datasets.hieron import make_hieron_synthetic
 from hierlab.datasets.nhsvm import make_nhsvm_synthetic
@@ -10,6 +10,7 @@ from hierlab.datasets.text import make_hierarchical_text
 __all__ = [
     "HierDataset",
     "available_datasets",
+    "concat_datasets",
     "encode_labels",
     "load_20newsgroups",
     "load_builtin",

@@ -13,7 +13,7 @@ import scipy.sparse as sp
 from hierlab.exceptions import DataError, ParameterError
 from hierlab.taxonomy import Taxonomy
 
-__all__ = ["HierDataset", "encode_labels"]
+__all__ = ["HierDataset", "concat_datasets", "encode_labels"]
 
 
 def _as_rng(random_state: Any) -> np.random.Generator:
@@ -244,3 +244,35 @@ class HierDataset:
             f"HierDataset({self.name!r}, {self.n_samples} x {self.n_features} {kind}{ml}, "
             f"{self.taxonomy!r})"
         )
+
+
+def concat_datasets(a: HierDataset, b: HierDataset) -> HierDataset:
+    """Rows of ``a`` then ``b`` (same taxonomy) as one data set; name and meta from ``a``.
+
+    Parameters
+    ----------
+    a, b : HierDataset
+        Same taxonomy and number of features; CSR if either is sparse.
+
+    Returns
+    -------
+    HierDataset of ``a.n_samples + b.n_samples`` rows
+    """
+    if a.n_features != b.n_features:
+        raise DataError(f"cannot stack {a.n_features} and {b.n_features} features")
+    if sp.issparse(a.X) or sp.issparse(b.X):
+        X: Any = sp.vstack([sp.csr_matrix(a.X), sp.csr_matrix(b.X)], format="csr")
+    else:
+        X = np.vstack([a.X, b.X])
+    y = np.empty(a.n_samples + b.n_samples, dtype=object)
+    y[: a.n_samples] = list(a.y)
+    y[a.n_samples :] = list(b.y)
+    return HierDataset(
+        X=X,
+        y=y,
+        taxonomy=a.taxonomy,
+        feature_names=a.feature_names,
+        name=a.name,
+        description=a.description,
+        meta=dict(a.meta),
+    )

@@ -23,7 +23,7 @@ from scipy import stats
 from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import KFold, ShuffleSplit
 
-from hierlab.datasets.base import HierDataset
+from hierlab.datasets.base import HierDataset, concat_datasets
 from hierlab.exceptions import ParameterError
 from hierlab.experiments.registry import make_estimator
 from hierlab.taxonomy import Taxonomy
@@ -114,7 +114,7 @@ def make_splits(
     """
     if isinstance(dataset, tuple):
         train, test = dataset
-        full = _concat(train, test)
+        full = concat_datasets(train, test)
         if split == "given":
             n_tr = train.n_samples
             return full, [(np.arange(n_tr), np.arange(n_tr, full.n_samples))]
@@ -130,23 +130,6 @@ def make_splits(
         kf = KFold(n_splits=n_splits, shuffle=True, random_state=random_state)
         return full, [(tr, te) for tr, te in kf.split(idx)]
     raise ParameterError(f"split must be 'given', 'repeated' or 'kfold', got {split!r}")
-
-
-def _concat(a: HierDataset, b: HierDataset) -> HierDataset:
-    import scipy.sparse as sp
-
-    if sp.issparse(a.X) or sp.issparse(b.X):
-        X = sp.vstack([sp.csr_matrix(a.X), sp.csr_matrix(b.X)]).tocsr()
-    else:
-        X = np.vstack([a.X, b.X])
-    return HierDataset(
-        X=X,
-        y=np.concatenate([a.y, b.y]),
-        taxonomy=a.taxonomy,
-        feature_names=a.feature_names,
-        name=a.name,
-        description=a.description,
-    )
 
 
 def _fit_one(

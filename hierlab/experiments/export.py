@@ -42,9 +42,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 
-from hierlab.datasets.base import HierDataset
+from hierlab.datasets.base import HierDataset, concat_datasets
 from hierlab.exceptions import DataError, ParameterError
 from hierlab.experiments.registry import get_method, make_estimator
 from hierlab.taxonomy import Taxonomy
@@ -260,20 +259,6 @@ class Session:
 
 
 # ------------------------------------------------------------------------------ in-process
-def concat_datasets(a: HierDataset, b: HierDataset) -> HierDataset:
-    """Rows of ``a`` then ``b`` (same taxonomy) as one data set (``app.state`` does the same)."""
-    if sp.issparse(a.X) or sp.issparse(b.X):
-        X: Any = sp.vstack([sp.csr_matrix(a.X), sp.csr_matrix(b.X)], format="csr")
-    else:
-        X = np.vstack([a.X, b.X])
-    y = np.empty(a.n_samples + b.n_samples, dtype=object)
-    y[: a.n_samples] = list(a.y)
-    y[a.n_samples :] = list(b.y)
-    return HierDataset(
-        X=X, y=y, taxonomy=a.taxonomy, feature_names=a.feature_names, name=a.name, meta=a.meta
-    )
-
-
 def split_dataset(
     data: HierDataset, test_size: float, seed: int
 ) -> tuple[HierDataset, HierDataset]:
@@ -491,18 +476,7 @@ def show(fig, name):
         _md("## Data", "", f"{src.describe()[0].upper()}{src.describe()[1:]}."),
     ]
     # ---- data
-    concat = """
-def concat(a, b):
-    \"\"\"Rows of a then b as one data set (same taxonomy).\"\"\"
-    if sp.issparse(a.X) or sp.issparse(b.X):
-        X = sp.vstack([sp.csr_matrix(a.X), sp.csr_matrix(b.X)], format="csr")
-    else:
-        X = np.vstack([a.X, b.X])
-    y = np.empty(a.n_samples + b.n_samples, dtype=object)
-    y[: a.n_samples] = list(a.y)
-    y[a.n_samples :] = list(b.y)
-    return hierlab.HierDataset(X=X, y=y, taxonomy=a.taxonomy, feature_names=a.feature_names)
-"""
+    concat = "from hierlab.datasets import concat_datasets as concat"
     if src.kind == "builtin":
         load = (
             "from hierlab.datasets.catalog import load_builtin\n\n"
