@@ -62,6 +62,8 @@ def _params(method: str, args: argparse.Namespace, n_jobs: int) -> dict[str, Any
     p: dict[str, Any] = {"C": args.C, "n_jobs": n_jobs}
     if method.startswith("hr-"):
         p.update(max_iter=args.max_iter, tol=args.tol, relaxation=args.relaxation)
+        if args.max_inner_iter is not None:
+            p["max_inner_iter"] = args.max_inner_iter
     return p
 
 
@@ -100,6 +102,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-iter", type=int, default=30)
     ap.add_argument("--tol", type=float, default=1e-2, help="HR: certified relative gap")
     ap.add_argument("--relaxation", type=float, default=1.0, help="HR: omega of eq. (4)")
+    ap.add_argument(
+        "--max-inner-iter", type=int, default=None, help="HR: leaf passes/iterations cap"
+    )
     ap.add_argument("--text-samples", type=int, default=12_000)
     ap.add_argument("--text-classes", type=int, default=1000)
     ap.add_argument("--text-features", type=int, default=10_000)
