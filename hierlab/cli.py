@@ -285,56 +285,95 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         print(f"  ... {msg}", file=sys.stderr, flush=True)
 
     out: dict[str, Any] = {}
+    budget = None if args.budget <= 0 else float(args.budget)
     if not args.no_table:
         from hierlab.datasets.catalog import load_builtin
 
-        train, test = load_builtin(args.data)
-        table = bench.bench_table(train, test, methods=args.methods or None, progress=note)
-        out["table"] = table.to_dict(orient="records")
+        per_method: dict[str, dict[str, Any]] = {}
+        for item in args.param:
+            method, sep, rest = item.partition(":")
+            if not sep:
+                raise HierlabError(f"bench --param takes method:name=value, got {item!r}")
+            per_method.setdefault(method.lower(), {}).update(_parse_params([rest]))
+        train, test = load_builtin(args.data, **_parse_params(args.data_param))
+        table = bench.bench_table(
+            train,
+            test,
+            methods=args.methods or None,
+            params=per_method,
+            hiclass=not args.no_hiclass,
+            progress=note,
+            budget=budget,
+            hard_timeout=args.hard_timeout,
+            use_bench_params=not args.defaults,
+            reference_each=args.ref_each,
+            blas_threads=args.blas_threads or None,
+        )
+        out["data"] = {
+            "name": args.data,
+            "n_train": train.n_samples,
+            "n_test": test.n_samples,
+            "n_features": train.n_features,
+            "nnz_train": int(train.X.nnz) if hasattr(train.X, "nnz") else None,
+            "n_nodes": train.taxonomy.n_nodes,
+        }
+        out["budget"] = budget
+        out["hiclass_installed"] = bench.hiclass_available()
+        out["table"] = bench.records(table)
         if not args.json:
             cols = [
-                c
-                for c in (
-                    "method",
-                    "fit_time",
-                    "fit_ratio",
-                    "predict_time",
-                    "accuracy",
-                    "tree_error",
-                    "n_iter",
-                    "error",
-                )
-                if c in table.columns
+                "method",
+                "seed",
+                "fit_time",
+                "fit_ratio",
+                "cpu_ratio",
+                "predict_time",
+                "accuracy",
+                "tree_error",
+                "n_iter",
+                "budget_hit",
             ]
-            print(f"hierlab bench on {args.data} ({train.n_samples} train / {test.n_samples} test)")
-            print(table[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
-    if args.scale:
-        docs = [int(v) for v in args.docs]
-        classes = [int(v) for v in args.classes]
-        for method in args.scale:
-            df, slopes = bench.scale_curves(
-                method,
-                n_docs=docs,
-                n_classes=classes,
-                docs_for_class_curve=args.docs_for_classes,
-                progress=note,
+            print(
+                f"hierlab bench on {args.data} ({train.n_samples} train / {test.n_samples} "
+                f"test, {train.n_features} features); ratios to LinearSVC's fit time"
+                + (" refitted before each method" if args.ref_each else "")
             )
-            out.setdefault("scale", {})[method] = {
-                "table": df.to_dict(orient="records"),
-                "slopes": slopes,
-            }
-            if args.figure:
-                path = args.figure.replace(".html", f"_{method}.html")
-                bench.scale_figure(df, slopes, method).write_html(path, include_plotlyjs="cdn")
-                note(f"figure written to {path}")
-            if not args.json:
-                print(f"\nscale curves of {method}:")
-                print(df.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
-                print(
-                    f"log-log slope vs nnz {slopes['nnz']:.3f}, vs classes {slopes['classes']:.3f}"
-                )
+            shown = table[[c for c in cols if c in table.columns]]
+            print(shown.to_string(index=False, float_format=lambda v: f"{v:.4g}", na_rep="-"))
+            for _, r in table.iterrows():
+                if isinstance(r.get("error"), str):
+                    print(f"  {r['method']}: {r['error']}")
+                elif r.get("params") not in (None, "{}") and isinstance(r.get("params"), str):
+                    print(f"  {r['method']} params {r['params']}")
+            if not bench.hiclass_available() and not args.no_hiclass:
+                print("  (hiclass not installed: pip install 'hierlab[hiclass]' adds its row)")
+    if args.scale is not None:
+        methods = args.scale or ["topdown"]
+        scale_params: dict[str, dict[str, Any]] = {}
+        df, slopes = bench.scale_curves_many(
+            methods,
+            n_docs=[int(v) for v in args.docs],
+            n_classes=[int(v) for v in args.classes],
+            docs_at_fixed_classes=args.classes_for_docs,
+            docs_for_class_curve=args.docs_for_classes,
+            n_features=args.features,
+            params=scale_params,
+            progress=note,
+            budget=None if args.scale_budget <= 0 else float(args.scale_budget),
+            blas_threads=args.blas_threads or None,
+        )
+        out["scale"] = {"table": bench.records(df), "slopes": slopes}
+        if args.figure:
+            bench.scale_figure(df, slopes).write_html(args.figure, include_plotlyjs="cdn")
+            out["scale"]["figure"] = args.figure
+            note(f"figure written to {args.figure}")
+        if not args.json:
+            print("\nscale curves on make_hierarchical_text (fit time, s):")
+            print(df.to_string(index=False, float_format=lambda v: f"{v:.4g}", na_rep="-"))
+            for m, s in slopes.items():
+                print(f"{m}: log-log slope vs nnz {s['nnz']:.3f}, vs classes {s['classes']:.3f}")
     if args.json:
-        print(json.dumps(out, default=float, indent=1))
+        print(json.dumps(bench.json_safe(out), indent=1, allow_nan=False))
     return 0
 
 
@@ -436,18 +475,54 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("bench", help="time every method beside LinearSVC; scale curves")
     s.add_argument("--data", default="20newsgroups", help="built-in data set of the table")
+    s.add_argument(
+        "--data-param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="loader argument of the built-in data set, e.g. n_samples=400",
+    )
     s.add_argument("--methods", nargs="*", default=None, help="default: every method")
+    s.add_argument("--param", action="append", default=[], metavar="METHOD:NAME=VALUE")
+    s.add_argument(
+        "--defaults",
+        action="store_true",
+        help="registry defaults only (ignore the 20NG settings of bench.BENCH_PARAMS)",
+    )
+    s.add_argument(
+        "--budget",
+        type=float,
+        default=120.0,
+        help="soft seconds per method (max_time / Timeout); 0: none",
+    )
+    s.add_argument(
+        "--hard-timeout",
+        type=float,
+        default=None,
+        help="kill a method after this many seconds (default 2 * budget + 60)",
+    )
+    s.add_argument("--ref-each", action="store_true", help="refit LinearSVC before every method")
+    s.add_argument("--blas-threads", type=int, default=1, help="BLAS threads; 0: unlimited")
+    s.add_argument("--no-hiclass", action="store_true", help="leave out the HiClass row")
     s.add_argument("--no-table", action="store_true", help="skip the method table")
     s.add_argument(
         "--scale",
         nargs="*",
         default=None,
         metavar="METHOD",
-        help="scale curves for these methods on make_hierarchical_text",
+        help="scale curves for these methods on make_hierarchical_text (default topdown)",
     )
     s.add_argument("--docs", nargs="+", default=[10_000, 100_000, 1_000_000])
     s.add_argument("--classes", nargs="+", default=[100, 1_000, 10_000])
+    s.add_argument("--classes-for-docs", type=int, default=100)
     s.add_argument("--docs-for-classes", type=int, default=50_000)
+    s.add_argument("--features", type=int, default=20_000, help="vocabulary of the curves")
+    s.add_argument(
+        "--scale-budget",
+        type=float,
+        default=300.0,
+        help="seconds; a slower fit ends that method's curve; 0: none",
+    )
     s.add_argument("--figure", default="scale_curves.html", help="plotly HTML of the curves")
     s.add_argument("--json", action="store_true", help="machine-readable output")
     s.set_defaults(func=_cmd_bench)
