@@ -555,3 +555,18 @@ def test_reproduce_table3_runs_and_reports(capsys: pytest.CaptureFixture[str]) -
         assert m in out
     assert "63.3 ± 0.34" in out and "74.1 ± 0.20" in out  # the published NHSVM column
     assert "NHSVM - max(HSVM, FlatSVM)" in out
+
+
+def test_dag_node_scores_are_the_spanning_tree_max_marginals() -> None:
+    rng = np.random.default_rng(9)
+    dag = random_dag(rng, 9, extra=4)
+    first = [(str(dag.names[dag.parent[c]]), str(dag.names[c])) for c in range(1, dag.n_nodes)]
+    tree = Taxonomy(first)
+    R = rng.normal(size=(12, dag.n_nodes))
+    perm = tree.index(list(dag.names))  # dag column j is tree column perm[j]
+    Rt = np.empty_like(R)
+    Rt[:, perm] = R
+    for lt in (False, True):
+        S = node_max_marginals(R, dag, lt)
+        St = node_max_marginals(Rt, tree, lt)
+        np.testing.assert_allclose(S, St[:, perm], atol=1e-12)

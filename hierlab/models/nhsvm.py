@@ -332,6 +332,21 @@ def _tree_levels(taxonomy: Taxonomy) -> _TreeLevels:
     return res
 
 
+class _SpanningTree:
+    """The tree of first parents of a DAG (same node ids), with what the DP needs."""
+
+    def __init__(self, taxonomy: Taxonomy) -> None:
+        parent = np.asarray(taxonomy.parent)
+        depth = np.zeros(len(parent), dtype=np.int64)
+        for i in range(1, len(parent)):  # parent[i] < i
+            depth[i] = depth[parent[i]] + 1
+        self.parent = parent
+        self.max_depth = int(depth.max())
+        order = np.argsort(depth, kind="stable")
+        counts = np.bincount(depth, minlength=self.max_depth + 1)
+        self.levels = np.split(order, np.cumsum(counts)[:-1])
+
+
 def tree_max_label(
     R: np.ndarray, taxonomy: Taxonomy, leaf_terminated: bool = True
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -599,8 +614,8 @@ def node_max_marginals(
     (``leaf_terminated=False``) predicted nodes instead get ``best - best_without(n) > 0`` (the
     smallest subtree value ``f`` on the path to ``n``), so that the score is
     ``best_with(n) - best_without(n)`` for every node. On a DAG (no
-    exact O(M) recursion) the node potentials are made monotone along the hierarchy,
-    ``h_n = min(R_n, min_{p in P(n)} h_p)`` (the true-path rule).
+    exact O(M) recursion) the same scores are computed on the spanning tree formed by each
+    node's first parent (a relaxation of the DAG's closure constraints).
 
     Parameters
     ----------
@@ -614,13 +629,7 @@ def node_max_marginals(
     """
     R = np.asarray(R, dtype=np.float64)
     if not taxonomy.is_tree:
-        H = R.copy()
-        H[:, 0] = np.inf
-        for d in range(1, taxonomy.max_depth + 1):
-            for n in taxonomy.levels[d]:
-                H[:, n] = np.minimum(H[:, n], H[:, taxonomy.parents(n)].min(axis=1))
-        H[:, 0] = 0.0
-        return H
+        taxonomy = _SpanningTree(taxonomy)  # type: ignore[assignment]
     Z, best, F, forced = tree_max_label(R, taxonomy, leaf_terminated)
     B = np.empty_like(F)
     B[:, 0] = F[:, 0]
