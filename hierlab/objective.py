@@ -42,6 +42,8 @@ class Model(Protocol):
 
     def backward(self, Gamma: sp.csr_matrix, X: Any, XT: Any = None) -> np.ndarray: ...
 
+    def dual_blocks(self, y: np.ndarray) -> Any: ...
+
 
 @dataclass
 class Evaluation:

@@ -384,12 +384,14 @@ def test_registry_entries() -> None:
         make_estimator("orthognl", C=-1.0)
 
 
-def test_unconverged_warns_with_gap() -> None:
+@pytest.mark.parametrize("solver", ["rda", "bcfw"])
+def test_unconverged_warns_with_gap(solver: str) -> None:
     tax, X, y = _small_problem(6)
     from sklearn.exceptions import ConvergenceWarning
 
+    est = OrthogonalTransferSVM(tax, alpha=0.5, rtol=0, tol=0, max_iter=5, solver=solver)
     with pytest.warns(ConvergenceWarning, match="upper - lower"):
-        est = OrthogonalTransferSVM(tax, alpha=0.5, rtol=0, tol=0, max_iter=5).fit(X, tax.names[y])
+        est.fit(X, tax.names[y])
     assert not est.converged_ and est.n_iter_ == 5
 
 

@@ -268,7 +268,7 @@ def test_optimum_matches_slsqp(method: str, tree: str, seed: int) -> None:
     """5-9 node trees, 30 examples (one with an internal label), 3 features, C = 1."""
     tax, X, y = make_problem(TREES[tree], seed=seed)
     J_star = cached_optimum(method, tree, seed)
-    est = ESTIMATORS[method](tax, C=1.0, tol=0.0, rtol=5e-5, max_iter=60000)
+    est = ESTIMATORS[method](tax, C=1.0, tol=0.0, rtol=5e-5, max_iter=60000, solver="rda")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         est.fit(X, tax.names[y])
@@ -286,7 +286,9 @@ def test_paper_uniform_averaging_certificate(method: str) -> None:
     tree, seed = CASES[0]
     tax, X, y = make_problem(TREES[tree], seed=seed)
     J_star = cached_optimum(method, tree, seed)
-    est = ESTIMATORS[method](tax, averaging="uniform", tol=0.0, rtol=0.0, max_iter=400)
+    est = ESTIMATORS[method](
+        tax, averaging="uniform", tol=0.0, rtol=0.0, max_iter=400, solver="rda"
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est.fit(X, tax.names[y])
@@ -322,7 +324,7 @@ def test_orthognl_jacobi_split_same_optimum_and_certificate() -> None:
     tree, seed = CASES[0]
     tax, X, y = make_problem(TREES[tree], seed=seed)
     J_star = cached_optimum("orthognl", tree, seed)
-    est = OrthogonalTransferSVM(tax, alpha=0.6, split="jacobi", tol=0.0, rtol=5e-5)
+    est = OrthogonalTransferSVM(tax, alpha=0.6, split="jacobi", tol=0.0, rtol=5e-5, solver="rda")
     est.set_params(max_iter=60000)
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -43,16 +43,22 @@ from hierlab.regularizers import (
     transfer_matrix,
 )
 from hierlab.solvers.base import Callback
+from hierlab.solvers.bcfw import BCFW
 from hierlab.solvers.rda import AVERAGING, RDA
 from hierlab.taxonomy import Taxonomy
 
 __all__ = [
+    "SOLVERS",
     "FlatMulticlassSVM",
     "HierarchicalMulticlassSVM",
     "OrthogonalTransferSVM",
     "TransferSVM",
     "TreeLossSVM",
 ]
+
+
+#: the solvers an estimator can use: RDA (seed 000, Algorithm 1) or BCFW on the dual
+SOLVERS = ("bcfw", "rda")
 
 
 class _RDAClassifier(HierarchicalClassifier):
@@ -97,6 +103,7 @@ class _RDAClassifier(HierarchicalClassifier):
         max_iter: int = 2000,
         max_time: float | None = None,
         averaging: str = "linesearch",
+        solver: str = "bcfw",
     ) -> None:
         super().__init__(taxonomy=taxonomy)
         self.C = C
@@ -105,6 +112,7 @@ class _RDAClassifier(HierarchicalClassifier):
         self.max_iter = max_iter
         self.max_time = max_time
         self.averaging = averaging
+        self.solver = solver
 
     # ------------------------------------------------------------------ to implement
     def _build(self, tax: Taxonomy, y: np.ndarray) -> tuple[Any, Regularizer]:
@@ -118,6 +126,8 @@ class _RDAClassifier(HierarchicalClassifier):
             raise ParameterError(f"tol and rtol must be >= 0, got {self.tol!r}, {self.rtol!r}")
         if self.averaging not in AVERAGING:
             raise ParameterError(f"averaging must be one of {AVERAGING}, got {self.averaging!r}")
+        if self.solver not in SOLVERS:
+            raise ParameterError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
 
     def _objective(self, X: Any, y: np.ndarray) -> Objective:
         """The training objective for validated data (also used by tests and benchmarks)."""
@@ -129,7 +139,11 @@ class _RDAClassifier(HierarchicalClassifier):
     def _fit(self, X: np.ndarray | sp.csr_matrix, Y: Any, callbacks: Sequence[Callback]) -> None:
         y = np.asarray(Y, dtype=np.int64)
         obj = self._objective(X, y)
-        solver = RDA(max_iter=self.max_iter, max_time=self.max_time, averaging=self.averaging)
+        solver: RDA | BCFW
+        if self.solver == "bcfw":
+            solver = BCFW(max_iter=self.max_iter, max_time=self.max_time)
+        else:
+            solver = RDA(max_iter=self.max_iter, max_time=self.max_time, averaging=self.averaging)
         result = self._run_solver(solver, obj, callbacks, tol=self.tol, rtol=self.rtol)
         W = np.asarray(result.coef)
         self.weights_ = W
@@ -222,8 +236,9 @@ class OrthogonalTransferSVM(_RDAClassifier):
         max_time: float | None = None,
         averaging: str = "linesearch",
         split: str = "lambda_min",
+        solver: str = "bcfw",
     ) -> None:
-        super().__init__(taxonomy, C, tol, rtol, max_iter, max_time, averaging)
+        super().__init__(taxonomy, C, tol, rtol, max_iter, max_time, averaging, solver)
         self.alpha = alpha
         self.K = K
         self.split = split
@@ -342,7 +357,23 @@ def _params(extra: Sequence[Param] = ()) -> list[Param]:
             high=1.0,
             help="relative tolerance: stop when gap <= rtol * upper",
         ),
-        Param("max_iter", "int", 2000, low=1, high=10**7, log=True, help="RDA iterations"),
+        Param(
+            "solver",
+            "str",
+            "bcfw",
+            choices=SOLVERS,
+            help="bcfw: block-coordinate Frank-Wolfe on the dual (fast, certified); "
+            "rda: the paper's Algorithm 1",
+        ),
+        Param(
+            "max_iter",
+            "int",
+            2000,
+            low=1,
+            high=10**7,
+            log=True,
+            help="RDA iterations / BCFW epochs",
+        ),
         Param(
             "max_time",
             "float",

@@ -66,7 +66,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-iter", type=int, default=100000)
     ap.add_argument("--averaging", default="linesearch", choices=("linesearch", "uniform"))
     ap.add_argument("--split", default="lambda_min", choices=("lambda_min", "jacobi"))
-    ap.add_argument("--profile", action="store_true", help="cProfile each RDA fit (top 12)")
+    ap.add_argument(
+        "--solvers", nargs="+", default=["bcfw"], choices=("bcfw", "rda"), help="solvers to run"
+    )
+    ap.add_argument("--profile", action="store_true", help="cProfile each fit (top 12)")
     args = ap.parse_args(argv)
 
     t0 = time.perf_counter()
@@ -94,8 +97,9 @@ def main(argv: list[str] | None = None) -> int:
         }
     )
     C = float(args.C) if args.C is not None else float(train.X.shape[0])
-    for name in args.methods:
+    for name, solver in [(n, s) for n in args.methods for s in args.solvers]:
         kw: dict[str, Any] = {
+            "solver": solver,
             "C": C,
             "tol": 0.0,
             "rtol": args.rtol,
@@ -119,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         el = time.perf_counter() - t0
         rows.append(
             {
-                "method": name.upper(),
+                "method": f"{name.upper()} ({solver})",
                 "C": C,
                 "time_s": el,
                 "ratio": el / t_svc,

@@ -29,6 +29,7 @@ internal nodes join the candidate set.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -36,7 +37,14 @@ import scipy.sparse as sp
 
 from hierlab.taxonomy import Taxonomy
 
-__all__ = ["FlatModel", "LocalModel", "RecursiveModel", "SiblingIndex", "recursive_predict"]
+__all__ = [
+    "DualBlocks",
+    "FlatModel",
+    "LocalModel",
+    "RecursiveModel",
+    "SiblingIndex",
+    "recursive_predict",
+]
 
 Array = np.ndarray
 Matrix = Any  # ndarray or csr_matrix of shape (n_samples, n_features)
@@ -51,6 +59,60 @@ def _product(Gamma: sp.csr_matrix, X: Matrix, XT: Any) -> np.ndarray:
     if XT is not None:
         return np.ascontiguousarray(_dense(XT @ Gamma).T)
     return _dense(Gamma.T @ X)
+
+
+@dataclass
+class DualBlocks:
+    """The structural-SVM dual of a model's loss, as blocks of labels (for BCFW).
+
+    Every loss of seed 000 is a weighted sum of structured hinges, each a maximum of functions
+    linear in the scores of one example:
+
+        sum_b w_b max_{r} (L_r - U_r . s_{k_b}),    s_k = W x_k  (raw node scores, shape (m,))
+
+    over blocks ``b`` (one per example, or one per example and internal node for HIERMULT),
+    where row ``r`` of a block's table is a "label" of the slack QP (a violated constraint) with
+    loss ``L_r`` and direction ``U_r`` (so ``<W, U_r x_k^T> = U_r . s_k``); the last row of
+    every table is the null label ``(L, U) = (0, 0)`` (the constraint ``xi >= 0``).
+
+    Attributes
+    ----------
+    tables : list of (ndarray of shape (R_t, n_rows), ndarray of shape (R_t,))
+        ``(U, L)`` per table, the null label last, already multiplied by the table's weight
+        (``1/N``, or ``1/N_p`` for HIERMULT's node ``p``).
+    block_example : ndarray of int, shape (n_blocks,)
+        Example of each block, non-decreasing.
+    block_table : ndarray of int, shape (n_blocks,)
+        Table of each block.
+    """
+
+    tables: list[tuple[np.ndarray, np.ndarray]]
+    block_example: np.ndarray
+    block_table: np.ndarray
+
+    def primal_loss(self, S: np.ndarray) -> float:
+        """``sum_b w_b max_r (L_r - U_r . S[k_b])`` for raw scores ``S`` of shape
+        (n_samples, n_rows) (the model's mean loss, as a check)."""
+        total = 0.0
+        for t, (U, L) in enumerate(self.tables):
+            k = self.block_example[self.block_table == t]
+            if len(k):
+                total += float(np.max(L[None, :] - S[k] @ U.T, axis=1).sum())
+        return total
+
+
+def _table(U: list[np.ndarray], L: list[float], m: int, weight: float) -> tuple[Array, Array]:
+    """Stack label rows, append the null label, multiply by ``weight``."""
+    Um = np.vstack([*U, np.zeros(m)]) if U else np.zeros((1, m))
+    Lv = np.asarray([*L, 0.0], dtype=np.float64)
+    return Um * weight, Lv * weight
+
+
+def _per_label_blocks(y: np.ndarray, make: Any) -> DualBlocks:
+    """One block per example, one table per distinct label (``make(label)`` builds it)."""
+    labels, inv = np.unique(y, return_inverse=True)
+    tables = [make(int(v)) for v in labels]
+    return DualBlocks(tables, np.arange(len(y), dtype=np.int64), inv.astype(np.int64))
 
 
 class SiblingIndex:
@@ -260,6 +322,25 @@ class RecursiveModel(_Base):
         G = sp.csr_matrix((data, (rows, cols)), shape=S.shape)
         return np.array([loss.sum() / n]), G
 
+    def dual_blocks(self, y: np.ndarray) -> DualBlocks:
+        """One block per example: labels ``(i, j)``, ``i in A+(y)`` (root excluded), ``j in
+        S(i)``, with ``L = 1``, ``U = e_i - e_j`` and weight ``1/N`` (eq. 7)."""
+        tax, m, n = self.taxonomy, self.n_rows, len(y)
+
+        def make(v: int) -> tuple[Array, Array]:
+            U, L = [], []
+            for i in self.index.path_pad[v]:
+                if i <= 0:
+                    continue
+                for j in tax.siblings(int(i)):
+                    u = np.zeros(m)
+                    u[i], u[int(j)] = 1.0, -1.0
+                    U.append(u)
+                    L.append(1.0)
+            return _table(U, L, m, 1.0 / n)
+
+        return _per_label_blocks(y, make)
+
     def predict(self, S: np.ndarray) -> np.ndarray:
         """Recursive prediction (eq. 1) from node scores, shape (n_samples,)."""
         return recursive_predict(self.index, S)
@@ -332,6 +413,35 @@ class LocalModel(_Base):
         data = np.r_[-w, w]
         G = sp.csr_matrix((data, (rows, cols)), shape=S.shape)
         return block, G
+
+    def dual_blocks(self, y: np.ndarray) -> DualBlocks:
+        """One block per example and node ``i`` of ``A+(y)`` with siblings: labels ``j in
+        S(i)`` with ``L = 1``, ``U = e_i - e_j``, weight ``1/N_p`` (``p`` the parent of ``i``,
+        the node problem the block belongs to)."""
+        tax, m = self.taxonomy, self.n_rows
+        omega = self._weights(y)
+        labels, inv = np.unique(y, return_inverse=True)
+        tables: list[tuple[Array, Array]] = []
+        per_label: list[list[int]] = []
+        for v in labels:
+            ids = []
+            for i in self.index.path_pad[int(v)]:
+                sib = tax.siblings(int(i)) if i > 0 else np.zeros(0, dtype=np.int64)
+                if i <= 0 or len(sib) == 0 or omega[i] == 0:
+                    continue
+                U, L = [], []
+                for j in sib:
+                    u = np.zeros(m)
+                    u[i], u[int(j)] = 1.0, -1.0
+                    U.append(u)
+                    L.append(1.0)
+                ids.append(len(tables))
+                tables.append(_table(U, L, m, float(omega[i])))
+            per_label.append(ids)
+        counts = np.array([len(per_label[c]) for c in inv], dtype=np.int64)
+        ex = np.repeat(np.arange(len(y), dtype=np.int64), counts)
+        tab = np.array([t for c in inv for t in per_label[c]], dtype=np.int64)
+        return DualBlocks(tables, ex, tab)
 
     def predict(self, S: np.ndarray) -> np.ndarray:
         """Recursive prediction (eq. 1)."""
@@ -443,6 +553,25 @@ class FlatModel(_Base):
         d = self.delta[y[k], c[k]] / n
         G = sp.csr_matrix((np.r_[d, -d], (np.r_[k, k], np.r_[c[k], y[k]])), shape=S.shape)
         return np.array([val.sum() / n]), G
+
+    def dual_blocks(self, y: np.ndarray) -> DualBlocks:
+        """One block per example: labels ``c`` among the candidates with ``Delta(y, c) > 0``,
+        ``L = Delta``, ``U = Delta (a_y - a_c)`` with ``a`` the row of the ancestor matrix
+        (path sums, TREELOSS) or the unit vector, weight ``1/N`` (slack rescaling)."""
+        m, n = self.n_rows, len(y)
+        E = self.A.toarray() if self.path_sum else np.eye(m)
+
+        def make(v: int) -> tuple[Array, Array]:
+            U, L = [], []
+            for c in self.cand_:
+                dlt = float(self.delta[v, c])
+                if c == v or dlt <= 0:
+                    continue
+                U.append(dlt * (E[v] - E[c]))
+                L.append(dlt)
+            return _table(U, L, m, 1.0 / n)
+
+        return _per_label_blocks(y, make)
 
     def predict(self, S: np.ndarray) -> np.ndarray:
         """``argmax_{c in candidates} S[:, c]`` (eq. 2)."""
