@@ -115,7 +115,9 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
-        tags.classifier_tags.multi_label = self._supports_multilabel
+        # Multi-label methods take a set of node names per row, not scikit-learn's 2-D
+        # indicator matrix, so scikit-learn's multi-label checks do not apply.
+        tags.classifier_tags.multi_label = False
         return tags
 
     # ------------------------------------------------------------------ to implement

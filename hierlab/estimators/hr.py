@@ -47,17 +47,18 @@ class _LeafScorer(HierarchicalClassifier):
 
     _supports_multilabel = True
 
-    def decision_function(self, X: Any) -> np.ndarray:
+    def leaf_scores(self, X: Any) -> np.ndarray:
         """Scores ``w_n^T x`` of the leaves, shape (n_samples, n_leaves).
 
-        Columns follow ``taxonomy_.leaves`` (names: ``classes_[taxonomy_.leaves]``).
+        Columns follow ``taxonomy_.leaves`` (names: ``taxonomy_.names[taxonomy_.leaves]``).
+        Not called ``decision_function``: scikit-learn expects that to follow ``classes_``.
         """
         from sklearn.utils.validation import check_is_fitted
 
         from hierlab.estimators.base import check_X
 
         check_is_fitted(self, "coef_")
-        X = check_X(X, self.n_features_in_)
+        X = check_X(X, self, reset=False)
         return np.asarray(X @ self.coef_[self.taxonomy_.leaves].T)
 
     def _predict_ids(self, X: np.ndarray | sp.csr_matrix) -> Any:
