@@ -156,6 +156,15 @@ class Objective:
         block_loss, _ = self.model.loss(S, self.y)
         return float(self.regularizer.value(W) + self.C * block_loss.sum())
 
+    def block_values(self, W: np.ndarray) -> np.ndarray:
+        """``J`` per block, shape (n_blocks,) (their sum is ``J(W)``; one entry when the
+        problem is not separable)."""
+        S = self.model.scores(self.X, W)
+        block_loss, _ = self.model.loss(S, self.y)
+        if self.n_blocks == 1:
+            return np.array([self.regularizer.value(W) + self.C * float(block_loss.sum())])
+        return self.block_sum(self.regularizer.row_values(W)) + self.C * block_loss
+
     def subgradient(self, W: np.ndarray) -> np.ndarray:
         """A subgradient of ``J`` at ``W`` (Theorem 4 for ``Omega`` plus the hinge's),
         shape (n_rows, n_features)."""

@@ -97,7 +97,7 @@ def test_orthognl_bcfw_and_rda_meet() -> None:
 def test_sigma_relaxation_lower_bounds_omega() -> None:
     """For every sigma in the box, 1/2 tr(W^T K_sigma W) <= Omega(W); the sigma step never
     lowers the dual ``-1/2 tr(K_sigma^{-1} G)`` and ends at sign(W W^T) on the ancestor pairs."""
-    tax, X, y = make_problem(TREES["9 nodes, depth 3"], seed=0)
+    tax = make_problem(TREES["9 nodes, depth 3"], seed=0)[0]
     K = orthogonal_K(tax, 0.6)
     act = np.ones(tax.n_nodes, dtype=bool)
     act[0] = False

@@ -192,9 +192,12 @@ class BCFW(Solver):
         Epochs.
     max_time : float, optional
         Seconds of solver time after which the generator stops (unconverged).
-    inner : int, default 2
-        Pairwise Frank-Wolfe steps per block and visit (the first is the plain Frank-Wolfe step
-        from the null label at the start).
+    inner : int, default 10
+        At most this many pairwise Frank-Wolfe steps per block and visit (the first is the plain
+        Frank-Wolfe step from the null label at the start). They only touch the block's
+        ``m``-vector of scores, so they are cheap next to reading the sparse row.
+    inner_rtol : float, default 0.1
+        A visit stops once the pair gap falls below ``inner_rtol`` times its first pair gap.
     random_state : int, default 0
         Seed of the visiting order.
 
@@ -210,7 +213,8 @@ class BCFW(Solver):
         self,
         max_iter: int = 200,
         max_time: float | None = None,
-        inner: int = 2,
+        inner: int = 10,
+        inner_rtol: float = 0.1,
         random_state: int = 0,
     ) -> None:
         if int(max_iter) < 1:
@@ -222,6 +226,7 @@ class BCFW(Solver):
         self.max_iter = int(max_iter)
         self.max_time = max_time
         self.inner = int(inner)
+        self.inner_rtol = float(inner_rtol)
         self.random_state = random_state
         self.coef = None
 
@@ -270,6 +275,12 @@ class BCFW(Solver):
             for k in range(n)
         ]
         by_table = [np.flatnonzero(btab == t) for t in range(len(Upad))]
+        # separable problems (HIERMULT): the objective block of each table (its rows' block)
+        nob = objective.n_blocks
+        bor = objective.block_of_row
+        table_block = np.array(
+            [int(bor[np.flatnonzero(np.abs(U).sum(axis=0))].min(initial=nob)) for U in Upad]
+        )
         # Dense input is read through its CSR form: the loop and V = X^T B then do the same
         # floating-point operations for dense and sparse X (exact ties between labels, which the
         # pairwise line search creates, are then broken identically).
@@ -280,8 +291,11 @@ class BCFW(Solver):
         eps = 1e-12 * max(float(np.max(np.abs(np.concatenate(Lzero)))), 1e-300)
         inf = np.inf
         inner = self.inner
+        inner_rtol = self.inner_rtol
         WT = np.zeros((d, m))  # W^T: rows of the sparse X index rows of WT
-        upper, lower = np.inf, -np.inf
+        upper = np.full(nob, np.inf)
+        lower = np.full(nob, -np.inf)
+        row_block = np.r_[np.arange(nob), -1][bor]  # rows in no block: -1
         best = np.zeros((m, d))
         self.coef = best
         spent = time.perf_counter() - t_start
@@ -300,14 +314,17 @@ class BCFW(Solver):
                 acc = None
                 for b, U, L in blist[k]:
                     al = alpha[b]
+                    stop = eps
                     for _ in range(inner):
                         h = L - U @ S
                         a = h.argmax()
                         hv = np.where(al > 0, h, inf)
                         v = hv.argmin()
                         gp = h[a] - hv[v]
-                        if gp <= eps:
+                        if gp <= stop:
                             break
+                        if stop == eps:  # later steps must still gain a fraction of the first
+                            stop = max(eps, inner_rtol * gp)
                         db = U[a] - U[v]
                         Pd = db * pdiag if pdiag is not None else P @ db
                         q = sq * float(db @ Pd)
@@ -328,33 +345,40 @@ class BCFW(Solver):
             # ---- exact recomputation of W(alpha) and the two bounds
             alpha /= alpha.sum(axis=1, keepdims=True)  # stay on the simplices (rounding)
             B = np.zeros((n, m))
-            ell = 0.0
+            ell = np.zeros(nob + 1)
             for t, bl in enumerate(by_table):
                 if len(bl):
                     B[bex[bl]] += alpha[bl] @ Upad[t]
-                    ell += float((alpha[bl] @ Lzero[t]).sum())
+                    ell[table_block[t]] += float((alpha[bl] @ Lzero[t]).sum())
             VT = np.asarray(XT @ B)
             sig_steps = 0
             if metric.sigma is not None:
                 sig_steps = metric.sigma_step(VT.T @ VT)
             WT = metric.apply(VT)
-            D = ell - 0.5 * float(np.einsum("ij,ij->", VT, WT))
-            J = objective.value(WT.T)
-            if J < upper:
-                upper = J
-                best = WT.copy().T  # (n_rows, n_features), Fortran order: X @ best.T is cheap
+            D = ell[:nob] - 0.5 * objective.row_dot(VT.T, WT.T)
+            J = objective.block_values(WT.T)
+            # separable problems keep each block's best primal and dual (their sums bound J*)
+            improved = J < upper
+            if improved.any():
+                upper = np.where(improved, J, upper)
+                if improved.all():
+                    best = WT.copy().T  # (n_rows, n_features), Fortran order: X @ best.T cheap
+                else:
+                    best = best.copy(order="F")
+                    rows = np.flatnonzero(improved[row_block] & (row_block >= 0))
+                    best[rows] = WT[:, rows].T
                 self.coef = best
-            lower = max(lower, D)
+            lower = np.maximum(lower, D)
             spent += time.perf_counter() - t0
             yield SolverState(
                 iteration=epoch,
                 elapsed=spent,
-                upper=float(upper),
-                lower=float(lower),
+                upper=float(upper.sum()),
+                lower=float(lower.sum()),
                 extra={
-                    "gap": float(upper - lower),
-                    "objective": float(J),
-                    "dual": float(D),
+                    "gap": float(upper.sum() - lower.sum()),
+                    "objective": float(J.sum()),
+                    "dual": float(D.sum()),
                     "steps": steps,
                     "sigma_steps": sig_steps,
                 },
