@@ -107,22 +107,7 @@ def _unseeded_by_compare(name: str) -> bool:
     return "random_state" in est.get_params() and est.random_state is None and not in_schema
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(
-            n,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="issue 10 finding: random_state is not in this method's registry schema "
-                "and defaults to None, so compare(random_state=...) cannot make it reproducible",
-            ),
-        )
-        if _unseeded_by_compare(n)
-        else n
-        for n in METHODS
-    ],
-)
+@pytest.mark.parametrize("name", METHODS)
 def test_compare_builds_reproducible_estimators(name: str) -> None:
     """The estimators ``compare`` builds (registry defaults) give the same numbers twice.
 
@@ -131,6 +116,7 @@ def test_compare_builds_reproducible_estimators(name: str) -> None:
     """
     from hierlab.experiments.compare import MethodRun
 
+    assert not _unseeded_by_compare(name), "random_state must be in the registry schema"
     tax, X, y = _problem()
     runs = [MethodRun(label=name, name=name).build(tax) for _ in range(2)]
     with warnings.catch_warnings():

@@ -109,12 +109,13 @@ def test_solve_stops_on_non_finite_values(upper: float, lower: float | None) -> 
 
 @pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning")
 @pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")
+@pytest.mark.parametrize("solver", ["bcfw", "rda"])
 @pytest.mark.parametrize("name", ["flatmult", "hiermult", "treeloss", "orthognl"])
-def test_divergence_through_a_real_estimator(name: str) -> None:
-    """Huge C with huge features: the RDA bounds overflow on the first iteration."""
+def test_divergence_through_a_real_estimator(name: str, solver: str) -> None:
+    """Huge C with huge features: the bounds (RDA) or the step (BCFW) overflow at once."""
     tax, X, y = _problem(n=60)
     est = hierlab.make_estimator(name, taxonomy=tax)
-    est.set_params(C=1e300, max_iter=50)
+    est.set_params(C=1e300, max_iter=50, solver=solver)
     with pytest.raises(ConvergenceError, match="diverged"):
         est.fit(X * 1e10, y)
     assert not hasattr(est, "coef_")  # nothing half-trained is left behind

@@ -111,7 +111,8 @@ class HSVM(HierarchicalClassifier):
     batch_size : int, default 64
     tol : float, default 1e-4
         Relative objective improvement per epoch below which SGD stops.
-    random_state : int, optional
+    random_state : int or None, default 0
+        Seed of the Pegasos sampling order (None: fresh randomness each fit).
 
     Attributes
     ----------
@@ -141,7 +142,7 @@ class HSVM(HierarchicalClassifier):
         epochs: int = 30,
         batch_size: int = 64,
         tol: float = 1e-4,
-        random_state: int | None = None,
+        random_state: int | None = 0,
     ) -> None:
         super().__init__(taxonomy=taxonomy)
         self.lam = lam
@@ -335,7 +336,7 @@ class NHSVM(HSVM):
         epochs: int = 30,
         batch_size: int = 64,
         tol: float = 1e-4,
-        random_state: int | None = None,
+        random_state: int | None = 0,
     ) -> None:
         super().__init__(
             taxonomy=taxonomy,
@@ -386,7 +387,8 @@ class SharedSVM(HSVM):
         Starting weights (eq. 6 with rho = 2, or eq. 7).
     batch_size : int, default 64
     tol : float, default 1e-3
-    random_state : int, optional
+    random_state : int or None, default 0
+        Seed of the Pegasos sampling order (None: fresh randomness each fit).
 
     Attributes
     ----------
@@ -411,7 +413,7 @@ class SharedSVM(HSVM):
         alpha_init: str = "eq6",
         batch_size: int = 64,
         tol: float = 1e-3,
-        random_state: int | None = None,
+        random_state: int | None = 0,
     ) -> None:
         super().__init__(
             taxonomy=taxonomy,
@@ -460,6 +462,14 @@ _COMMON = [
     ),
     Param("epochs", "int", 30, low=1, high=1000, help="maximum Pegasos epochs"),
     Param("batch_size", "int", 64, low=1, high=4096, help="rows per SGD step"),
+    Param(
+        "random_state",
+        "int",
+        0,
+        low=0,
+        high=2**31 - 1,
+        help="seed of the Pegasos sampling order",
+    ),
 ]
 _ML = [
     Param(
@@ -558,6 +568,14 @@ register(
             help="fixed structural error Δ(l, l_i) of eq. 14",
         ),
         Param("batch_size", "int", 64, low=1, high=4096, help="rows per SGD step"),
+    Param(
+        "random_state",
+        "int",
+        0,
+        low=0,
+        high=2**31 - 1,
+        help="seed of the Pegasos sampling order",
+    ),
     ],
     seed="003",
     summary="Shared SVM (eq. 14): alpha learned in closed form (Algorithm 1), trees",

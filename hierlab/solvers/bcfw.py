@@ -52,7 +52,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize
 
-from hierlab.exceptions import ParameterError
+from hierlab.exceptions import ConvergenceError, ParameterError
 from hierlab.models.orthogonal import DualBlocks
 from hierlab.objective import Objective
 from hierlab.regularizers import L2, Orthogonal, Quadratic, Regularizer
@@ -305,43 +305,50 @@ class BCFW(Solver):
             steps = 0
             P = metric.P
             pdiag = metric.pdiag
-            for k in rng.permutation(n):
-                c_k = cols[k]
-                v_k = vals[k]
-                sq = sqn[k]
-                Wk = WT[c_k]
-                S = v_k @ Wk
-                acc = None
-                for b, U, L in blist[k]:
-                    al = alpha[b]
-                    stop = eps
-                    for _ in range(inner):
-                        h = L - U @ S
-                        a = h.argmax()
-                        hv = np.where(al > 0, h, inf)
-                        v = hv.argmin()
-                        gp = h[a] - hv[v]
-                        if gp <= stop:
-                            break
-                        if stop == eps:  # later steps must still gain a fraction of the first
-                            stop = max(eps, inner_rtol * gp)
-                        db = U[a] - U[v]
-                        Pd = db * pdiag if pdiag is not None else P @ db
-                        q = sq * float(db @ Pd)
-                        gam = al[v]
-                        if q > 0 and gp < gam * q:
-                            gam = gp / q
-                        al[a] += gam
-                        al[v] -= gam
-                        S += (gam * sq) * Pd
-                        if acc is None:
-                            acc = gam * Pd
-                        else:
-                            acc += gam * Pd
-                        steps += 1
-                if acc is not None:
-                    Wk += np.multiply.outer(v_k, acc)
-                    WT[c_k] = Wk
+            # overflow (absurd C or feature scales) is caught once per epoch below
+            with np.errstate(over="ignore", invalid="ignore"):
+                for k in rng.permutation(n):
+                    c_k = cols[k]
+                    v_k = vals[k]
+                    sq = sqn[k]
+                    Wk = WT[c_k]
+                    S = v_k @ Wk
+                    acc = None
+                    for b, U, L in blist[k]:
+                        al = alpha[b]
+                        stop = eps
+                        for _ in range(inner):
+                            h = L - U @ S
+                            a = h.argmax()
+                            hv = np.where(al > 0, h, inf)
+                            v = hv.argmin()
+                            gp = h[a] - hv[v]
+                            if gp <= stop:
+                                break
+                            if stop == eps:  # later steps must still gain a fraction of the first
+                                stop = max(eps, inner_rtol * gp)
+                            db = U[a] - U[v]
+                            Pd = db * pdiag if pdiag is not None else P @ db
+                            q = sq * float(db @ Pd)
+                            if not q < inf:  # inf or NaN: the step cannot be represented
+                                raise ConvergenceError(
+                                    f"BCFW diverged at iteration {epoch}: a step's curvature "
+                                    "overflowed. Check the data for very large values, or lower C."
+                                )
+                            gam = al[v]
+                            if q > 0 and gp < gam * q:
+                                gam = gp / q
+                            al[a] += gam
+                            al[v] -= gam
+                            S += (gam * sq) * Pd
+                            if acc is None:
+                                acc = gam * Pd
+                            else:
+                                acc += gam * Pd
+                            steps += 1
+                    if acc is not None:
+                        Wk += np.multiply.outer(v_k, acc)
+                        WT[c_k] = Wk
             # ---- exact recomputation of W(alpha) and the two bounds
             alpha /= alpha.sum(axis=1, keepdims=True)  # stay on the simplices (rounding)
             B = np.zeros((n, m))
@@ -355,6 +362,11 @@ class BCFW(Solver):
             if metric.sigma is not None:
                 sig_steps = metric.sigma_step(VT.T @ VT)
             WT = metric.apply(VT)
+            if not (np.isfinite(WT).all() and np.isfinite(alpha).all()):
+                raise ConvergenceError(
+                    f"BCFW diverged at iteration {epoch}: the weights overflowed. Check the data "
+                    "for very large values, or lower C."
+                )
             D = ell[:nob] - 0.5 * objective.row_dot(VT.T, WT.T)
             J = objective.block_values(WT.T)
             # separable problems keep each block's best primal and dual (their sums bound J*)
