@@ -416,7 +416,7 @@ register(
         ]
     ),
     seed="000",
-    summary="Hierarchical SVM with orthogonal transfer (recursive, RDA with certified bounds)",
+    summary="Hierarchical SVM with orthogonal transfer (recursive, BCFW or RDA, certified bounds)",
     bounds=True,
 )
 register(
@@ -424,7 +424,7 @@ register(
     FlatMulticlassSVM,
     params=_params(),
     seed="000",
-    summary="Flat Crammer-Singer multiclass SVM over the leaves (RDA)",
+    summary="Flat Crammer-Singer multiclass SVM over the leaves (BCFW/RDA)",
     bounds=True,
 )
 register(
@@ -432,7 +432,7 @@ register(
     HierarchicalMulticlassSVM,
     params=_params(),
     seed="000",
-    summary="One Crammer-Singer SVM per internal node, recursive prediction (RDA)",
+    summary="One Crammer-Singer SVM per internal node, recursive prediction (BCFW/RDA)",
     bounds=True,
 )
 register(
@@ -440,7 +440,7 @@ register(
     TransferSVM,
     params=_params(),
     seed="000",
-    summary="Recursive SVM with parent-child similarity regularisation (RDA)",
+    summary="Recursive SVM with parent-child similarity regularisation (BCFW/RDA)",
     bounds=True,
 )
 register(
@@ -448,6 +448,6 @@ register(
     TreeLossSVM,
     params=_params(),
     seed="000",
-    summary="Cai & Hofmann hierarchical SVM: path sums, slack rescaled by tree distance (RDA)",
+    summary="Cai & Hofmann hierarchical SVM: path sums, slack rescaled by tree distance (BCFW/RDA)",
     bounds=True,
 )

@@ -61,7 +61,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--first-seed", type=int, default=0, help="seed of the first draw")
     parser.add_argument("--kinds", default="balanced,unbalanced", help="which synthetic sets")
     parser.add_argument(
-        "--lambdas", default="1e-5,1e-4,1e-3", help="comma-separated lambda grid (mean loss)"
+        "--lambdas",
+        default="1e-7,1e-6,1e-5,1e-4,1e-3",
+        help="comma-separated lambda grid (mean loss)",
     )
     parser.add_argument("--epochs", type=int, default=10, help="Pegasos epochs per fit")
     parser.add_argument("--batch-size", type=int, default=128, help="rows per SGD step")
@@ -87,15 +89,18 @@ def published() -> dict[str, dict[str, tuple[float, float]]]:
 
 def _configs(args: argparse.Namespace, lams: list[float]) -> dict[str, list[dict[str, Any]]]:
     nh_variants = [("eq6", "eq10"), ("eq7", "eq10"), ("eq6", "eq13"), ("eq7", "eq13")]
+    ssvm_losses = ["zero_one", "hamming", "sqrt_hamming"]
     if args.quick:
         nh_variants = nh_variants[:2]
+        ssvm_losses = ssvm_losses[:1]
     return {
         "FlatSVM": [{"lam": lam} for lam in lams],
         "HSVM": [{"lam": lam} for lam in lams],
         "NHSVM": [
             {"lam": lam, "alpha_rule": r, "variant": v} for lam in lams for r, v in nh_variants
         ],
-        "SSVM": [{"lam": lam} for lam in lams],
+        # Delta(l, l_i) of eq. 14 is a modelling choice the text leaves open: chosen on the hold-out
+        "SSVM": [{"lam": lam, "loss": loss} for lam in lams for loss in ssvm_losses],
     }
 
 
