@@ -439,6 +439,87 @@ def test_estimators_fit_dense_and_csr_identically(tree: Taxonomy, make) -> None:
     np.testing.assert_allclose(D[np.arange(5), leaf_ids], D[:, 0])
 
 
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda t: NHSVM(t, lam=1e-2, epochs=4, batch_size=4, random_state=1),
+        lambda t: HSVM(t, lam=1e-4, epochs=3, batch_size=8, random_state=2),
+        # large lambda: the projection onto the ball of radius sqrt(max loss / lam) binds
+        lambda t: HSVM(t, lam=3.0, epochs=2, batch_size=2, random_state=4),
+        lambda t: SharedSVM(
+            t, lam=1e-2, rounds=2, epochs_per_alpha=2, batch_size=4, random_state=3
+        ),
+    ],
+)
+def test_sparse_steps_touch_only_the_batch_columns_and_match_dense(tree: Taxonomy, make) -> None:
+    """Sparse X takes the lazy path (W = a V, W_bar = q Q + beta V, updates on the batch's
+    columns only); with small batches of a 5 %-dense matrix most columns are untouched by a
+    step, and the iterates must still equal the dense path's."""
+    rng = np.random.default_rng(0)
+    leaves = tree.names[tree.leaves]
+    Xs = sp.random(160, 300, density=0.05, random_state=0, format="lil")
+    y = rng.choice(leaves, size=160).astype(object)
+    # make the labels learnable: a feature per leaf
+    for k, lab in enumerate(leaves):
+        Xs[np.flatnonzero(y == lab), 10 * k] = 3.0
+    Xs = sp.csr_matrix(Xs)
+    assert np.unique(Xs[:4].indices).size < 300 // 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dense = make(tree).fit(Xs.toarray(), y)
+        sparse = make(tree).fit(Xs, y)
+    np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-7, atol=1e-10)
+    assert np.abs(dense.coef_).max() > 0.0
+    np.testing.assert_array_equal(dense.predict(Xs.toarray()), sparse.predict(Xs))
+
+
+def test_sparse_pegasos_epoch_equals_dense_epoch(tree: Taxonomy) -> None:
+    """Plain Pegasos (t0 = 0: the first step zeroes W, the lazy path's restart branch) with
+    batches of 2 rows; its huge first steps make the projection onto
+    ``||W|| <= sqrt(max loss / lam)`` bind. W, W_bar and n_avg after each epoch equal the
+    dense path's."""
+    lam = 1e-3
+    from hierlab.solvers.sgd import PegasosSGD
+
+    Xs = sp.random(90, 200, density=0.04, random_state=5, format="csr")
+    rng = np.random.default_rng(5)
+    y = rng.choice(tree.names[tree.leaves], size=90)
+    Y = tree.index(y)
+    c = np.ones(tree.n_nodes)
+    c[0] = 0.0
+    objs = [HierarchicalHinge(X, Y, tree, c, lam) for X in (Xs, Xs.toarray())]
+    sgds = [PegasosSGD(batch_size=2, random_state=0, eta0=None) for _ in objs]
+    states = [(np.zeros(objs[0].coef_shape), np.zeros(objs[0].coef_shape), 0) for _ in objs]
+    radius = np.sqrt(objs[0].max_loss / lam)
+    hit = False
+    for _ in range(3):
+        states = [sgd.run_epoch(o, *st)[:3] for sgd, o, st in zip(sgds, objs, states)]
+        (W1, B1, n1), (W2, B2, n2) = states
+        np.testing.assert_allclose(W1, W2, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(B1, B2, rtol=1e-9, atol=1e-12)
+        assert n1 == n2
+        hit |= np.isclose(np.linalg.norm(W2), radius)
+    assert hit  # the projection really was exercised
+
+
+@pytest.mark.parametrize("dag", [False, True])
+def test_sparse_multilabel_steps_match_dense(dag: bool) -> None:
+    """The lazy sparse path with multi-label (DP on trees, LP/IP on DAGs) inference."""
+    edges = [("r", "a"), ("r", "b"), ("a", "a1"), ("a", "a2"), ("b", "b1")]
+    if dag:
+        edges.append(("b", "a2"))
+    tax = Taxonomy.from_edges(edges)
+    rng = np.random.default_rng(1)
+    Xs = sp.random(120, 80, density=0.08, random_state=1, format="csr")
+    sets = [["a1"], ["a2"], ["b1"], ["a1", "b1"]]
+    y = [sets[i] for i in rng.integers(0, len(sets), size=120)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dense = NHSVM(tax, lam=1e-2, epochs=3, batch_size=4, random_state=0).fit(Xs.toarray(), y)
+        sparse = NHSVM(tax, lam=1e-2, epochs=3, batch_size=4, random_state=0).fit(Xs, y)
+    np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-7, atol=1e-10)
+
+
 def test_ssvm_alpha_is_feasible_and_objective_decreases(tree: Taxonomy) -> None:
     X, y, _ = _blobs(tree, seed=3)
     with warnings.catch_warnings():

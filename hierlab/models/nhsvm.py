@@ -792,8 +792,10 @@ class HierarchicalHinge:
         return np.asarray((self.C_cand @ P.T).T)
 
     # -- loss and subgradient
-    def batch_loss(self, W: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Losses and subgradient coefficients for the rows ``idx``.
+    def batch_loss(
+        self, W: np.ndarray, idx: np.ndarray, scale: float = 1.0
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Losses and subgradient coefficients for the rows ``idx`` at ``scale * W``.
 
         Returns
         -------
@@ -803,6 +805,8 @@ class HierarchicalHinge:
         """
         Xb = self.X[idx]
         P = self.potentials(W, Xb)
+        if scale != 1.0:
+            P *= scale
         if self.multilabel:
             return self._multilabel_loss(P, idx)
         return self._single_label_loss(P, idx)

@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from typing import Any, Protocol
 
 import numpy as np
+import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
 from hierlab.exceptions import ParameterError
@@ -146,6 +147,8 @@ class PegasosSGD(Solver):
         perm: np.ndarray,
         radius: float,
     ) -> tuple[np.ndarray, np.ndarray, int, float]:
+        if sp.issparse(getattr(objective, "X", None)) and hasattr(objective, "batch_loss"):
+            return self._steps_sparse(objective, W, W_bar, n_avg, perm, radius)
         lam = objective.lam
         n = len(perm)
         loss_sum = 0.0
@@ -163,6 +166,71 @@ class PegasosSGD(Solver):
             r = (1.0 + self.avg_c) / (n_avg + self.avg_c)
             W_bar = (1.0 - r) * W_bar + r * W
         return W, W_bar, n_avg, loss_sum
+
+    def _steps_sparse(
+        self,
+        objective: Any,
+        W: np.ndarray,
+        W_bar: np.ndarray,
+        n_avg: int,
+        perm: np.ndarray,
+        radius: float,
+    ) -> tuple[np.ndarray, np.ndarray, int, float]:
+        """The same steps as :meth:`_steps` for sparse ``X``, touching only the batch's columns.
+
+        ``W = a V`` (the shrink ``(1 - 2 lam eta)`` and the projection are products with the
+        scalar ``a``) and ``W_bar = q Q + beta V`` (the averaging updates the scalars ``q`` and
+        ``beta``; a change ``dV`` of ``V`` on the batch's columns ``J`` is compensated in ``Q``
+        by ``-(beta / q) dV``). ``||W||^2 = a^2 ||V||^2`` is kept up to date from the columns
+        that change. A step then costs O(nnz(X_batch) * n_nodes) instead of
+        O(n_nodes * n_features); both matrices are formed again at the end of the epoch.
+        """
+        lam = objective.lam
+        X = objective.X
+        n = len(perm)
+        loss_sum = 0.0
+        V = np.array(W, dtype=np.float64)
+        a = 1.0
+        sq = float(np.sum(V * V))
+        Q = np.array(W_bar, dtype=np.float64)
+        q, beta = 1.0, 0.0
+        for s in range(0, n, self.batch_size):
+            idx = np.sort(perm[s : s + self.batch_size])
+            self.t += 1
+            eta = 1.0 / (2.0 * lam * self.t)
+            losses, G = objective.batch_loss(V, idx, scale=a)
+            loss_sum += float(losses.sum())
+            shrink = 1.0 - 2.0 * lam * eta
+            if shrink > 0.0:
+                a *= shrink
+            else:  # Pegasos' first step (t = 1) sets W to -eta g: restart V at zero
+                if beta != 0.0:
+                    Q += (beta / q) * V
+                V[:] = 0.0
+                a, sq, beta = 1.0, 0.0, 0.0
+            Xb = X[idx]
+            J = np.unique(Xb.indices)
+            if len(J):
+                gJ = np.asarray((Xb[:, J].T @ G).T) / len(idx)
+                VJ = V[:, J]
+                sq -= float(np.sum(VJ * VJ))
+                dV = (-eta / a) * gJ
+                VJ += dV
+                V[:, J] = VJ
+                sq += float(np.sum(VJ * VJ))
+                if beta != 0.0:
+                    Q[:, J] -= (beta / q) * dV
+            nrm = abs(a) * float(np.sqrt(max(sq, 0.0)))
+            if nrm > radius:
+                a *= radius / nrm
+            n_avg += 1
+            r = (1.0 + self.avg_c) / (n_avg + self.avg_c)
+            q *= 1.0 - r
+            beta = (1.0 - r) * beta + r * a
+            if q <= 0.0:  # the average restarted at W: W_bar = beta V
+                Q[:] = 0.0
+                q = 1.0
+        return a * V, q * Q + beta * V, n_avg, loss_sum
 
     def iterate(self, objective: SGDObjective) -> Iterator[SolverState]:
         """Yield one state per epoch: ``upper`` = best primal objective of the reported iterate."""
