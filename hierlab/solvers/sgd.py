@@ -186,40 +186,38 @@ class PegasosSGD(Solver):
         O(n_nodes * n_features); both matrices are formed again at the end of the epoch.
         """
         lam = objective.lam
-        X = objective.X
         n = len(perm)
         loss_sum = 0.0
-        V = np.array(W, dtype=np.float64)
+        # V and Q are stored transposed, (n_features, n_nodes) in C order: the batch's columns
+        # are contiguous rows, and ``X_b @ V^T`` needs no copy of V
+        VT = np.ascontiguousarray(np.asarray(W, dtype=np.float64).T)
         a = 1.0
-        sq = float(np.sum(V * V))
-        Q = np.array(W_bar, dtype=np.float64)
+        sq = float(np.sum(VT * VT))
+        QT = np.ascontiguousarray(np.asarray(W_bar, dtype=np.float64).T)
         q, beta = 1.0, 0.0
         for s in range(0, n, self.batch_size):
             idx = np.sort(perm[s : s + self.batch_size])
             self.t += 1
             eta = 1.0 / (2.0 * lam * self.t)
-            losses, G = objective.batch_loss(V, idx, scale=a)
+            losses, J, gJT = _column_gradient(objective, VT, idx, a)
             loss_sum += float(losses.sum())
             shrink = 1.0 - 2.0 * lam * eta
             if shrink > 0.0:
                 a *= shrink
             else:  # Pegasos' first step (t = 1) sets W to -eta g: restart V at zero
                 if beta != 0.0:
-                    Q += (beta / q) * V
-                V[:] = 0.0
+                    QT += (beta / q) * VT
+                VT[:] = 0.0
                 a, sq, beta = 1.0, 0.0, 0.0
-            Xb = X[idx]
-            J = np.unique(Xb.indices)
             if len(J):
-                gJ = np.asarray((Xb[:, J].T @ G).T) / len(idx)
-                VJ = V[:, J]
+                VJ = VT[J]
                 sq -= float(np.sum(VJ * VJ))
-                dV = (-eta / a) * gJ
+                dV = (-eta / a) * gJT
                 VJ += dV
-                V[:, J] = VJ
+                VT[J] = VJ
                 sq += float(np.sum(VJ * VJ))
                 if beta != 0.0:
-                    Q[:, J] -= (beta / q) * dV
+                    QT[J] -= (beta / q) * dV
             nrm = abs(a) * float(np.sqrt(max(sq, 0.0)))
             if nrm > radius:
                 a *= radius / nrm
@@ -228,9 +226,11 @@ class PegasosSGD(Solver):
             q *= 1.0 - r
             beta = (1.0 - r) * beta + r * a
             if q <= 0.0:  # the average restarted at W: W_bar = beta V
-                Q[:] = 0.0
+                QT[:] = 0.0
                 q = 1.0
-        return a * V, q * Q + beta * V, n_avg, loss_sum
+        W_new = np.ascontiguousarray((a * VT).T)
+        W_bar_new = np.ascontiguousarray((q * QT + beta * VT).T)
+        return W_new, W_bar_new, n_avg, loss_sum
 
     def iterate(self, objective: SGDObjective) -> Iterator[SolverState]:
         """Yield one state per epoch: ``upper`` = best primal objective of the reported iterate."""
@@ -263,6 +263,23 @@ class PegasosSGD(Solver):
                 return
 
 
+def _column_gradient(
+    objective: Any, VT: np.ndarray, idx: np.ndarray, scale: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Batch losses and the mean-loss subgradient at ``W = scale * VT.T`` on the batch's columns.
+
+    ``VT`` is ``W^T`` stored as (n_features, n_nodes) in C order (``X_b @ VT`` copies nothing).
+    Returns ``(losses, J, gJT)``: ``J`` the sorted columns present in the sparse rows ``idx``
+    and ``gJT`` of shape (len(J), n_nodes) the transposed subgradient there (zero elsewhere).
+    """
+    losses, G = objective.batch_loss(VT.T, idx, scale=scale)
+    Xb = objective.X[idx]
+    J, inv = np.unique(Xb.indices, return_inverse=True)
+    XJ = sp.csr_matrix((Xb.data, inv.ravel(), Xb.indptr), shape=(Xb.shape[0], len(J)))
+    gJT = np.asarray(XJ.T @ G) / len(idx)
+    return losses, J, gJT
+
+
 def _step_offset(objective: Any, eta0: float | str | None, rng: np.random.Generator) -> int:
     """``t0 = round(1 / (2 lam eta0))`` (0 for plain Pegasos); ``"auto"`` calibrates eta0.
 
@@ -286,17 +303,27 @@ def _step_offset(objective: Any, eta0: float | str | None, rng: np.random.Genera
         base = 1.0 / (mean_sq * max(kappa, 1e-12))
         best_val, eta = np.inf, base
         bs = 32
+        sparse = sp.issparse(X) and hasattr(objective, "batch_loss")
         with threadpool_limits(limits=1, user_api="blas"):
             for k in range(-2, 4):
                 cand = base * 10.0**k
                 W = np.zeros(objective.coef_shape)
+                WT = np.zeros(objective.coef_shape[::-1])  # sparse X: W = a * WT.T
+                a = 1.0
                 t = 0
                 for s in range(0, len(rows), bs):
                     idx = rows[s : s + bs]
                     t += 1
                     step = cand / (1.0 + 2.0 * lam * cand * t)
-                    g, _ = objective.gradient(W, idx)
-                    W = (1.0 - 2.0 * lam * step) * W - step * g
+                    if sparse:
+                        _, J, gJT = _column_gradient(objective, WT, idx, a)
+                        a *= 1.0 - 2.0 * lam * step
+                        WT[J] -= (step / a) * gJT
+                    else:
+                        g, _ = objective.gradient(W, idx)
+                        W = (1.0 - 2.0 * lam * step) * W - step * g
+                if sparse:
+                    W = a * WT.T
                 losses, _ = objective.batch_loss(W, rows)
                 val = lam * float(np.sum(W * W)) + float(losses.mean())
                 if np.isfinite(val) and val < best_val:
