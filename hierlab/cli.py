@@ -286,15 +286,15 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
     out: dict[str, Any] = {}
     budget = None if args.budget <= 0 else float(args.budget)
+    per_method: dict[str, dict[str, Any]] = {}  # --param: for the table and the scale curves
+    for item in args.param:
+        method, sep, rest = item.partition(":")
+        if not sep:
+            raise HierlabError(f"bench --param takes method:name=value, got {item!r}")
+        per_method.setdefault(method.lower(), {}).update(_parse_params([rest]))
     if not args.no_table:
         from hierlab.datasets.catalog import load_builtin
 
-        per_method: dict[str, dict[str, Any]] = {}
-        for item in args.param:
-            method, sep, rest = item.partition(":")
-            if not sep:
-                raise HierlabError(f"bench --param takes method:name=value, got {item!r}")
-            per_method.setdefault(method.lower(), {}).update(_parse_params([rest]))
         train, test = load_builtin(args.data, **_parse_params(args.data_param))
         table = bench.bench_table(
             train,
@@ -349,7 +349,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
                 print("  (hiclass not installed: pip install 'hierlab[hiclass]' adds its row)")
     if args.scale is not None:
         methods = args.scale or ["topdown"]
-        scale_params: dict[str, dict[str, Any]] = {}
+        scale_params = {m: p for m, p in per_method.items() if m in methods}
         df, slopes = bench.scale_curves_many(
             methods,
             n_docs=[int(v) for v in args.docs],

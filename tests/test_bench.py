@@ -363,3 +363,24 @@ def test_cli_bench_text_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert "LinearSVC" in out and "topdown" in out and "nope: ParameterError" in out
     assert main(["bench", *TINY, "--param", "C=1", "--methods", "topdown"]) == 2
     assert "method:name=value" in capsys.readouterr().err
+
+
+def test_cli_bench_param_reaches_the_scale_curves(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--param`` applies to the scale curves too (an invalid C fails the curves)."""
+    from hierlab.cli import main
+
+    grid = ["--docs", "200", "400", "--classes", "4", "8", "--classes-for-docs", "4"]
+    grid += ["--docs-for-classes", "300", "--features", "300", "--json"]
+    grid += ["--figure", str(tmp_path / "curves.html")]
+    args = ["bench", "--no-table", "--scale", "topdown", *grid]
+    assert main([*args, "--param", "topdown:C=0.5"]) == 0
+    ok = json.loads(capsys.readouterr().out)["scale"]["table"]
+    assert all(r["error"] in (None, "-", "") for r in ok)
+    assert main([*args, "--param", "topdown:C=-1"]) == 0
+    bad = json.loads(capsys.readouterr().out)["scale"]["table"]
+    assert [r["error"].split(":")[0] for r in bad if r["n_nodes"] is not None] == [
+        "ParameterError",
+        "ParameterError",
+    ]

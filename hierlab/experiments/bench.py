@@ -495,7 +495,7 @@ def scale_curves_many(
 
     hard = 2.0 * budget + 60.0 if budget is not None else None
     params = params or {}
-    stopped: set[tuple[str, str]] = set()
+    stopped: dict[tuple[str, str], str] = {}  # (method, curve) -> why the curve ended
     rows: list[dict[str, Any]] = []
     for curve, grid in (("docs", n_docs), ("classes", n_classes)):
         for v in grid:
@@ -505,7 +505,7 @@ def scale_curves_many(
             point = {"curve": curve, "n_classes": nc}
             if not todo:
                 rows.extend(
-                    {**point, "method": m, "n_docs": nd, "error": "skipped (over budget)"}
+                    {**point, "method": m, "n_docs": nd, "error": stopped[(m, curve)]}
                     for m in methods
                 )
                 continue
@@ -524,7 +524,7 @@ def scale_curves_many(
             )
             for m in methods:
                 if (m, curve) in stopped:
-                    rows.append({**point, "method": m, "error": "skipped (over budget)"})
+                    rows.append({**point, "method": m, "error": stopped[(m, curve)]})
                     continue
                 if progress:
                     progress(f"{m}: {curve} curve, {nd} documents, {nc} classes")
@@ -538,8 +538,10 @@ def scale_curves_many(
                 res.pop("killed", None)
                 rows.append({**point, "method": m, **res})
                 t = res.get("fit_time")
-                if "error" in res or (budget is not None and t is not None and t > budget):
-                    stopped.add((m, curve))
+                if "error" in res:
+                    stopped[(m, curve)] = "skipped (an earlier point failed)"
+                elif budget is not None and t is not None and t > budget:
+                    stopped[(m, curve)] = "skipped (over budget)"
             del train
     df = pd.DataFrame(rows)
     for col in ("fit_time", "fit_cpu", "nnz", "n_nodes"):
