@@ -249,6 +249,24 @@ def test_lookahead_blocks_equal_per_example_loop(update, shuffle):
     assert sa[-1].extra["cumulative_sq_loss"] == pytest.approx(sb[-1].extra["cumulative_sq_loss"])
 
 
+@pytest.mark.parametrize("update", ["prediction", "max-loss"])
+def test_sparse_lookahead_reads_only_block_columns_and_equals_loop(update):
+    """Sparse blocks of a 200-feature, 3 %-dense matrix touch a few columns each; scoring them
+    from the gathered columns settles exactly the rounds of the per-example loop."""
+    parent, _, y = small_problem(17, n_nodes=15, n=400, d=2)
+    y = y % 4 + 1
+    X = sp.random(400, 200, density=0.03, random_state=3, format="lil")
+    X[np.arange(400), 10 * y] = 3.0  # learnable: long runs without updates, blocks grow
+    X = sp.csr_matrix(X)
+    a = HieronSolver(PathGeometry(parent), 200, update=update)
+    b = HieronSolver(PathGeometry(parent), 200, update=update, lookahead=False)
+    list(a.iterate(HieronStream(X, y, epochs=3, shuffle=True, random_state=2)))
+    list(b.iterate(HieronStream(X, y, epochs=3, shuffle=True, random_state=2)))
+    assert a.n_updates == b.n_updates > 0 and a.rounds == b.rounds >= 800
+    np.testing.assert_allclose(a.coef.last, b.coef.last, atol=1e-9)
+    np.testing.assert_allclose(a.coef.average, b.coef.average, atol=1e-9)
+
+
 def test_sparse_input_equals_dense():
     parent, X, y = small_problem(11, n=50, d=8)
     X[np.abs(X) < 0.7] = 0.0

@@ -490,7 +490,7 @@ class HieronSolver(Solver):
             end = min(n, pos + B)
             rows_i = idx[pos:end]
             Xb = X[int(idx[pos]) : int(idx[pos]) + (end - pos)] if contiguous else X[rows_i]
-            S = np.asarray(Xb @ W.T)
+            S = _block_scores(Xb, W) if sparse else np.asarray(Xb @ W.T)
             P = predict_from_scores(S, cand)
             yb = y[rows_i]
             if maxloss:
@@ -956,3 +956,16 @@ class GreedyHieronSolver(Solver):
             at[act] = nxt
             active[act[stayed]] = False
         return at
+
+
+def _block_scores(Xb: sp.csr_matrix, W: np.ndarray) -> np.ndarray:
+    """``Xb @ W.T`` for a small CSR block, reading only the block's columns of ``W``.
+
+    ``Xb @ W.T`` would first copy all of ``W`` into C order (``W.T`` is a Fortran view):
+    O(n_nodes * n_features) per block. Here the block's columns are renumbered (in the same
+    order, so every row's sum runs over the same terms in the same order) and only
+    ``W[:, J]`` is gathered: O(n_nodes * |J|).
+    """
+    J, inv = np.unique(Xb.indices, return_inverse=True)
+    XJ = sp.csr_matrix((Xb.data, inv.ravel(), Xb.indptr), shape=(Xb.shape[0], len(J)))
+    return np.asarray(XJ @ np.ascontiguousarray(W[:, J].T))
