@@ -450,6 +450,9 @@ class SharedSVM(HSVM):
         self._set_fitted(obj, np.asarray(result.coef), c, alpha)
 
 
+_SEED = Param(
+    "random_state", "int", 0, low=0, high=2**31 - 1, help="seed of the Pegasos sampling order"
+)
 _COMMON = [
     Param(
         "lam",
@@ -462,14 +465,7 @@ _COMMON = [
     ),
     Param("epochs", "int", 30, low=1, high=1000, help="maximum Pegasos epochs"),
     Param("batch_size", "int", 64, low=1, high=4096, help="rows per SGD step"),
-    Param(
-        "random_state",
-        "int",
-        0,
-        low=0,
-        high=2**31 - 1,
-        help="seed of the Pegasos sampling order",
-    ),
+    _SEED,
 ]
 _ML = [
     Param(
@@ -568,14 +564,7 @@ register(
             help="fixed structural error Δ(l, l_i) of eq. 14",
         ),
         Param("batch_size", "int", 64, low=1, high=4096, help="rows per SGD step"),
-        Param(
-            "random_state",
-            "int",
-            0,
-            low=0,
-            high=2**31 - 1,
-            help="seed of the Pegasos sampling order",
-        ),
+        _SEED,
     ],
     seed="003",
     summary="Shared SVM (eq. 14): alpha learned in closed form (Algorithm 1), trees",
