@@ -126,6 +126,28 @@ def test_block_of_leaves_equals_leaves_one_by_one() -> None:
     assert np.all(together.alpha[upper == 0] == 0)
 
 
+@pytest.mark.parametrize("shrinking", [True, False])
+def test_compiled_pass_equals_numpy_pass(shrinking: bool) -> None:
+    """The numba kernel runs the numpy loop's coordinate steps: one pass gives the same
+    iterates (to rounding), and the converged block the same weights, duals and pass counts."""
+    from hierlab._jit import HAVE_NUMBA
+
+    assert HAVE_NUMBA, "numba is part of the dev extras; the compiled path must be tested"
+    X, y = _binary(n=150, d=40, seed=7)
+    rng = np.random.default_rng(7)
+    Y = np.stack([y, -y, np.where(rng.random(len(y)) < 0.3, 1.0, -1.0)], axis=1)
+    Wp = rng.normal(scale=0.3, size=(3, X.shape[1]))
+    upper = np.where(rng.random(Y.shape) < 0.1, 0.0, 0.8)
+    kw = {"tol": 1e-6, "seed": 3, "shrinking": shrinking}
+    for passes in (1, 5000):
+        a = solve_leaves_dual_cd(X, Y, upper, Wp, max_passes=passes, use_jit=True, **kw)
+        b = solve_leaves_dual_cd(X, Y, upper, Wp, max_passes=passes, use_jit=False, **kw)
+        np.testing.assert_allclose(a.W, b.W, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(a.alpha, b.alpha, rtol=0, atol=1e-10)
+        np.testing.assert_array_equal(a.n_passes, b.n_passes)
+    assert a.converged.all() and np.abs(a.W - Wp).max() > 0.1
+
+
 def test_logistic_leaf_gradient_and_scipy_minimum() -> None:
     X, y = _binary(n=120, d=6, seed=2, sparse=False)
     rng = np.random.default_rng(2)

@@ -1,0 +1,39 @@
+"""Optional just-in-time compilation of truly sequential inner loops (numba).
+
+A few algorithms are sequential by nature — dual coordinate descent visits one example at a time
+and each step depends on the last. Their numpy form (one vectorised step per example, see
+:mod:`hierlab.solvers.dual_cd`) is exact but pays Python's overhead per example. When numba is
+installed (``pip install 'hierlab[fast]'``), such loops are compiled once per machine (cached)
+and run the same arithmetic at machine speed; without it, or with ``HIERLAB_NO_JIT=1`` in the
+environment, the numpy form runs. Both forms are tested against each other.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["HAVE_NUMBA", "jit_enabled", "njit"]
+
+numba: Any
+try:  # pragma: no cover - depends on the environment
+    numba = importlib.import_module("numba")
+    HAVE_NUMBA = True
+except ImportError:  # pragma: no cover
+    numba = None
+    HAVE_NUMBA = False
+
+
+def jit_enabled() -> bool:
+    """Whether compiled kernels are used: numba is importable and ``HIERLAB_NO_JIT`` is not 1."""
+    return HAVE_NUMBA and os.environ.get("HIERLAB_NO_JIT", "") != "1"
+
+
+def njit(fn: Callable[..., Any]) -> Callable[..., Any] | None:
+    """``numba.njit(cache=True)`` of ``fn``, or None when numba is not installed."""
+    if not HAVE_NUMBA:
+        return None
+    compiled: Callable[..., Any] = numba.njit(cache=True, nogil=True)(fn)
+    return compiled
