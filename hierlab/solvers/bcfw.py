@@ -52,6 +52,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize
 
+from hierlab._jit import jit_enabled, njit
 from hierlab.exceptions import ConvergenceError, ParameterError
 from hierlab.models.orthogonal import DualBlocks
 from hierlab.objective import Objective
@@ -200,6 +201,9 @@ class BCFW(Solver):
         A visit stops once the pair gap falls below ``inner_rtol`` times its first pair gap.
     random_state : int, default 0
         Seed of the visiting order.
+    use_jit : bool, optional
+        Run the per-example pass with the compiled kernel (numba; the same steps at machine
+        speed). None: when :func:`hierlab._jit.jit_enabled`.
 
     Attributes
     ----------
@@ -216,6 +220,7 @@ class BCFW(Solver):
         inner: int = 10,
         inner_rtol: float = 0.1,
         random_state: int = 0,
+        use_jit: bool | None = None,
     ) -> None:
         if int(max_iter) < 1:
             raise ParameterError(f"max_iter must be >= 1, got {max_iter!r}")
@@ -228,6 +233,7 @@ class BCFW(Solver):
         self.inner = int(inner)
         self.inner_rtol = float(inner_rtol)
         self.random_state = random_state
+        self.use_jit = use_jit
         self.coef = None
 
     # ------------------------------------------------------------------ set-up
@@ -288,6 +294,12 @@ class BCFW(Solver):
         cols, vals, sqn = self._rows(Xs)
         XT = objective.XT if objective.XT is not None else sp.csr_matrix(Xs.T)
         rng = np.random.default_rng(self.random_state)
+        use_jit = jit_enabled() if self.use_jit is None else self.use_jit
+        kernel = _PASS_KERNEL if use_jit else None
+        Ust = np.ascontiguousarray(np.stack(Upad))  # (n_tables, R, m) for the kernel
+        Lst = np.ascontiguousarray(np.stack(Lpad))
+        bstart = np.asarray(bstart, dtype=np.int64)
+        btab = np.asarray(btab, dtype=np.int64)
         eps = 1e-12 * max(float(np.max(np.abs(np.concatenate(Lzero)))), 1e-300)
         inf = np.inf
         inner = self.inner
@@ -305,9 +317,22 @@ class BCFW(Solver):
             steps = 0
             P = metric.P
             pdiag = metric.pdiag
+            order = rng.permutation(n)
+            if kernel is not None:
+                steps = kernel(
+                    order, Xs.indptr, Xs.indices, Xs.data, sqn, bstart, btab, Ust, Lst,
+                    alpha, WT, P, pdiag if pdiag is not None else sqn[:0], pdiag is not None,
+                    eps, inner, inner_rtol,
+                )  # fmt: skip
+                if steps < 0:
+                    raise ConvergenceError(
+                        f"BCFW diverged at iteration {epoch}: a step's curvature overflowed. "
+                        "Check the data for very large values, or lower C."
+                    )
+                order = order[:0]
             # overflow (absurd C or feature scales) is caught once per epoch below
             with np.errstate(over="ignore", invalid="ignore"):
-                for k in rng.permutation(n):
+                for k in order:
                     c_k = cols[k]
                     v_k = vals[k]
                     sq = sqn[k]
@@ -397,3 +422,117 @@ class BCFW(Solver):
             )
             if self.max_time is not None and spent >= self.max_time:
                 return
+
+
+def _pass_kernel(
+    order: np.ndarray,
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    data: np.ndarray,
+    sqn: np.ndarray,
+    bstart: np.ndarray,
+    btab: np.ndarray,
+    Ust: np.ndarray,
+    Lst: np.ndarray,
+    alpha: np.ndarray,
+    WT: np.ndarray,
+    P: np.ndarray,
+    pdiag: np.ndarray,
+    use_pdiag: bool,
+    eps: float,
+    inner: int,
+    inner_rtol: float,
+) -> int:  # pragma: no cover - compiled by numba (its Python form is the loop in iterate)
+    """One BCFW epoch over the examples of ``order``, written for numba.
+
+    The steps of :meth:`BCFW.iterate`'s loop in the same order: per example the scores
+    ``S = W x_k``; per block of the example up to ``inner`` pairwise Frank-Wolfe steps between
+    the most violated label ``a`` (argmax of ``h = L - U S``) and the worst active one ``v``,
+    with the exact line search ``gamma = min(alpha_v, gap / (||x_k||^2 (u_a - u_v)^T P
+    (u_a - u_v)))``; then ``W^T[cols] += x_k (sum of gamma P (u_a - u_v))``. Returns the number
+    of steps, or -1 when a step's curvature overflowed.
+    """
+    m = WT.shape[1]
+    R = Ust.shape[1]
+    inf = np.inf
+    S = np.empty(m)
+    acc = np.empty(m)
+    db = np.empty(m)
+    Pd = np.empty(m)
+    steps = 0
+    for oi in range(order.shape[0]):
+        k = order[oi]
+        a0 = indptr[k]
+        a1 = indptr[k + 1]
+        sq = sqn[k]
+        for j in range(m):
+            S[j] = 0.0
+            acc[j] = 0.0
+        for p in range(a0, a1):
+            c = indices[p]
+            x = data[p]
+            for j in range(m):
+                S[j] += x * WT[c, j]
+        moved = False
+        for b in range(bstart[k], bstart[k + 1]):
+            t = btab[b]
+            stop = eps
+            for _ in range(inner):
+                hmax = -inf
+                ia = 0
+                hmin = inf
+                iv = 0
+                for r in range(R):
+                    s = 0.0
+                    for j in range(m):
+                        s += Ust[t, r, j] * S[j]
+                    h = Lst[t, r] - s
+                    if h > hmax:
+                        hmax = h
+                        ia = r
+                    if alpha[b, r] > 0.0 and h < hmin:
+                        hmin = h
+                        iv = r
+                gp = hmax - hmin
+                if gp <= stop:
+                    break
+                if stop == eps:
+                    stop = max(eps, inner_rtol * gp)
+                for j in range(m):
+                    db[j] = Ust[t, ia, j] - Ust[t, iv, j]
+                if use_pdiag:
+                    for j in range(m):
+                        Pd[j] = db[j] * pdiag[j]
+                else:
+                    for j in range(m):
+                        s = 0.0
+                        for i2 in range(m):
+                            s += P[j, i2] * db[i2]
+                        Pd[j] = s
+                dq = 0.0
+                for j in range(m):
+                    dq += db[j] * Pd[j]
+                q = sq * dq
+                if not q < inf:
+                    return -1
+                gam = alpha[b, iv]
+                if q > 0.0 and gp < gam * q:
+                    gam = gp / q
+                alpha[b, ia] += gam
+                alpha[b, iv] -= gam
+                gs = gam * sq
+                for j in range(m):
+                    S[j] += gs * Pd[j]
+                    acc[j] += gam * Pd[j]
+                moved = True
+                steps += 1
+        if moved:
+            for p in range(a0, a1):
+                c = indices[p]
+                x = data[p]
+                for j in range(m):
+                    WT[c, j] += x * acc[j]
+    return steps
+
+
+_PASS_KERNEL = njit(_pass_kernel)
