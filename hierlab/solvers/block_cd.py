@@ -506,7 +506,9 @@ class BlockCoordinateDescent(Solver):
         best_upper = np.inf
         best_lower = -np.inf
         tol_now = float(self.inner_tol)
-        with joblib.Parallel(n_jobs=self.n_jobs) as parallel:
+        # threads: the compiled dual CD pass releases the GIL, and W need not be pickled to
+        # workers (a backend chosen with joblib.parallel_config, e.g. dask, still wins)
+        with joblib.Parallel(n_jobs=self.n_jobs, prefer="threads") as parallel:
             for t in range(1, self.max_iter + 1):
                 work = 0
                 for r in (0, 1):
