@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["HAVE_NUMBA", "jit_enabled", "njit"]
+__all__ = ["HAVE_NUMBA", "jit_enabled", "njit", "sparse_row_times", "sparse_row_update"]
 
 numba: Any
 try:  # pragma: no cover - depends on the environment
@@ -37,3 +37,34 @@ def njit(fn: Callable[..., Any]) -> Callable[..., Any] | None:
         return None
     compiled: Callable[..., Any] = numba.njit(cache=True, nogil=True)(fn)
     return compiled
+
+
+def _sparse_row_times(
+    WT: Any, indptr: Any, indices: Any, data: Any, i: int, out: Any
+) -> None:  # pragma: no cover - compiled by numba
+    """``out = x_i^T WT`` for row ``i`` of a CSR matrix; ``WT`` of shape (n_features, m)."""
+    m = out.shape[0]
+    for j in range(m):
+        out[j] = 0.0
+    for k in range(indptr[i], indptr[i + 1]):
+        c = indices[k]
+        x = data[k]
+        for j in range(m):
+            out[j] += x * WT[c, j]
+
+
+def _sparse_row_update(
+    WT: Any, indptr: Any, indices: Any, data: Any, i: int, v: Any
+) -> None:  # pragma: no cover - compiled by numba
+    """``WT[cols of row i] += outer(x_i, v)``."""
+    m = v.shape[0]
+    for k in range(indptr[i], indptr[i + 1]):
+        c = indices[k]
+        x = data[k]
+        for j in range(m):
+            WT[c, j] += x * v[j]
+
+
+#: Building blocks of the kernels (None without numba; the kernels are then never compiled).
+sparse_row_times: Any = njit(_sparse_row_times)
+sparse_row_update: Any = njit(_sparse_row_update)

@@ -52,7 +52,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize
 
-from hierlab._jit import jit_enabled, njit
+from hierlab._jit import jit_enabled, njit, sparse_row_times, sparse_row_update
 from hierlab.exceptions import ConvergenceError, ParameterError
 from hierlab.models.orthogonal import DualBlocks
 from hierlab.objective import Objective
@@ -462,17 +462,10 @@ def _pass_kernel(
     steps = 0
     for oi in range(order.shape[0]):
         k = order[oi]
-        a0 = indptr[k]
-        a1 = indptr[k + 1]
         sq = sqn[k]
+        sparse_row_times(WT, indptr, indices, data, k, S)
         for j in range(m):
-            S[j] = 0.0
             acc[j] = 0.0
-        for p in range(a0, a1):
-            c = indices[p]
-            x = data[p]
-            for j in range(m):
-                S[j] += x * WT[c, j]
         moved = False
         for b in range(bstart[k], bstart[k + 1]):
             t = btab[b]
@@ -527,11 +520,7 @@ def _pass_kernel(
                 moved = True
                 steps += 1
         if moved:
-            for p in range(a0, a1):
-                c = indices[p]
-                x = data[p]
-                for j in range(m):
-                    WT[c, j] += x * acc[j]
+            sparse_row_update(WT, indptr, indices, data, k, acc)
     return steps
 
 

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from hierlab._jit import jit_enabled, njit
+from hierlab._jit import jit_enabled, njit, sparse_row_times, sparse_row_update
 
 __all__ = [
     "CSRRows",
@@ -309,15 +309,7 @@ def _pass_kernel(
     g = np.empty(L)
     for oi in range(order.shape[0]):
         i = order[oi]
-        a0 = indptr[i]
-        a1 = indptr[i + 1]
-        for l in range(L):
-            g[l] = 0.0
-        for k in range(a0, a1):
-            c = indices[k]
-            x = data[k]
-            for l in range(L):
-                g[l] += x * WT[c, l]
+        sparse_row_times(WT, indptr, indices, data, i, g)
         moved = False
         for l in range(L):
             grad = g[l] * Y[i, l] - 1.0
@@ -334,11 +326,7 @@ def _pass_kernel(
                 A[i, l] = new
                 moved = True
         if moved:
-            for k in range(a0, a1):
-                c = indices[k]
-                x = data[k]
-                for l in range(L):
-                    WT[c, l] += x * g[l]
+            sparse_row_update(WT, indptr, indices, data, i, g)
 
 
 _PASS_KERNEL = njit(_pass_kernel)
