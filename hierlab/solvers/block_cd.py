@@ -43,6 +43,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize
 from scipy.special import expit, xlogy
+from threadpoolctl import threadpool_limits
 
 from hierlab.exceptions import DataError, ParameterError
 from hierlab.solvers.base import Solver, SolverState
@@ -558,19 +559,22 @@ class BlockCoordinateDescent(Solver):
                             alpha[:, b] = ab
                             work += int(passes.sum())
                     else:
-                        res_lr = parallel(
-                            joblib.delayed(_lr_leaf_block)(
-                                X_task,
-                                prob.signs(b),
-                                prob.weights(b),
-                                prob.C,
-                                wp,
-                                W[leaves[b]],
-                                tol_now,
-                                self.max_inner_iter,
+                        # L-BFGS does level-1 BLAS on d-vectors: threaded BLAS only adds
+                        # synchronisation there (20NG: 45 s -> 20 s with one thread)
+                        with threadpool_limits(limits=1, user_api="blas"):
+                            res_lr = parallel(
+                                joblib.delayed(_lr_leaf_block)(
+                                    X_task,
+                                    prob.signs(b),
+                                    prob.weights(b),
+                                    prob.C,
+                                    wp,
+                                    W[leaves[b]],
+                                    tol_now,
+                                    self.max_inner_iter,
+                                )
+                                for b, wp in zip(blocks, wpar)
                             )
-                            for b, wp in zip(blocks, wpar)
-                        )
                         for b, (Wb, iters) in zip(blocks, res_lr):
                             W[leaves[b]] = Wb
                             work += int(iters.sum())
