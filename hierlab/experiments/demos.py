@@ -169,12 +169,12 @@ _CERTIFIED = DemoPreset(
     runs=(
         RunSpec(
             "orthognl",
-            {"alpha": 0.2, "C": 1.0, "tol": 1e-3, "rtol": 1e-3, "max_iter": 1500},
+            {"alpha": 0.2, "C": 1.0, "tol": 1e-3, "rtol": 1e-3, "max_iter": 1500, "solver": "rda"},
             label="ORTHOGNL (alpha = 0.2)",
         ),
         RunSpec(
             "flatmult",
-            {"C": 1.0, "tol": 1e-3, "rtol": 1e-3, "max_iter": 1500},
+            {"C": 1.0, "tol": 1e-3, "rtol": 1e-3, "max_iter": 1500, "solver": "rda"},
             label="FLATMULT",
         ),
     ),
