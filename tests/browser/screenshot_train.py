@@ -2,7 +2,7 @@
 
 Run with ``python tests/browser/screenshot_train.py`` (needs /usr/bin/chromium). It starts
 ``streamlit run`` on a free port, trains ORTHOGNL (or the default method) on the default data
-set, takes the screenshot mid-training, then stops the run.
+set with C = 1000 (about 20 BCFW passes), takes the screenshot mid-training, then stops the run.
 """
 
 from __future__ import annotations
@@ -40,6 +40,12 @@ def main(seconds: float = 8.0) -> int:
                 option.click()
                 page.get_by_label("alpha", exact=True).wait_for()
                 time.sleep(1.0)
+                # C = 1 is solved in one BCFW pass on this set (a single point on the chart);
+                # C = 1000 takes about 20 passes, so the bounds are seen closing
+                box = page.get_by_label("C", exact=True)
+                box.fill("1000")
+                box.press("Enter")
+                time.sleep(1.5)
             else:
                 page.keyboard.press("Escape")
             page.get_by_role("button", name="Train", exact=True).click()
