@@ -417,6 +417,8 @@ def _blobs(tax: Taxonomy, n: int = 240, d: int = 8, seed: int = 0):
         lambda t: NHSVM(t, lam=1e-3, epochs=10, variant="eq13", random_state=0),
         lambda t: NHSVM(t, lam=1e-3, epochs=10, alpha_rule="eq7", random_state=0),
         lambda t: SharedSVM(t, lam=1e-3, rounds=2, epochs_per_alpha=3, random_state=0),
+        lambda t: HSVM(t, lam=1e-3, epochs=10, solver="bcfw", tol=1e-3),
+        lambda t: NHSVM(t, lam=1e-3, epochs=10, variant="eq13", solver="bcfw", tol=1e-3),
     ],
 )
 def test_estimators_fit_dense_and_csr_identically(tree: Taxonomy, make) -> None:
@@ -651,3 +653,85 @@ def test_dag_node_scores_are_the_spanning_tree_max_marginals() -> None:
         S = node_max_marginals(R, dag, lt)
         St = node_max_marginals(Rt, tree, lt)
         np.testing.assert_allclose(S, St[:, perm], atol=1e-12)
+
+
+# ------------------------------------------------------------------------ the dual (BCFW)
+
+
+def _hinge_for(est: HSVM, X: np.ndarray, y: np.ndarray) -> HierarchicalHinge:
+    """The primal objective ``est`` minimises, built independently of the estimator."""
+    tax = est.taxonomy_
+    if isinstance(est, NHSVM):
+        alpha = normalization_alpha(tax)
+        variant = "eq13" if est.variant == "eq13" else "margin"
+        return HierarchicalHinge(X, y, tax, np.sqrt(alpha), est.lam, "normalized", alpha, variant)
+    return HierarchicalHinge(X, y, tax, np.ones(tax.n_nodes), est.lam, est.loss)
+
+
+@pytest.mark.parametrize("dag", [False, True])
+@pytest.mark.parametrize("variant", ["margin", "eq13"])
+def test_dual_tables_reproduce_the_hinge(dag: bool, variant: str) -> None:
+    """max_r (L_r - U_r . P_i) over the dual tables equals the primal loss of eq. 3/10/13,
+    computed by HierarchicalHinge, at random weights; internal nodes as labels too."""
+    from hierlab.models.nhsvm_dual import HingeDualModel
+
+    rng = np.random.default_rng(5)
+    tax = random_dag(rng, 8, 3) if dag else random_tree(rng, 8)
+    X = rng.normal(size=(40, 3))
+    y = rng.integers(1, tax.n_nodes, size=40)  # leaves and internal nodes
+    alpha = normalization_alpha(tax, T=1.5)
+    for loss in ("normalized", "hamming", "zero_one"):
+        if variant == "eq13" and loss != "normalized":
+            continue
+        c = np.sqrt(alpha) if loss == "normalized" else np.ones(tax.n_nodes)
+        obj = HierarchicalHinge(X, y, tax, c, 0.1, loss, alpha, variant)
+        model = HingeDualModel(obj)
+        blocks = model.dual_blocks(obj.y)
+        for _ in range(3):
+            W = rng.normal(size=obj.coef_shape)
+            P = X @ W.T
+            direct = obj.value(W) - 0.1 * float(np.sum(W * W))
+            assert blocks.primal_loss(P) == pytest.approx(direct, rel=1e-12, abs=1e-12)
+            assert model.loss(P, obj.y)[0][0] == pytest.approx(direct, rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("cls", [HSVM, NHSVM])
+def test_bcfw_reaches_the_slsqp_optimum_with_a_certificate(cls: type) -> None:
+    rng = np.random.default_rng(11)
+    tax = Taxonomy([("r", "a"), ("r", "b"), ("a", "a1"), ("a", "a2")])
+    leaves = tax.leaves
+    X = rng.normal(size=(30, 2))
+    y = leaves[rng.integers(0, len(leaves), size=30)]
+    est = cls(tax, lam=0.05, epochs=2000, tol=1e-9, solver="bcfw")
+    est.fit(X, tax.names[y])
+    assert est.converged_
+    opt = _primal_qp(_hinge_for(est, X, y), X)
+    ours = _hinge_for(est, X, y).value(est.W_)
+    assert est.lower_bound_ <= opt + 1e-8 <= ours + 2e-8
+    assert ours == pytest.approx(opt, rel=1e-7)
+    assert est.objective_ == pytest.approx(ours, rel=1e-12)
+    h = est.history_
+    assert np.all(np.diff(h["upper"].to_numpy()) <= 1e-12)
+    assert np.all(np.diff(h["lower"].to_numpy()) >= -1e-12)
+
+
+def test_bcfw_and_pegasos_minimise_the_same_objective(tree: Taxonomy) -> None:
+    """Pegasos (many epochs) lands inside BCFW's certified interval, within SGD's accuracy."""
+    X, y, _ = _blobs(tree, n=120, d=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        b = NHSVM(tree, lam=1e-2, epochs=2000, tol=1e-4, solver="bcfw").fit(X, y)
+        p = NHSVM(tree, lam=1e-2, epochs=300, batch_size=8, tol=1e-9, random_state=0).fit(X, y)
+    assert b.converged_
+    assert p.objective_ >= b.lower_bound_ - 1e-12
+    assert p.objective_ <= b.objective_ * 1.01
+
+
+def test_bcfw_refuses_multilabel_and_unknown_solvers(tree: Taxonomy) -> None:
+    X, _, _ = _blobs(tree, n=20)
+    y = np.empty(20, dtype=object)
+    y[:] = [("a1", "b1")] * 20
+    with pytest.raises(ParameterError, match="single-label"):
+        HSVM(tree, solver="bcfw").fit(X, y)
+    with pytest.raises(ParameterError, match="solver"):
+        HSVM(tree, solver="newton").fit(X, ["a1", "b1"] * 10)

@@ -34,7 +34,11 @@ from hierlab.models.nhsvm import (
     node_max_marginals,
     normalization_alpha,
 )
+from hierlab.models.nhsvm_dual import HingeDualModel
+from hierlab.objective import Objective
+from hierlab.regularizers import L2
 from hierlab.solvers.base import Callback
+from hierlab.solvers.bcfw import BCFW
 from hierlab.solvers.sgd import PegasosSGD
 from hierlab.solvers.shared_alpha import SharedSVMSolver
 from hierlab.taxonomy import Taxonomy
@@ -110,9 +114,17 @@ class HSVM(HierarchicalClassifier):
         Maximum Pegasos epochs.
     batch_size : int, default 64
     tol : float, default 1e-4
-        Relative objective improvement per epoch below which SGD stops.
+        Relative tolerance: SGD stops when an epoch improves the objective by less than
+        ``tol`` (relative); BCFW when the certified gap is below ``tol`` times the objective.
     random_state : int or None, default 0
-        Seed of the Pegasos sampling order (None: fresh randomness each fit).
+        Seed of the Pegasos sampling order, or of BCFW's visiting order (None: fresh
+        randomness each fit).
+    solver : {"pegasos", "bcfw"}, default "pegasos"
+        ``"pegasos"``: mini-batch SGD with iterate averaging (the paper's solver; every label
+        space). ``"bcfw"``: block-coordinate Frank-Wolfe on the dual of the same objective
+        (:mod:`hierlab.models.nhsvm_dual`), single label only, with a certified lower bound
+        (``lower_bound_``); ``epochs`` caps its passes. Meant for taxonomies up to a few
+        hundred nodes (its dual tables are dense).
 
     Attributes
     ----------
@@ -124,6 +136,8 @@ class HSVM(HierarchicalClassifier):
         ``c_n`` (1 for HSVM, ``sqrt(alpha_n)`` for NHSVM); 0 for the root.
     objective_ : float
         Final primal objective.
+    lower_bound_ : float
+        A certified lower bound of the optimum (``solver="bcfw"``; NaN for Pegasos).
     multilabel_ : bool
     leaf_terminated_ : bool
         The multi-label label space used.
@@ -143,8 +157,10 @@ class HSVM(HierarchicalClassifier):
         batch_size: int = 64,
         tol: float = 1e-4,
         random_state: int | None = 0,
+        solver: str = "pegasos",
     ) -> None:
         super().__init__(taxonomy=taxonomy)
+        self.solver = solver
         self.lam = lam
         self.loss = loss
         self.ml_loss = ml_loss
@@ -175,6 +191,8 @@ class HSVM(HierarchicalClassifier):
     def _check_params(self) -> None:
         if not (isinstance(self.lam, int | float) and self.lam > 0):
             raise ParameterError(f"lam must be a positive number, got {self.lam!r}")
+        if self.solver not in ("pegasos", "bcfw"):
+            raise ParameterError(f"solver must be 'pegasos' or 'bcfw', got {self.solver!r}")
         if self.label_space not in ("auto", "leaves", "closed"):
             raise ParameterError(
                 f"label_space must be 'auto', 'leaves' or 'closed', got {self.label_space!r}"
@@ -211,14 +229,30 @@ class HSVM(HierarchicalClassifier):
         c = np.ones(tax.n_nodes) if alpha is None else np.sqrt(np.maximum(alpha, 0.0))
         c[0] = 0.0
         obj = self._objective(X, Y, c, alpha)
-        solver = PegasosSGD(
-            epochs=self.epochs,
-            batch_size=self.batch_size,
-            tol=self.tol,
-            random_state=self.random_state,
-        )
-        result = self._run_solver(solver, obj, callbacks)
+        if self.solver == "bcfw":
+            result = self._solve_dual(obj, callbacks)
+        else:
+            solver = PegasosSGD(
+                epochs=self.epochs,
+                batch_size=self.batch_size,
+                tol=self.tol,
+                random_state=self.random_state,
+            )
+            result = self._run_solver(solver, obj, callbacks)
+            self.lower_bound_ = float("nan")
         self._set_fitted(obj, np.asarray(result.coef), c, alpha)
+
+    def _solve_dual(self, obj: HierarchicalHinge, callbacks: Sequence[Callback]) -> Any:
+        """BCFW on the dual of ``obj`` (single label): ``lam ||W||^2`` is L2 with sigma 2 lam."""
+        model = HingeDualModel(obj)
+        reg = L2(model.active_rows(), sigma=2.0 * float(self.lam))
+        problem = Objective(model, reg, obj.X, obj.y, C=1.0)
+        seed = 0 if self.random_state is None else int(self.random_state)
+        solver = BCFW(max_iter=int(self.epochs), random_state=seed)
+        result = self._run_solver(solver, problem, callbacks, tol=0.0, rtol=float(self.tol))
+        final = result.final
+        self.lower_bound_ = float("nan") if final is None or final.lower is None else final.lower
+        return result
 
     def _set_fitted(self, obj: HierarchicalHinge, W: np.ndarray, c: np.ndarray, alpha: Any) -> None:
         self.W_ = W
@@ -312,7 +346,7 @@ class NHSVM(HSVM):
         DAG relaxation of eq. (8) (``1 <= sum_{A+(l)} alpha <= T``); unused on trees.
     variant : {"eq10", "eq13"}, default "eq10"
         eq. (10)/(12), or eq. (13) (margin divided by ``||∧~(y) - ∧~(y_i)||``, single label).
-    ml_loss, label_space, epochs, batch_size, tol, random_state
+    ml_loss, label_space, epochs, batch_size, tol, random_state, solver
         As in :class:`HSVM` (``ml_loss="alpha"`` weights the multi-label Hamming by alpha).
 
     Attributes
@@ -337,6 +371,7 @@ class NHSVM(HSVM):
         batch_size: int = 64,
         tol: float = 1e-4,
         random_state: int | None = 0,
+        solver: str = "pegasos",
     ) -> None:
         super().__init__(
             taxonomy=taxonomy,
@@ -348,6 +383,7 @@ class NHSVM(HSVM):
             batch_size=batch_size,
             tol=tol,
             random_state=random_state,
+            solver=solver,
         )
         self.alpha_rule = alpha_rule
         self.rho = rho
@@ -463,9 +499,26 @@ _COMMON = [
         log=True,
         help="lambda: weight of ||W||^2 against the mean loss (tune on a hold-out set)",
     ),
-    Param("epochs", "int", 30, low=1, high=1000, help="maximum Pegasos epochs"),
+    Param("epochs", "int", 30, low=1, high=1000, help="maximum Pegasos epochs (BCFW passes)"),
     Param("batch_size", "int", 64, low=1, high=4096, help="rows per SGD step"),
     _SEED,
+    Param(
+        "solver",
+        "str",
+        "pegasos",
+        choices=("pegasos", "bcfw"),
+        help="Pegasos SGD (the paper; any label space) or BCFW on the dual (single label, "
+        "certified gap)",
+    ),
+    Param(
+        "tol",
+        "float",
+        1e-4,
+        low=1e-8,
+        high=1.0,
+        log=True,
+        help="relative: SGD's per-epoch improvement, or BCFW's certified gap",
+    ),
 ]
 _ML = [
     Param(
