@@ -373,9 +373,9 @@ _SGD_SOLVER = (
     "dual, one pass over the examples per iteration."
 )
 _SGD_BOUNDS = (
-    "Pegasos: no certificate; `upper` is the primal objective of the averaged iterate on the "
-    "whole training set after each epoch (it should decrease and flatten), `lower` is empty. "
-    "BCFW: `upper` is the best primal objective, `lower` the dual value, a certified lower "
+    "No certificate with the default solver (Pegasos): `upper` is the primal objective of the "
+    "averaged iterate on the whole training set after each epoch (it should decrease and "
+    "flatten), `lower` is empty. With `solver='bcfw'`: `upper` is the best primal objective, `lower` the dual value, a certified lower "
     "bound of the optimum; it stops when the gap is below `tol` times the objective."
 )
 
