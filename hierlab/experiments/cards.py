@@ -375,8 +375,9 @@ _SGD_SOLVER = (
 _SGD_BOUNDS = (
     "No certificate with the default solver (Pegasos): `upper` is the primal objective of the "
     "averaged iterate on the whole training set after each epoch (it should decrease and "
-    "flatten), `lower` is empty. With `solver='bcfw'`: `upper` is the best primal objective, `lower` the dual value, a certified lower "
-    "bound of the optimum; it stops when the gap is below `tol` times the objective."
+    "flatten), `lower` is empty. With `solver='bcfw'`: `upper` is the best primal objective, "
+    "`lower` the dual value, a certified lower bound of the optimum; it stops when the gap "
+    "is below `tol` times the objective."
 )
 
 _ONE_SHOT_BOUNDS = (
