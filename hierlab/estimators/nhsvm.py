@@ -117,8 +117,8 @@ class HSVM(HierarchicalClassifier):
         Relative tolerance: SGD stops when an epoch improves the objective by less than
         ``tol`` (relative); BCFW when the certified gap is below ``tol`` times the objective.
     random_state : int or None, default 0
-        Seed of the Pegasos sampling order, or of BCFW's visiting order (None: fresh
-        randomness each fit).
+        Seed of the Pegasos sampling order (None: fresh randomness each fit), or of BCFW's
+        visiting order (None: seed 0).
     solver : {"pegasos", "bcfw"}, default "pegasos"
         ``"pegasos"``: mini-batch SGD with iterate averaging (the paper's solver; every label
         space). ``"bcfw"``: block-coordinate Frank-Wolfe on the dual of the same objective
@@ -245,7 +245,7 @@ class HSVM(HierarchicalClassifier):
     def _solve_dual(self, obj: HierarchicalHinge, callbacks: Sequence[Callback]) -> Any:
         """BCFW on the dual of ``obj`` (single label): ``lam ||W||^2`` is L2 with sigma 2 lam."""
         model = HingeDualModel(obj)
-        reg = L2(model.active_rows(), sigma=2.0 * float(self.lam))
+        reg = L2(model.active_rows(obj.y), sigma=2.0 * float(self.lam))
         problem = Objective(model, reg, obj.X, obj.y, C=1.0)
         seed = 0 if self.random_state is None else int(self.random_state)
         solver = BCFW(max_iter=int(self.epochs), random_state=seed)

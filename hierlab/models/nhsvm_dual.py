@@ -24,21 +24,21 @@ meant for taxonomies of up to a few hundred nodes (Pegasos handles the large one
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import scipy.sparse as sp
 
 from hierlab.exceptions import ParameterError
 from hierlab.models.nhsvm import HierarchicalHinge
-from hierlab.models.orthogonal import DualBlocks, _per_label_blocks, _product, _table
-from hierlab.taxonomy import Taxonomy
+from hierlab.models.orthogonal import DualBlocks, _Base, _per_label_blocks, _table
 
 __all__ = ["HingeDualModel"]
 
 
-class HingeDualModel:
+class HingeDualModel(_Base):
     """A single-label :class:`HierarchicalHinge` as the model of an ``Objective`` (for BCFW).
+
+    Scores (``P = X W^T``), ``backward`` (``Gamma^T X``) and the active rows (every node but
+    the root) are those of the seed-000 models' base.
 
     Parameters
     ----------
@@ -65,20 +65,7 @@ class HingeDualModel:
                 "HSVM/NHSVM use solver='pegasos' (loss-augmented inference by DP / LP)"
             )
         self.hinge = hinge
-        self.taxonomy: Taxonomy = hinge.taxonomy
-        self.n_rows = self.taxonomy.n_nodes
-        self.block_of_row = np.zeros(self.n_rows, dtype=np.int64)
-        self.block_of_row[0] = -1
-
-    def active_rows(self, y: np.ndarray | None = None) -> np.ndarray:
-        """Variables: every node but the root."""
-        act = np.ones(self.n_rows, dtype=bool)
-        act[0] = False
-        return act
-
-    def scores(self, X: Any, W: np.ndarray) -> np.ndarray:
-        """Node potentials ``P = X W^T``, shape (n_samples, n_nodes)."""
-        return np.asarray(X @ np.ascontiguousarray(W.T))
+        self._init_rows(hinge.taxonomy)
 
     def loss(self, S: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, sp.csr_matrix]:
         """Mean structured hinge and its subgradient with respect to the potentials ``S``.
@@ -100,10 +87,6 @@ class HingeDualModel:
         losses, G = self.hinge._single_label_loss(S, np.arange(n))
         return np.array([losses.sum() / n]), sp.csr_matrix(G / n)
 
-    def backward(self, Gamma: sp.csr_matrix, X: Any, XT: Any = None) -> np.ndarray:
-        """``Gamma^T X``, shape (n_nodes, n_features)."""
-        return _product(Gamma, X, XT)
-
     def node_weights(self, W: np.ndarray) -> np.ndarray:
         """Effective node vectors ``c_n W_n`` (what scores a label's nodes)."""
         return np.asarray(self.hinge.c[:, None] * W)
@@ -124,19 +107,14 @@ class HingeDualModel:
 
         def make(v: int) -> tuple[np.ndarray, np.ndarray]:
             k = int(np.searchsorted(h.label_nodes, v))
-            U, L = [], []
-            for j, leaf in enumerate(cand):
-                if leaf == v:
-                    continue
-                if eq13:
-                    dn = float(h.Dn[k, j])
-                    if dn <= 0.0:
-                        continue
-                    U.append((Cd[v] - Cd[leaf]) / dn)
-                    L.append(1.0)
-                else:
-                    U.append(Cd[v] - Cd[leaf])
-                    L.append(float(h.D[k, j]))
-            return _table(U, L, m, 1.0 / n)
+            keep = cand != v
+            if eq13:
+                keep &= h.Dn[k] > 0.0
+                U = (Cd[v][None, :] - Cd[cand[keep]]) / h.Dn[k, keep][:, None]
+                L = np.ones(int(keep.sum()))
+            else:
+                U = Cd[v][None, :] - Cd[cand[keep]]
+                L = h.D[k, keep]
+            return _table(list(U), list(L), m, 1.0 / n)
 
         return _per_label_blocks(np.asarray(y, dtype=np.int64), make)

@@ -560,7 +560,7 @@ class BlockCoordinateDescent(Solver):
                             work += int(passes.sum())
                     else:
                         # L-BFGS does level-1 BLAS on d-vectors: threaded BLAS only adds
-                        # synchronisation there (20NG: 45 s -> 20 s with one thread)
+                        # synchronisation there (see bench_hr for the measured effect)
                         with threadpool_limits(limits=1, user_api="blas"):
                             res_lr = parallel(
                                 joblib.delayed(_lr_leaf_block)(
