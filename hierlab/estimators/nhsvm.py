@@ -41,6 +41,7 @@ from hierlab.solvers.base import Callback
 from hierlab.solvers.bcfw import BCFW
 from hierlab.solvers.sgd import PegasosSGD
 from hierlab.solvers.shared_alpha import SharedSVMSolver
+from hierlab.solvers.shared_dual import SharedSVMDual
 from hierlab.taxonomy import Taxonomy
 
 __all__ = ["HSVM", "NHSVM", "SharedSVM", "is_leaf_terminated"]
@@ -418,13 +419,21 @@ class SharedSVM(HSVM):
         The fixed (un-normalised) ``Δ(l, l_i)`` of eq. (14); 0/1 makes SSVM the multi-class SVM
         when sharing does not pay (Table 1).
     rounds : int, default 5
+        Maximum alpha steps.
     epochs_per_alpha : int, default 5
+        Pegasos epochs (or at most this many BCFW epochs) on ``V`` between alpha steps.
     alpha_init : {"eq6", "eq7"}, default "eq6"
         Starting weights (eq. 6 with rho = 2, or eq. 7).
     batch_size : int, default 64
     tol : float, default 1e-3
+        Pegasos: stop when an alpha round improves the objective by less than ``tol``
+        (relative). BCFW: the certified relative gap of the joint problem.
     random_state : int or None, default 0
         Seed of the Pegasos sampling order (None: fresh randomness each fit).
+    solver : {"pegasos", "bcfw"}, default "pegasos"
+        Section 7.2's alternation with SGD epochs on ``V``, or with exact V-steps by BCFW
+        (warm-started) and a certified lower bound on the joint optimum
+        (:mod:`hierlab.solvers.shared_dual`); ``lower_bound_`` holds it.
 
     Attributes
     ----------
@@ -450,6 +459,7 @@ class SharedSVM(HSVM):
         batch_size: int = 64,
         tol: float = 1e-3,
         random_state: int | None = 0,
+        solver: str = "pegasos",
     ) -> None:
         super().__init__(
             taxonomy=taxonomy,
@@ -458,6 +468,7 @@ class SharedSVM(HSVM):
             batch_size=batch_size,
             tol=tol,
             random_state=random_state,
+            solver=solver,
         )
         self.rounds = rounds
         self.epochs_per_alpha = epochs_per_alpha
@@ -467,6 +478,11 @@ class SharedSVM(HSVM):
         self._check_params()
         if sp.issparse(Y):
             raise DataError("SharedSVM is single-label (seed 003, Section 6)")
+        if self.loss not in ("zero_one", "hamming", "sqrt_hamming"):
+            raise ParameterError(
+                "loss must be 'zero_one', 'hamming' or 'sqrt_hamming' (eq. 14 fixes the "
+                f"structural error; it is not normalised by the learned alpha), got {self.loss!r}"
+            )
         tax = self.taxonomy_
         alpha0 = normalization_alpha(tax, rule=self.alpha_init, rho=2.0)
         obj = self._objective(X, Y, np.sqrt(alpha0), None)
@@ -478,11 +494,35 @@ class SharedSVM(HSVM):
             tol=self.tol,
             random_state=self.random_state,
         )
-        result = self._run_solver(solver, obj, callbacks)
-        alpha = solver.alpha
+        if self.solver == "bcfw":
+            dual = SharedSVMDual(
+                alpha0,
+                rounds=self.rounds,
+                epochs_per_alpha=self.epochs_per_alpha,
+                tol=self.tol,
+                random_state=0 if self.random_state is None else int(self.random_state),
+            )
+            result = self._run_solver(dual, obj, callbacks, tol=0.0, rtol=float(self.tol))
+            final = result.final
+            self.lower_bound_ = (
+                float("nan") if final is None or final.lower is None else float(final.lower)
+            )
+            alpha, history = dual.alpha, dual.alpha_history
+        else:
+            solver = SharedSVMSolver(
+                alpha0,
+                rounds=self.rounds,
+                epochs_per_alpha=self.epochs_per_alpha,
+                batch_size=self.batch_size,
+                tol=self.tol,
+                random_state=self.random_state,
+            )
+            result = self._run_solver(solver, obj, callbacks)
+            self.lower_bound_ = float("nan")
+            alpha, history = solver.alpha, solver.alpha_history
         c = np.sqrt(alpha)
         obj.set_attributes(c)
-        self.alpha_history_ = solver.alpha_history
+        self.alpha_history_ = history
         self._set_fitted(obj, np.asarray(result.coef), c, alpha)
 
 

@@ -201,6 +201,11 @@ class BCFW(Solver):
         A visit stops once the pair gap falls below ``inner_rtol`` times its first pair gap.
     random_state : int, default 0
         Seed of the visiting order.
+    dual_init : ndarray of shape (n_blocks, max_labels), optional
+        Warm start: dual variables of an earlier run on the same blocks (the :attr:`alpha_` of
+        a solve of the same examples, labels and losses, e.g. with other class attributes:
+        the simplices do not depend on them, so the old point stays feasible). ``W`` starts at
+        ``W(alpha)``. None: every block starts at its null label (``W = 0``).
     use_jit : bool, optional
         Run the per-example pass with the compiled kernel (numba; the same steps at machine
         speed). None: when :func:`hierlab._jit.jit_enabled`.
@@ -221,6 +226,7 @@ class BCFW(Solver):
         inner_rtol: float = 0.1,
         random_state: int = 0,
         use_jit: bool | None = None,
+        dual_init: np.ndarray | None = None,
     ) -> None:
         if int(max_iter) < 1:
             raise ParameterError(f"max_iter must be >= 1, got {max_iter!r}")
@@ -234,6 +240,7 @@ class BCFW(Solver):
         self.inner_rtol = float(inner_rtol)
         self.random_state = random_state
         self.use_jit = use_jit
+        self.dual_init = dual_init
         self.coef = None
 
     # ------------------------------------------------------------------ set-up
@@ -272,8 +279,16 @@ class BCFW(Solver):
             null.append(r - 1)
         bex, btab = blocks.block_example, blocks.block_table
         nb = len(bex)
-        alpha = np.zeros((nb, R))
-        alpha[np.arange(nb), np.asarray(null)[btab]] = 1.0
+        if self.dual_init is not None:
+            alpha = np.array(self.dual_init, dtype=np.float64)
+            if alpha.shape != (nb, R) or (alpha < 0).any():
+                raise ParameterError(
+                    f"dual_init must be non-negative of shape {(nb, R)}, got {alpha.shape}"
+                )
+            alpha /= alpha.sum(axis=1, keepdims=True)
+        else:
+            alpha = np.zeros((nb, R))
+            alpha[np.arange(nb), np.asarray(null)[btab]] = 1.0
         self.alpha_ = alpha
         bstart = np.searchsorted(bex, np.arange(n + 1))
         blist = [
@@ -304,7 +319,22 @@ class BCFW(Solver):
         inf = np.inf
         inner = self.inner
         inner_rtol = self.inner_rtol
-        WT = np.zeros((d, m))  # W^T: rows of the sparse X index rows of WT
+
+        def dual_point(alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            """``B`` (n, m) with ``V = X^T B`` and the linear dual term of each block."""
+            B = np.zeros((n, m))
+            ell = np.zeros(nob + 1)
+            for t, bl in enumerate(by_table):
+                if len(bl):
+                    B[bex[bl]] += alpha[bl] @ Upad[t]
+                    ell[table_block[t]] += float((alpha[bl] @ Lzero[t]).sum())
+            return B, ell
+
+        # W^T: rows of the sparse X index rows of WT; W(alpha) of the warm start
+        if self.dual_init is None:
+            WT = np.zeros((d, m))
+        else:
+            WT = np.ascontiguousarray(metric.apply(np.asarray(XT @ dual_point(alpha)[0])))
         upper = np.full(nob, np.inf)
         lower = np.full(nob, -np.inf)
         row_block = np.r_[np.arange(nob), -1][bor]  # rows in no block: -1
@@ -376,12 +406,7 @@ class BCFW(Solver):
                         WT[c_k] = Wk
             # ---- exact recomputation of W(alpha) and the two bounds
             alpha /= alpha.sum(axis=1, keepdims=True)  # stay on the simplices (rounding)
-            B = np.zeros((n, m))
-            ell = np.zeros(nob + 1)
-            for t, bl in enumerate(by_table):
-                if len(bl):
-                    B[bex[bl]] += alpha[bl] @ Upad[t]
-                    ell[table_block[t]] += float((alpha[bl] @ Lzero[t]).sum())
+            B, ell = dual_point(alpha)
             VT = np.asarray(XT @ B)
             sig_steps = 0
             if metric.sigma is not None:
