@@ -658,6 +658,23 @@ register(
         ),
         Param("batch_size", "int", 64, low=1, high=4096, help="rows per SGD step"),
         _SEED,
+        Param(
+            "solver",
+            "str",
+            "pegasos",
+            choices=("pegasos", "bcfw"),
+            help="Pegasos epochs on V (the paper) or exact V-steps by BCFW with a certified "
+            "lower bound on the joint optimum",
+        ),
+        Param(
+            "tol",
+            "float",
+            1e-3,
+            low=1e-8,
+            high=1.0,
+            log=True,
+            help="relative: Pegasos' per-round improvement, or BCFW's certified joint gap",
+        ),
     ],
     seed="003",
     summary="Shared SVM (eq. 14): alpha learned in closed form (Algorithm 1), trees",
