@@ -824,10 +824,15 @@ _LIST: list[MethodCard] = [
         symbols=r"$U_n = \sqrt{\alpha_n}V_n$; for fixed $U$ the optimal $\alpha$ of eq. (20) "
         r"has the $O(M)$ closed form of Algorithm 1 (trees, single label).",
         solver="Alternation (Section 7.2): `epochs_per_alpha` Pegasos epochs on V, then "
-        "alpha in closed form (Algorithm 1), for at most `rounds` rounds.",
-        bounds="No certificate: `upper` is the eq. (14) objective of the best state so far "
-        "(after each epoch, and after each alpha step, which never increases it); `lower` is "
-        "empty.",
+        "alpha in closed form (Algorithm 1), for at most `rounds` rounds. `solver='bcfw'`: "
+        "each V-step is solved exactly by block-coordinate Frank-Wolfe on its dual, "
+        "warm-started from the previous round's dual point.",
+        bounds="Pegasos: no certificate; `upper` is the eq. (14) objective of the best state "
+        "so far (after each epoch, and after each alpha step, which never increases it). "
+        "BCFW: `lower` is certified for the joint problem. The dual point of the last V-step "
+        "gives a lower bound for every alpha at once: the linear maximum over the alpha "
+        "polytope is its heaviest antichain (a bottom-up pass). The gap closes as the rounds "
+        "converge (minimax theorem).",
         citation=_CITE_003,
         notes=dict(_SGD_NOTES),
     ),
