@@ -827,7 +827,8 @@ _LIST: list[MethodCard] = [
         "alpha in closed form (Algorithm 1), for at most `rounds` rounds. `solver='bcfw'`: "
         "each V-step is solved exactly by block-coordinate Frank-Wolfe on its dual, "
         "warm-started from the previous round's dual point.",
-        bounds="Pegasos: no certificate; `upper` is the eq. (14) objective of the best state "
+        bounds="No certificate with Pegasos (the default): `upper` is the eq. (14) objective of "
+        "the best state "
         "so far (after each epoch, and after each alpha step, which never increases it). "
         "BCFW: `lower` is certified for the joint problem. The dual point of the last V-step "
         "gives a lower bound for every alpha at once: the linear maximum over the alpha "
