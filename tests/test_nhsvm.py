@@ -100,6 +100,27 @@ def test_dag_lp_ip_equals_enumeration(seed: int, leaf_terminated: bool) -> None:
         assert stats["ip"] == 0  # closure constraints are totally unimodular: LP exact
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_closure_min_cut_equals_the_lp(seed: int) -> None:
+    """The minimum-cut closure equals the (totally unimodular) LP on larger random DAGs."""
+    from hierlab.models.nhsvm import _closure_lp, closure_cut
+
+    rng = np.random.default_rng(200 + seed)
+    tax = random_dag(rng, 60, extra=25)
+    R = rng.normal(size=(45, tax.n_nodes)) - 0.3
+    Z = closure_cut(R, tax, batch=16)
+    Zl = _closure_lp(R, tax, batch=16)
+    np.testing.assert_array_equal(Z, Zl)
+    assert Z[:, 0].all()
+    for c in range(1, tax.n_nodes):  # closed under parents
+        for p in tax.parents(c):
+            assert np.all(Z[:, int(p)] | ~Z[:, c])
+    R0 = np.full((3, tax.n_nodes), -1.0)  # nothing pays: the root alone
+    np.testing.assert_array_equal(
+        closure_cut(R0, tax), np.eye(1, tax.n_nodes, dtype=bool)[[0, 0, 0]]
+    )
+
+
 def test_dag_lp_fractional_falls_back_to_ip() -> None:
     # a DAG where the LP relaxation of eq. (19) is fractional for some rewards
     tax = Taxonomy(
