@@ -322,7 +322,8 @@ def bounds_figure(history: Any, x: str = "iteration", title: str | None = None) 
                 row=2,
                 col=1,
             )
-    fig.update_yaxes(type="log", row=2, col=1, title_text="gap")
+    # one label per decade: minor labels (2, 5, ...) crowd the short gap panel
+    fig.update_yaxes(type="log", dtick=1, row=2, col=1, title_text="gap")
     fig.update_yaxes(title_text="objective", row=1, col=1)
     fig.update_xaxes(title_text="seconds" if x == "elapsed" else x, row=2, col=1)
     fig.update_layout(title=title, hovermode="x unified")
