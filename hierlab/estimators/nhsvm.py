@@ -486,14 +486,6 @@ class SharedSVM(HSVM):
         tax = self.taxonomy_
         alpha0 = normalization_alpha(tax, rule=self.alpha_init, rho=2.0)
         obj = self._objective(X, Y, np.sqrt(alpha0), None)
-        solver = SharedSVMSolver(
-            alpha0,
-            rounds=self.rounds,
-            epochs_per_alpha=self.epochs_per_alpha,
-            batch_size=self.batch_size,
-            tol=self.tol,
-            random_state=self.random_state,
-        )
         if self.solver == "bcfw":
             dual = SharedSVMDual(
                 alpha0,
