@@ -285,6 +285,9 @@ class BCFW(Solver):
                 raise ParameterError(
                     f"dual_init must be non-negative of shape {(nb, R)}, got {alpha.shape}"
                 )
+            rows = np.asarray([len(L) for _, L in blocks.tables])[btab]
+            if np.any(alpha[np.arange(R)[None, :] >= rows[:, None]] > 0):
+                raise ParameterError("dual_init puts mass on labels a block does not have")
             alpha /= alpha.sum(axis=1, keepdims=True)
         else:
             alpha = np.zeros((nb, R))
