@@ -15,7 +15,7 @@ import scipy.sparse as sp
 from scipy.optimize import linprog, minimize
 
 from hierlab import Taxonomy
-from hierlab.estimators.nhsvm import HSVM, SharedSVM
+from hierlab.estimators.nhsvm import SharedSVM
 from hierlab.exceptions import ParameterError, TaxonomyError
 from hierlab.models.nhsvm import HierarchicalHinge, normalization_alpha
 from hierlab.models.nhsvm_dual import HingeDualModel
@@ -225,4 +225,3 @@ def test_ssvm_bcfw_refuses_unknown_losses() -> None:
         SharedSVM(tax, loss="normalized", solver="bcfw").fit(X, tax.names[y])
     with pytest.raises(ParameterError, match="solver"):
         SharedSVM(tax, solver="sgd").fit(X, tax.names[y])
-    assert isinstance(HSVM(tax), HSVM)

@@ -248,11 +248,20 @@ class HSVM(HierarchicalClassifier):
         model = HingeDualModel(obj)
         reg = L2(model.active_rows(obj.y), sigma=2.0 * float(self.lam))
         problem = Objective(model, reg, obj.X, obj.y, C=1.0)
-        seed = 0 if self.random_state is None else int(self.random_state)
-        solver = BCFW(max_iter=int(self.epochs), random_state=seed)
+        solver = BCFW(max_iter=int(self.epochs), random_state=self._dual_seed())
+        return self._run_certified(solver, problem, callbacks)
+
+    def _dual_seed(self) -> int:
+        """BCFW's visiting-order seed (``random_state``; 0 when it is None)."""
+        return 0 if self.random_state is None else int(self.random_state)
+
+    def _run_certified(self, solver: Any, problem: Any, callbacks: Sequence[Callback]) -> Any:
+        """Run a solver with a certified gap to ``tol`` (relative); set ``lower_bound_``."""
         result = self._run_solver(solver, problem, callbacks, tol=0.0, rtol=float(self.tol))
         final = result.final
-        self.lower_bound_ = float("nan") if final is None or final.lower is None else final.lower
+        self.lower_bound_ = (
+            float("nan") if final is None or final.lower is None else float(final.lower)
+        )
         return result
 
     def _set_fitted(self, obj: HierarchicalHinge, W: np.ndarray, c: np.ndarray, alpha: Any) -> None:
@@ -492,13 +501,9 @@ class SharedSVM(HSVM):
                 rounds=self.rounds,
                 epochs_per_alpha=self.epochs_per_alpha,
                 tol=self.tol,
-                random_state=0 if self.random_state is None else int(self.random_state),
+                random_state=self._dual_seed(),
             )
-            result = self._run_solver(dual, obj, callbacks, tol=0.0, rtol=float(self.tol))
-            final = result.final
-            self.lower_bound_ = (
-                float("nan") if final is None or final.lower is None else float(final.lower)
-            )
+            result = self._run_certified(dual, obj, callbacks)
             alpha, history = dual.alpha, dual.alpha_history
         else:
             solver = SharedSVMSolver(

@@ -360,8 +360,8 @@ _SGD_NOTES = {
     "epochs_per_alpha": "Pegasos epochs on V between two alpha updates.",
     "alpha_init": "Starting alpha: eq. (6) or eq. (7).",
     "solver": "pegasos: the paper's SGD, every label space. bcfw: block-coordinate "
-    "Frank-Wolfe on the dual of the same objective (single label): a certified lower bound, "
-    "and usually faster to a 1% gap on taxonomies of up to a few hundred nodes.",
+    "Frank-Wolfe on the dual of the same objective (single label): a certified lower bound; "
+    "its dual tables are dense, so it suits taxonomies of up to a few hundred nodes.",
     "tol": "Relative tolerance: SGD's per-epoch improvement, or BCFW's certified gap "
     "(1e-2 is a good start for bcfw).",
 }

@@ -31,7 +31,7 @@ from hierlab.solvers.base import Solver, SolverState
 from hierlab.solvers.sgd import PegasosSGD
 from hierlab.taxonomy import Taxonomy
 
-__all__ = ["SharedSVMSolver", "shared_alpha", "shared_norm_objective"]
+__all__ = ["SharedSVMSolver", "alpha_step", "shared_alpha", "shared_norm_objective"]
 
 
 def shared_alpha(U: np.ndarray, taxonomy: Taxonomy) -> np.ndarray:
@@ -82,6 +82,30 @@ def shared_alpha(U: np.ndarray, taxonomy: Taxonomy) -> np.ndarray:
         alpha[n] = L[p] * E[n]
         L[n] = L[p] * (1.0 - E[n])
     return alpha
+
+
+def alpha_step(U: np.ndarray, taxonomy: Taxonomy) -> tuple[np.ndarray, np.ndarray]:
+    """The alpha step of Shared SVM at fixed ``U``: Algorithm 1, then ``V = U / sqrt(alpha)``.
+
+    Parameters
+    ----------
+    U : ndarray of shape (n_nodes, n_features)
+    taxonomy : Taxonomy
+        A tree.
+
+    Returns
+    -------
+    alpha : ndarray of shape (n_nodes,)
+        :func:`shared_alpha` with the root set to 0 (its vector scores every label alike).
+    V : ndarray of shape (n_nodes, n_features)
+        ``U_n / sqrt(alpha_n)``, and 0 where ``alpha_n = 0`` (then ``U_n = 0``).
+    """
+    alpha = shared_alpha(U, taxonomy)
+    alpha[0] = 0.0
+    s = np.sqrt(alpha)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        V = np.where(s[:, None] > 0.0, U / np.where(s > 0, s, 1.0)[:, None], 0.0)
+    return alpha, V
 
 
 def shared_norm_objective(U: np.ndarray, alpha: np.ndarray) -> float:
@@ -174,13 +198,8 @@ class SharedSVMSolver(Solver):
                     yield SolverState(epoch, 0.0, float(best), None, extra)
             # alpha step from the averaged iterate: U = sqrt(alpha) V_bar
             U = np.sqrt(alpha)[:, None] * V_bar
-            new_alpha = shared_alpha(U, tax)
-            new_alpha[0] = 0.0
-            s = np.sqrt(new_alpha)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                V_new = np.where(s[:, None] > 0.0, U / np.where(s > 0, s, 1.0)[:, None], 0.0)
-            alpha = new_alpha
-            objective.set_attributes(s)
+            alpha, V_new = alpha_step(U, tax)
+            objective.set_attributes(np.sqrt(alpha))
             V = V_new.copy()
             V_bar = V_new.copy()
             n_avg = 0

@@ -45,14 +45,15 @@ import numpy as np
 
 from hierlab.exceptions import ParameterError, TaxonomyError
 from hierlab.models.nhsvm_dual import HingeDualModel
+from hierlab.models.orthogonal import DualBlocks
 from hierlab.objective import Objective
 from hierlab.regularizers import L2
 from hierlab.solvers.base import Solver, SolverState
 from hierlab.solvers.bcfw import BCFW
-from hierlab.solvers.shared_alpha import shared_alpha, shared_norm_objective
+from hierlab.solvers.shared_alpha import alpha_step, shared_norm_objective
 from hierlab.taxonomy import Taxonomy
 
-__all__ = ["SharedSVMDual", "max_antichain_weight", "shared_dual_bound"]
+__all__ = ["SharedSVMDual", "max_antichain_weight", "shared_dual_bound", "unit_blocks"]
 
 
 def max_antichain_weight(w: np.ndarray, taxonomy: Taxonomy) -> float:
@@ -83,7 +84,23 @@ def max_antichain_weight(w: np.ndarray, taxonomy: Taxonomy) -> float:
     return float(best)
 
 
-def shared_dual_bound(hinge: Any, beta: np.ndarray, taxonomy: Taxonomy) -> tuple[float, np.ndarray]:
+def unit_blocks(hinge: Any) -> DualBlocks:
+    """The dual tables of ``hinge`` with every class attribute 1 (rows ``A[l_i] - A[l]``).
+
+    The row layout is that of any other class attributes (the candidates do not change), so
+    these tables read any BCFW dual point of the problem; ``hinge``'s attributes are restored.
+    """
+    c = hinge.c.copy()
+    hinge.set_attributes(np.ones(hinge.taxonomy.n_nodes))  # the 0/1 ancestor matrix A
+    try:
+        return HingeDualModel(hinge).dual_blocks(hinge.y)
+    finally:
+        hinge.set_attributes(c)
+
+
+def shared_dual_bound(
+    hinge: Any, beta: np.ndarray, taxonomy: Taxonomy, blocks: DualBlocks | None = None
+) -> tuple[float, np.ndarray]:
     """The joint lower bound ``D(beta)`` on the Shared SVM optimum (module docstring).
 
     Parameters
@@ -95,6 +112,9 @@ def shared_dual_bound(hinge: Any, beta: np.ndarray, taxonomy: Taxonomy) -> tuple
         Dual variables in the row layout of :class:`~hierlab.solvers.bcfw.BCFW` (its
         ``alpha_``: the rows of each example's table, then zero padding).
     taxonomy : Taxonomy
+    blocks : DualBlocks, optional
+        :func:`unit_blocks` of ``hinge`` (built when not given; they do not depend on alpha,
+        so a solver builds them once).
 
     Returns
     -------
@@ -103,12 +123,8 @@ def shared_dual_bound(hinge: Any, beta: np.ndarray, taxonomy: Taxonomy) -> tuple
     g_sq : ndarray of shape (n_nodes,)
         ``||g_n(beta)||^2``.
     """
-    c = hinge.c.copy()
-    hinge.set_attributes(np.ones(taxonomy.n_nodes))  # the 0/1 ancestor matrix A
-    try:
-        blocks = HingeDualModel(hinge).dual_blocks(hinge.y)
-    finally:
-        hinge.set_attributes(c)
+    if blocks is None:
+        blocks = unit_blocks(hinge)
     n, m = len(hinge.y), taxonomy.n_nodes
     B = np.zeros((n, m))
     ell = 0.0
@@ -189,6 +205,7 @@ class SharedSVMDual(Solver):
         lower: float | None = None
         beta = None
         epoch = 0
+        blocks1 = unit_blocks(objective)
         for rnd in range(1, self.rounds + 1):
             c = np.sqrt(alpha)
             objective.set_attributes(c)
@@ -200,8 +217,10 @@ class SharedSVMDual(Solver):
                 random_state=self.random_state + rnd,
                 dual_init=beta,
             )
+            v_step = np.inf  # J at the V-step's best V (BCFW's upper is its running minimum)
             for state in bcfw.iterate(problem):
                 epoch += 1
+                v_step = float(state.upper)
                 if state.upper < upper:
                     upper = float(state.upper)
                     self.coef, self.alpha = np.array(bcfw.coef), alpha.copy()
@@ -211,20 +230,17 @@ class SharedSVMDual(Solver):
                 if inner_gap <= self.inner_tol * abs(float(state.upper)):
                     break
             beta = bcfw.alpha_
-            bound, _ = shared_dual_bound(objective, beta, tax)
+            bound, _ = shared_dual_bound(objective, beta, tax, blocks1)
             lower = bound if lower is None else max(lower, bound)
             # alpha step at the V-step's best U; J can only decrease (eq. 20 is minimised)
-            U = c[:, None] * np.asarray(bcfw.coef)
-            loss = float(objective.value(bcfw.coef)) - lam * float(np.sum(bcfw.coef**2))
-            alpha = shared_alpha(U, tax)
-            alpha[0] = 0.0
+            V = np.asarray(bcfw.coef)
+            U = c[:, None] * V
+            loss = v_step - lam * float(np.sum(V * V))  # no second pass over the data
+            alpha, V = alpha_step(U, tax)
             J_new = lam * shared_norm_objective(U, alpha) + loss
             self.alpha_history.append(alpha.copy())
             if J_new < upper:
                 upper = J_new
-                s = np.sqrt(alpha)
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    V = np.where(s[:, None] > 0.0, U / np.where(s > 0, s, 1.0)[:, None], 0.0)
                 self.coef, self.alpha = V, alpha.copy()
             epoch += 1
             converged = upper - lower <= self.tol * abs(upper)
