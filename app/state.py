@@ -4,7 +4,7 @@ Pages read like a description of the screen; everything they do to data goes thr
 loading built-in and uploaded data sets (parsing is cached and never touches the session until
 it succeeded, so a bad upload cannot lose earlier data or runs), splitting with a seed, training
 a run (``hierlab.make_estimator`` + ``fit`` with callbacks), evaluating it with
-``hierlab.metrics``, and comparing methods on identical splits (``hierlab.experiments.compare``
+``hierlab.evaluation.metrics``, and comparing methods on identical splits (``hierlab.evaluation.compare``
 when present, a faithful local version otherwise).
 
 Each browser session has its own :class:`AppState` in ``st.session_state``: nobody sees anyone
@@ -28,10 +28,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from hierlab.datasets.base import HierDataset, concat_datasets
-from hierlab.exceptions import DataError, HierlabError, TaxonomyError
-from hierlab.experiments.registry import get_method, list_methods, make_estimator
-from hierlab.taxonomy import Taxonomy
+from hierlab.core.dataset import HierDataset, concat_datasets
+from hierlab.core.exceptions import DataError, HierlabError, TaxonomyError
+from hierlab.core.registry import get_method, list_methods, make_estimator
+from hierlab.core.taxonomy import Taxonomy
 
 __all__ = [
     "AppState",
@@ -134,7 +134,7 @@ class Run:
     fit_time, predict_time, solver_time : float
         Seconds (``solver_time`` excludes callbacks such as the live plot).
     metrics : dict of str -> float
-        Test-set metrics from ``hierlab.metrics``.
+        Test-set metrics from ``hierlab.evaluation.metrics``.
     history : DataFrame
         The solver's states (iteration, elapsed, upper, lower, gap, extras).
     estimator : HierarchicalClassifier
@@ -201,7 +201,7 @@ class Run:
 
 @dataclass
 class Comparison:
-    """A comparison of configurations on identical splits (``hierlab.experiments.compare``).
+    """A comparison of configurations on identical splits (``hierlab.evaluation.compare``).
 
     Attributes
     ----------
@@ -211,10 +211,10 @@ class Comparison:
         ``{"label", "method", "params"}`` per compared configuration.
     plan : dict
         ``{"mode": "random", "n_splits", "test_size", "seed"}`` or ``{"mode": "own"}``.
-    engine : hierlab.experiments.compare.Comparison
+    engine : hierlab.evaluation.compare.Comparison
         The engine's result: tidy ``results``, ``splits``, predictions, per-example correctness.
     per_level : DataFrame
-        config, split, level, error (``hierlab.metrics.error_per_level`` per fit).
+        config, split, level, error (``hierlab.evaluation.metrics.error_per_level`` per fit).
     baseline : str
         Label of the baseline configuration.
     """
@@ -732,7 +732,7 @@ def admissibility(method: str, params: dict[str, Any], taxonomy: Taxonomy) -> di
 
     Applies to methods whose estimator resolves an orthogonal-transfer ``K`` (``resolve_K``) from
     an ``alpha`` parameter (ORTHOGNL, seed 000 eq. 6 and Corollary 2): the live indicator shows
-    ``lambda_min(Kbar)`` from ``hierlab.regularizers`` and the largest admissible ``alpha``.
+    ``lambda_min(Kbar)`` from ``hierlab.core.regularizers`` and the largest admissible ``alpha``.
     Other methods: None.
 
     Returns
@@ -746,7 +746,7 @@ def admissibility(method: str, params: dict[str, Any], taxonomy: Taxonomy) -> di
     if not taxonomy.is_tree or taxonomy.n_nodes > 3000 or params["alpha"] is None:
         return None
     try:
-        from hierlab.regularizers import max_admissible_alpha, smallest_comparison_eigenvalue
+        from hierlab.core.regularizers import max_admissible_alpha, smallest_comparison_eigenvalue
     except ImportError:
         return None
     try:
@@ -770,8 +770,8 @@ def suggested_params(method: str, taxonomy: Taxonomy) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------------------- metrics
 def evaluate_predictions(y_true: Any, y_pred: Any, taxonomy: Taxonomy) -> dict[str, float]:
-    """Test metrics from ``hierlab.metrics`` (``evaluate`` when present, else each function)."""
-    import hierlab.metrics as M
+    """Test metrics from ``hierlab.evaluation.metrics`` (``evaluate`` when present, else each function)."""
+    import hierlab.evaluation.metrics as M
 
     evaluate = getattr(M, "evaluate", None)
     out: dict[str, float] = {}
@@ -924,7 +924,7 @@ def compare_methods(
     taxonomy: Taxonomy | None = None,
     progress: Callable[[float, str], Any] | None = None,
 ) -> Comparison:
-    """Fit every configuration on identical splits with ``hierlab.experiments.compare``.
+    """Fit every configuration on identical splits with ``hierlab.evaluation.compare``.
 
     Parameters
     ----------
@@ -944,8 +944,8 @@ def compare_methods(
     progress : callable, optional
         ``progress(fraction, text)`` after each fit.
     """
-    from hierlab.experiments.compare import compare
-    from hierlab.metrics import error_per_level
+    from hierlab.evaluation.compare import compare
+    from hierlab.evaluation.metrics import error_per_level
 
     if not configs:
         raise DataError("choose at least one method to compare")
@@ -1016,12 +1016,12 @@ def _with_taxonomy(ds: HierDataset, tax: Taxonomy) -> HierDataset:
 # ---------------------------------------------------------------------------------------- induction
 def _induce_fn() -> tuple[Any, str]:
     try:
-        mod = importlib.import_module("hierlab.induction")
+        mod = importlib.import_module("hierlab.methods.mftree.induce")
     except ImportError:
-        return None, "hierlab.induction is missing"
+        return None, "hierlab.methods.mftree.induce is missing"
     fn = getattr(mod, "induce_taxonomy", None)
     if not callable(fn):
-        return None, "hierlab.induction has no induce_taxonomy yet"
+        return None, "hierlab.methods.mftree.induce has no induce_taxonomy yet"
     return fn, ""
 
 
@@ -1034,7 +1034,7 @@ def induction_available() -> tuple[bool, str]:
 def induce_taxonomy(entry: DatasetEntry, tau: int) -> dict[str, Any]:
     """Induce a taxonomy over the training labels with the approximate MF-Tree (seed 004).
 
-    ``hierlab.induction.induce_taxonomy(X, y, method="mftree", tau=tau)``; the leaves are the
+    ``hierlab.methods.mftree.induce.induce_taxonomy(X, y, method="mftree", tau=tau)``; the leaves are the
     training labels, so the induced tree can replace the given one for training.
 
     Returns
@@ -1062,8 +1062,8 @@ def induce_taxonomy(entry: DatasetEntry, tau: int) -> dict[str, Any]:
 
 
 def tree_similarity(given: Taxonomy, induced: Taxonomy) -> float | None:
-    """``hierlab.metrics.tree_similarity_mse(given, induced)`` (seed 004), when available."""
-    import hierlab.metrics as M
+    """``hierlab.evaluation.metrics.tree_similarity_mse(given, induced)`` (seed 004), when available."""
+    import hierlab.evaluation.metrics as M
 
     fn = getattr(M, "tree_similarity_mse", None)
     if not callable(fn):

@@ -19,7 +19,7 @@ import streamlit as st  # noqa: E402
 
 from app.state import builtin_choices, get_state, load_builtin  # noqa: E402
 from app.ui.errors import show_error  # noqa: E402
-from hierlab.exceptions import HierlabError  # noqa: E402
+from hierlab.core.exceptions import HierlabError  # noqa: E402
 
 st.set_page_config(page_title="hierlab", page_icon=":material/account_tree:", layout="wide")
 

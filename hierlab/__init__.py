@@ -1,10 +1,23 @@
 """hierlab: hierarchical classification with the methods of five papers, and a lab to explore them.
 
-The public API is re-exported here; see the README for a tour.
+The public API is re-exported here, every estimator class included; see the README for a tour.
+Importing the package registers every method (:mod:`hierlab.methods`).
 """
 
-from hierlab import metrics, plots
-from hierlab.callbacks import EarlyStopping, FunctionCallback, History, Timeout
+from hierlab import plots
+from hierlab.core.callbacks import EarlyStopping, FunctionCallback, History, Timeout
+from hierlab.core.exceptions import (
+    ConvergenceError,
+    DataError,
+    HierlabError,
+    ModelFileError,
+    ParameterError,
+    TaxonomyError,
+)
+from hierlab.core.registry import get_method, list_methods, make_estimator
+from hierlab.core.solver import SolverResult, SolverState, solve
+from hierlab.core.taxonomy import Taxonomy
+from hierlab.core.version import __version__
 from hierlab.datasets import (
     HierDataset,
     load_20newsgroups,
@@ -14,19 +27,9 @@ from hierlab.datasets import (
     make_hieron_synthetic,
     make_nhsvm_synthetic,
 )
-from hierlab.estimators.base import HierarchicalClassifier
-from hierlab.exceptions import (
-    ConvergenceError,
-    DataError,
-    HierlabError,
-    ModelFileError,
-    ParameterError,
-    TaxonomyError,
-)
-from hierlab.experiments.compare import compare
-from hierlab.experiments.registry import get_method, list_methods, make_estimator
-from hierlab.experiments.scoring import hierarchical_scorer
-from hierlab.induction import induce_taxonomy
+from hierlab.evaluation import metrics
+from hierlab.evaluation.compare import compare
+from hierlab.evaluation.scoring import hierarchical_scorer
 from hierlab.io import (
     load_dataset,
     parse_taxonomy_text,
@@ -34,28 +37,59 @@ from hierlab.io import (
     read_taxonomy,
     write_taxonomy,
 )
+from hierlab.methods import HierarchicalClassifier
+from hierlab.methods.hieron import HieronClassifier, HieronGreedyClassifier
+from hierlab.methods.hr import (
+    HRLRClassifier,
+    HRSVMClassifier,
+    OneVsRestLRClassifier,
+    OneVsRestSVMClassifier,
+)
+from hierlab.methods.mftree import CMTLClassifier, MFTreeClassifier, induce_taxonomy
+from hierlab.methods.nhsvm import HSVMClassifier, NHSVMClassifier, SharedSVMClassifier
+from hierlab.methods.orthogonal import (
+    FlatMulticlassClassifier,
+    HierarchicalMulticlassClassifier,
+    OrthogonalTransferClassifier,
+    TransferClassifier,
+    TreeLossClassifier,
+)
+from hierlab.methods.topdown import TopDownClassifier
 from hierlab.persistence import load, save
-from hierlab.solvers.base import SolverResult, SolverState, solve
-from hierlab.taxonomy import Taxonomy
-
-__version__ = "0.1.0"
 
 __all__ = [
+    "CMTLClassifier",
     "ConvergenceError",
     "DataError",
     "EarlyStopping",
+    "FlatMulticlassClassifier",
     "FunctionCallback",
+    "HRLRClassifier",
+    "HRSVMClassifier",
+    "HSVMClassifier",
     "HierDataset",
     "HierarchicalClassifier",
+    "HierarchicalMulticlassClassifier",
     "HierlabError",
+    "HieronClassifier",
+    "HieronGreedyClassifier",
     "History",
+    "MFTreeClassifier",
     "ModelFileError",
+    "NHSVMClassifier",
+    "OneVsRestLRClassifier",
+    "OneVsRestSVMClassifier",
+    "OrthogonalTransferClassifier",
     "ParameterError",
+    "SharedSVMClassifier",
     "SolverResult",
     "SolverState",
     "Taxonomy",
     "TaxonomyError",
     "Timeout",
+    "TopDownClassifier",
+    "TransferClassifier",
+    "TreeLossClassifier",
     "__version__",
     "compare",
     "get_method",

@@ -24,8 +24,8 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from hierlab.exceptions import HierlabError
-from hierlab.solvers.base import SolverState
+from hierlab.core.exceptions import HierlabError
+from hierlab.core.solver import SolverState
 
 __all__ = ["ProgressBar", "main"]
 
@@ -95,10 +95,9 @@ def _load_data(args: argparse.Namespace) -> tuple[Any, Any]:
         return load_builtin(
             args.data, **({"random_state": args.seed} if _takes_seed(args.data) else {})
         )
-    from hierlab.io import load_dataset
-    from hierlab.taxonomy import Taxonomy
+    from hierlab.io import load_dataset, read_taxonomy
 
-    tax = Taxonomy.read(args.taxonomy) if args.taxonomy else None
+    tax = read_taxonomy(args.taxonomy) if args.taxonomy else None
     data = load_dataset(args.data, taxonomy=tax)
     if args.test:
         return data, load_dataset(args.test, reference=data)
@@ -132,7 +131,7 @@ def _cmd_datasets(args: argparse.Namespace) -> int:
 
 
 def _cmd_methods(args: argparse.Namespace) -> int:
-    from hierlab.experiments.registry import get_method, list_methods
+    from hierlab.core.registry import get_method, list_methods
 
     for name in list_methods():
         spec = get_method(name)
@@ -144,8 +143,8 @@ def _cmd_methods(args: argparse.Namespace) -> int:
 
 
 def _cmd_fit(args: argparse.Namespace) -> int:
-    from hierlab.experiments.registry import get_method, make_estimator
-    from hierlab.metrics import evaluate
+    from hierlab.core.registry import get_method, make_estimator
+    from hierlab.evaluation.metrics import evaluate
 
     train, test = _load_data(args)
     params = _parse_params(args.param)
@@ -185,10 +184,10 @@ def _cmd_fit(args: argparse.Namespace) -> int:
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from hierlab.metrics import evaluate
-    from hierlab.taxonomy import Taxonomy
+    from hierlab.evaluation.metrics import evaluate
+    from hierlab.io import read_taxonomy
 
-    tax = Taxonomy.read(args.taxonomy)
+    tax = read_taxonomy(args.taxonomy)
     df = pd.read_csv(args.predictions, dtype=str, keep_default_na=False)
     for col in (args.true_column, args.pred_column):
         if col not in df.columns:
@@ -209,7 +208,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from hierlab.experiments.compare import compare
+    from hierlab.evaluation.compare import compare
 
     data = _load_data_whole(args)
     per_method: dict[str, dict[str, Any]] = {m: {} for m in args.methods}
@@ -268,10 +267,9 @@ def _load_data_whole(args: argparse.Namespace) -> Any:
     names = {d.name for d in available_datasets()}
     if args.data.lower() in names and not os.path.exists(args.data):
         return load_builtin(args.data)
-    from hierlab.io import load_dataset
-    from hierlab.taxonomy import Taxonomy
+    from hierlab.io import load_dataset, read_taxonomy
 
-    tax = Taxonomy.read(args.taxonomy) if args.taxonomy else None
+    tax = read_taxonomy(args.taxonomy) if args.taxonomy else None
     data = load_dataset(args.data, taxonomy=tax)
     if args.test:
         return data, load_dataset(args.test, reference=data)
@@ -279,7 +277,7 @@ def _load_data_whole(args: argparse.Namespace) -> Any:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from hierlab.experiments import bench
+    from hierlab.benchmarks import bench
 
     def note(msg: str) -> None:
         print(f"  ... {msg}", file=sys.stderr, flush=True)
@@ -378,8 +376,9 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 
 def _cmd_induce(args: argparse.Namespace) -> int:
-    from hierlab.induction import induce_taxonomy
-    from hierlab.metrics import tree_similarity_mse
+    from hierlab.evaluation.metrics import tree_similarity_mse
+    from hierlab.io import write_taxonomy
+    from hierlab.methods.mftree.induce import induce_taxonomy
 
     data = _load_data_whole(args)
     train = data[0] if isinstance(data, tuple) else data
@@ -399,7 +398,7 @@ def _cmd_induce(args: argparse.Namespace) -> int:
         mse = tree_similarity_mse(given, tax)
         print(f"tree-similarity MSE to the given taxonomy: {mse:.5f}", file=sys.stderr)
     if args.out:
-        tax.write(args.out)
+        write_taxonomy(tax, args.out)
         print(f"taxonomy written to {args.out}", file=sys.stderr)
     else:
         for parent, child in tax.to_edges():
@@ -408,7 +407,7 @@ def _cmd_induce(args: argparse.Namespace) -> int:
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
-    from hierlab.experiments.reproduce import available
+    from hierlab.lab.reproduce import available
 
     mods = available()
     if args.table is None or args.table not in mods:

@@ -32,8 +32,9 @@ import pandas as pd
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
-from hierlab.exceptions import ModelFileError
-from hierlab.taxonomy import Taxonomy
+from hierlab.core.exceptions import ModelFileError
+from hierlab.core.taxonomy import Taxonomy
+from hierlab.core.version import __version__
 
 __all__ = ["FORMAT", "VERSION", "load", "save"]
 
@@ -277,8 +278,6 @@ def save(estimator: BaseEstimator, path: str | PathLike[str]) -> None:
     ModelFileError
         When an attribute has no safe encoding (it names the attribute).
     """
-    from hierlab import __version__
-
     enc = _Encoder()
     root = enc.estimator(estimator, type(estimator).__name__)
     manifest = {"format": FORMAT, "version": VERSION, "hierlab": __version__, "root": root}

@@ -1,7 +1,7 @@
 """Plotly figure builders shared by the app, the CLI and notebooks (never streamlit).
 
-Every builder takes plain data (a :class:`~hierlab.taxonomy.Taxonomy`, arrays, or the tidy
-DataFrames of :mod:`hierlab.metrics` and ``history_``) and returns a
+Every builder takes plain data (a :class:`~hierlab.core.taxonomy.Taxonomy`, arrays, or the tidy
+DataFrames of :mod:`hierlab.evaluation.metrics` and ``history_``) and returns a
 ``plotly.graph_objects.Figure``; nothing is shown or written.
 
 ==============================  ==============================================================
@@ -26,8 +26,8 @@ import plotly.graph_objects as go
 import scipy.sparse as sp
 from plotly.subplots import make_subplots
 
-from hierlab.exceptions import DataError
-from hierlab.taxonomy import Taxonomy
+from hierlab.core.exceptions import DataError
+from hierlab.core.taxonomy import Taxonomy
 
 __all__ = [
     "bounds_figure",
@@ -123,7 +123,7 @@ def taxonomy_figure(
     title: str | None = None,
 ) -> go.Figure:
     """Draw a taxonomy, nodes coloured by a per-node value (e.g. the error of
-    :func:`hierlab.metrics.error_per_node`).
+    :func:`hierlab.evaluation.metrics.error_per_node`).
 
     Parameters
     ----------
@@ -332,7 +332,7 @@ def bounds_figure(history: Any, x: str = "iteration", title: str | None = None) 
 
 # ---------------------------------------------------------------------------- error breakdowns
 def error_per_level_figure(data: Any, title: str | None = None) -> go.Figure:
-    """Error per level (:func:`hierlab.metrics.error_per_level`), one bar group per method.
+    """Error per level (:func:`hierlab.evaluation.metrics.error_per_level`), one bar group per method.
 
     Parameters
     ----------
@@ -374,7 +374,7 @@ def gamma_histogram_figure(
     title: str | None = None,
 ) -> go.Figure:
     """Distribution of the tree distance ``gamma(y, y_hat)``
-    (:func:`hierlab.metrics.gamma_histogram`).
+    (:func:`hierlab.evaluation.metrics.gamma_histogram`).
 
     Parameters
     ----------
@@ -527,7 +527,7 @@ def confusion_figure(confusion: pd.DataFrame, title: str | None = None) -> go.Fi
     ----------
     confusion : DataFrame of int
         Counts, indexed by true node names, one column per predicted node name (e.g.
-        ``hierlab.metrics.confusion_at_level``).
+        ``hierlab.evaluation.metrics.confusion_at_level``).
     title : str, optional
 
     Returns

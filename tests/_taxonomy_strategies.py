@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from hierlab.taxonomy import Taxonomy
+from hierlab.core.taxonomy import Taxonomy
 
 
 @st.composite

@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from hierlab.estimators.orthogonal import OrthogonalTransferSVM, TransferSVM
-from hierlab.exceptions import ParameterError
-from hierlab.objective import Objective
-from hierlab.regularizers import Orthogonal, orthogonal_K
-from hierlab.solvers.base import solve
+from hierlab.core.exceptions import ParameterError
+from hierlab.core.objective import Objective
+from hierlab.core.regularizers import Orthogonal, orthogonal_K
+from hierlab.core.solver import solve
+from hierlab.methods.orthogonal.estimators import OrthogonalTransferClassifier, TransferClassifier
 from hierlab.solvers.bcfw import BCFW, DualMetric
 from tests.test_rda import (
     CASES,
@@ -83,7 +83,7 @@ def test_orthognl_bcfw_and_rda_meet() -> None:
     tax, X, y = make_problem(TREES["9 nodes, depth 3"], seed=4)
     fits = {}
     for solver in ("bcfw", "rda"):
-        est = OrthogonalTransferSVM(tax, alpha=0.6, tol=0.0, rtol=1e-4, max_iter=20000)
+        est = OrthogonalTransferClassifier(tax, alpha=0.6, tol=0.0, rtol=1e-4, max_iter=20000)
         est.set_params(solver=solver)
         with warnings.catch_warnings():
             warnings.simplefilter("error")
@@ -151,7 +151,7 @@ def test_compiled_pass_equals_numpy_pass(method: str) -> None:
     pairwise line search creates exact ties between labels, which rounding then breaks
     differently, so their trajectories part after a few steps: the check is on what both
     certify (and every step of both keeps ``lower <= J* <= upper``, tested above)."""
-    from hierlab._jit import HAVE_NUMBA
+    from hierlab.core._jit import HAVE_NUMBA
 
     assert HAVE_NUMBA, "numba is part of the dev extras; the compiled path must be tested"
 
@@ -170,7 +170,7 @@ def test_compiled_pass_equals_numpy_pass(method: str) -> None:
 def test_estimator_solver_parameter_and_limits() -> None:
     tax, X, y = make_problem(TREES["5 nodes"], seed=1)
     with pytest.raises(ParameterError, match="solver"):
-        TransferSVM(tax, solver="sgd").fit(X, tax.names[y])
+        TransferClassifier(tax, solver="sgd").fit(X, tax.names[y])
     with pytest.raises(ParameterError):
         BCFW(max_iter=0)
     with pytest.raises(ParameterError):

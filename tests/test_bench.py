@@ -16,10 +16,8 @@ import pandas as pd
 import pytest
 from sklearn.svm import LinearSVC
 
-from hierlab.datasets.text import make_hierarchical_text
-from hierlab.estimators.base import HierarchicalClassifier
-from hierlab.experiments import bench, registry
-from hierlab.experiments.bench import (
+from hierlab.benchmarks import bench
+from hierlab.benchmarks.bench import (
     HICLASS,
     REFERENCE,
     bench_table,
@@ -28,7 +26,10 @@ from hierlab.experiments.bench import (
     scale_curves_many,
     scale_figure,
 )
-from hierlab.experiments.registry import MethodSpec, Param
+from hierlab.core import registry
+from hierlab.core.registry import MethodSpec, Param
+from hierlab.datasets.text import make_hierarchical_text
+from hierlab.methods.base import HierarchicalClassifier
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +101,7 @@ def test_methods_can_learn_the_tiny_task(tiny: tuple[Any, Any]) -> None:
     """The accuracy column is the estimator's own test accuracy (not a placeholder)."""
     train, test = tiny
     df = bench_table(train, test, methods=["topdown"], hiclass=False, isolate=False)
-    from hierlab.experiments.registry import make_estimator
+    from hierlab.core.registry import make_estimator
 
     est = make_estimator("topdown", taxonomy=train.taxonomy).fit(train.X, train.y)
     acc = np.mean(est.predict(test.X).astype(str) == np.asarray(test.y, dtype=str))

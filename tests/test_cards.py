@@ -6,9 +6,8 @@ import re
 
 import pytest
 
-from hierlab.exceptions import ParameterError
-from hierlab.experiments import registry
-from hierlab.experiments.cards import (
+from hierlab.core import registry
+from hierlab.core.cards import (
     CARDS,
     MethodCard,
     MissingCardError,
@@ -16,7 +15,8 @@ from hierlab.experiments.cards import (
     method_card,
     missing_cards,
 )
-from hierlab.experiments.registry import Param, get_method, list_methods, register
+from hierlab.core.exceptions import ParameterError
+from hierlab.core.registry import Param, get_method, list_methods, register
 
 METHODS = list_methods()
 
@@ -24,7 +24,7 @@ METHODS = list_methods()
 def test_every_registered_method_has_a_card() -> None:
     # fails as soon as a method is registered without a card (issue 11, "Done when")
     assert missing_cards() == [], (
-        f"methods without a card: {missing_cards()}; add them to hierlab/experiments/cards.py"
+        f"methods without a card: {missing_cards()}; add them to hierlab/core/cards.py"
     )
 
 

@@ -11,7 +11,7 @@ import pytest
 
 import hierlab
 from hierlab.cli import ProgressBar, main
-from hierlab.solvers.base import SolverState
+from hierlab.core.solver import SolverState
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "datasets"
@@ -54,7 +54,7 @@ def test_fit_file_with_taxonomy_json_and_model(tmp_path: Path, capsys) -> None: 
     assert 0.0 <= report["accuracy"] <= 1.0
     est = hierlab.load(model)
     data = hierlab.load_dataset(
-        DATA / "example_names.csv", taxonomy=hierlab.Taxonomy.read(DATA / "taxonomy_edges.txt")
+        DATA / "example_names.csv", taxonomy=hierlab.read_taxonomy(DATA / "taxonomy_edges.txt")
     )
     assert len(est.predict(data.X)) == 30
 
@@ -75,7 +75,7 @@ def test_fit_separate_test_file(capsys) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_evaluate_predictions_csv(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
-    tax = hierlab.Taxonomy.read(DATA / "taxonomy_edges.txt")
+    tax = hierlab.read_taxonomy(DATA / "taxonomy_edges.txt")
     leaves = [str(n) for n in tax.names[tax.leaves]]
     rng = np.random.default_rng(0)
     y_true = rng.choice(leaves, 50)
@@ -86,7 +86,7 @@ def test_evaluate_predictions_csv(tmp_path: Path, capsys) -> None:  # type: igno
         main(["evaluate", str(path), "--taxonomy", str(DATA / "taxonomy_edges.txt"), "--json"]) == 0
     )
     report = json.loads(capsys.readouterr().out)
-    assert report == pytest.approx(hierlab.metrics.evaluate(y_true, y_pred, tax))
+    assert report == pytest.approx(hierlab.evaluation.metrics.evaluate(y_true, y_pred, tax))
 
 
 def test_compare_writes_tables(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
@@ -165,8 +165,8 @@ def test_induce_writes_a_taxonomy_over_the_classes(tmp_path: Path, capsys) -> No
     )
     assert code == 0
     assert "tree-similarity MSE" in capsys.readouterr().err
-    tax = hierlab.Taxonomy.read(out)
+    tax = hierlab.read_taxonomy(out)
     data = hierlab.load_dataset(
-        DATA / "example_names.csv", taxonomy=hierlab.Taxonomy.read(DATA / "taxonomy_edges.txt")
+        DATA / "example_names.csv", taxonomy=hierlab.read_taxonomy(DATA / "taxonomy_edges.txt")
     )
     assert set(map(str, tax.names[tax.leaves])) == set(map(str, data.y))

@@ -11,9 +11,9 @@ from scipy import stats
 from sklearn.svm import LinearSVC
 
 from hierlab import HierDataset, ParameterError, Taxonomy
-from hierlab.estimators.topdown import TopDownClassifier
-from hierlab.experiments.compare import compare, make_splits
-from hierlab.metrics import evaluate
+from hierlab.evaluation.compare import compare, make_splits
+from hierlab.evaluation.metrics import evaluate
+from hierlab.methods.topdown import TopDownClassifier
 
 
 @pytest.fixture(scope="module")
@@ -119,8 +119,8 @@ def test_bad_inputs(data: HierDataset) -> None:
 def test_grid_search_with_hierarchical_scorer(data: HierDataset) -> None:
     from sklearn.model_selection import GridSearchCV, KFold
 
-    from hierlab.experiments.scoring import hierarchical_scorer
-    from hierlab.metrics import tree_induced_error
+    from hierlab.evaluation.metrics import tree_induced_error
+    from hierlab.evaluation.scoring import hierarchical_scorer
 
     cv = KFold(3, shuffle=True, random_state=0)
     gs = GridSearchCV(

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from hierlab.core.exceptions import ParameterError
 from hierlab.datasets import HierDataset, make_hierarchical_text
 from hierlab.datasets.text import _CdfSampler, _zipf_cdf, random_level_tree
-from hierlab.exceptions import ParameterError
 
 
 @pytest.mark.parametrize(("n_classes", "depth"), [(1, 1), (7, 1), (8, 2), (30, 3), (100, 4)])

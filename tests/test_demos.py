@@ -8,11 +8,11 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from hierlab.exceptions import ParameterError
-from hierlab.experiments.demos import DEMOS, DemoResult, list_demos, run_demo
-from hierlab.experiments.export import export_notebook, export_script
-from hierlab.experiments.registry import get_method
-from hierlab.regularizers import max_admissible_alpha
+from hierlab.core.exceptions import ParameterError
+from hierlab.core.registry import get_method
+from hierlab.core.regularizers import max_admissible_alpha
+from hierlab.lab.demos import DEMOS, DemoResult, list_demos, run_demo
+from hierlab.lab.export import export_notebook, export_script
 
 
 @pytest.fixture(scope="module")

@@ -20,11 +20,11 @@ from sklearn.base import clone
 
 import hierlab
 from hierlab import Taxonomy
+from hierlab.core.registry import get_method
 from hierlab.datasets.hieron import make_hieron_synthetic
 from hierlab.datasets.nhsvm import make_nhsvm_synthetic
 from hierlab.datasets.text import make_hierarchical_text
-from hierlab.experiments.compare import make_splits
-from hierlab.experiments.registry import get_method
+from hierlab.evaluation.compare import make_splits
 
 METHODS = hierlab.list_methods()
 
@@ -114,7 +114,7 @@ def test_compare_builds_reproducible_estimators(name: str) -> None:
     ``compare(random_state=...)`` fixes the splits; the methods must then be deterministic
     with their registry defaults, or expose ``random_state`` in their schema.
     """
-    from hierlab.experiments.compare import MethodRun
+    from hierlab.evaluation.compare import MethodRun
 
     assert not _unseeded_by_compare(name), "random_state must be in the registry schema"
     tax, X, y = _problem()
@@ -128,8 +128,8 @@ def test_compare_builds_reproducible_estimators(name: str) -> None:
 
 def test_compare_twice_gives_the_same_table() -> None:
     """Two identical comparisons (seeded methods): the same splits, predictions and scores."""
-    from hierlab.datasets.base import HierDataset
-    from hierlab.experiments.compare import compare
+    from hierlab.core.dataset import HierDataset
+    from hierlab.evaluation.compare import compare
 
     tax, X, y = _problem()
     ds = HierDataset(X, y, tax)
@@ -148,7 +148,7 @@ def test_compare_twice_gives_the_same_table() -> None:
 @pytest.mark.parametrize("split", ["repeated", "kfold"])
 def test_same_seed_same_splits(split: str) -> None:
     tax, X, y = _problem()
-    from hierlab.datasets.base import HierDataset
+    from hierlab.core.dataset import HierDataset
 
     ds = HierDataset(X, y, tax)
     _, s1 = make_splits(ds, split=split, n_splits=3, random_state=5)

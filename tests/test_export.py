@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from hierlab.exceptions import DataError, ParameterError
-from hierlab.experiments.export import (
+from hierlab.core.exceptions import DataError, ParameterError
+from hierlab.lab.export import (
     CELL_MARKER,
     DataSource,
     RunSpec,

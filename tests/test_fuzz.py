@@ -1,8 +1,8 @@
 """Fuzz harness (issue 10): every reader and the taxonomy builder, fed malformed input.
 
 Each generated case must end in one of two ways: an error of the hierlab family
-(:class:`~hierlab.exceptions.HierlabError`, with a non-empty message), or a *valid* result
-(a :class:`~hierlab.datasets.base.HierDataset` / :class:`~hierlab.taxonomy.Taxonomy` whose
+(:class:`~hierlab.core.exceptions.HierlabError`, with a non-empty message), or a *valid* result
+(a :class:`~hierlab.core.dataset.HierDataset` / :class:`~hierlab.core.taxonomy.Taxonomy` whose
 invariants hold: finite features, every label a node, ids in topological order, ...). Any other
 exception, a hang (each case runs under an alarm) or a crash fails the test.
 
@@ -33,12 +33,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hierlab import io as hio
-from hierlab.datasets.base import HierDataset
+from hierlab.core.dataset import HierDataset
+from hierlab.core.exceptions import HierlabError
+from hierlab.core.taxonomy import Taxonomy
 from hierlab.datasets.hieron import make_hieron_synthetic, symmetric_tree
 from hierlab.datasets.nhsvm import make_nhsvm_synthetic
 from hierlab.datasets.text import make_hierarchical_text, random_level_tree
-from hierlab.exceptions import HierlabError
-from hierlab.taxonomy import Taxonomy
 from tests._taxonomy_strategies import dag_edges, tree_edges
 
 # ---------------------------------------------------------------------------- bookkeeping

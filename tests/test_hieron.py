@@ -16,14 +16,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import minimize
 
-import hierlab.models.hieron as mh
+import hierlab.methods.hieron.model as mh
+from hierlab.core.exceptions import DataError, ParameterError
+from hierlab.core.registry import get_method, make_estimator
+from hierlab.core.taxonomy import Taxonomy
 from hierlab.datasets.hieron import make_hieron_synthetic, symmetric_tree
-from hierlab.estimators.hieron import HieronClassifier, HieronGreedyClassifier
-from hierlab.exceptions import DataError, ParameterError
-from hierlab.experiments.registry import get_method, make_estimator
-from hierlab.models.hieron import Kernel, PathGeometry, prototypes_from_increments
-from hierlab.solvers.hieron import GreedyHieronSolver, HieronSolver, HieronStream
-from hierlab.taxonomy import Taxonomy
+from hierlab.methods.hieron.estimators import HieronClassifier, HieronGreedyClassifier
+from hierlab.methods.hieron.model import Kernel, PathGeometry, prototypes_from_increments
+from hierlab.methods.hieron.solver import GreedyHieronSolver, HieronSolver, HieronStream
 
 
 # ---------------------------------------------------------------------- helpers
@@ -544,8 +544,8 @@ def test_kernel_models_survive_a_model_file(tmp_path):
 def test_reproduce_command_runs_small(tmp_path, capsys):
     import argparse
 
-    from hierlab.experiments.reproduce import available
-    from hierlab.experiments.reproduce import hieron as rep
+    from hierlab.lab.reproduce import available
+    from hierlab.lab.reproduce import hieron as rep
 
     assert available()["hieron"] is rep
     parser = argparse.ArgumentParser()

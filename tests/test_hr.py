@@ -13,10 +13,15 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 
 from hierlab import ParameterError, Taxonomy
-from hierlab.estimators.hr import HRLRClassifier, HRSVMClassifier, OneVsRestLR, OneVsRestSVM
-from hierlab.experiments.registry import get_method, make_estimator
-from hierlab.solvers.base import solve
-from hierlab.solvers.block_cd import (
+from hierlab.core.registry import get_method, make_estimator
+from hierlab.core.solver import solve
+from hierlab.methods.hr.estimators import (
+    HRLRClassifier,
+    HRSVMClassifier,
+    OneVsRestLRClassifier,
+    OneVsRestSVMClassifier,
+)
+from hierlab.methods.hr.solver import (
     BlockCoordinateDescent,
     HRProblem,
     leaf_labels,
@@ -130,7 +135,7 @@ def test_block_of_leaves_equals_leaves_one_by_one() -> None:
 def test_compiled_pass_equals_numpy_pass(shrinking: bool) -> None:
     """The numba kernel runs the numpy loop's coordinate steps: one pass gives the same
     iterates (to rounding), and the converged block the same weights, duals and pass counts."""
-    from hierlab._jit import HAVE_NUMBA
+    from hierlab.core._jit import HAVE_NUMBA
 
     assert HAVE_NUMBA, "numba is part of the dev extras; the compiled path must be tested"
     X, y = _binary(n=150, d=40, seed=7)
@@ -366,7 +371,7 @@ def test_multilabel_fit_and_predict() -> None:
 def test_ovr_baselines_equal_liblinear_per_leaf() -> None:
     tax = _tree()
     X, y = _hier_data(tax, seed=5)
-    ovr = OneVsRestSVM(tax, C=0.5).fit(X, y)
+    ovr = OneVsRestSVMClassifier(tax, C=0.5).fit(X, y)
     ids = tax.index(y)
     for leaf in tax.leaves:
         yk = np.where(ids == leaf, 1, -1)
@@ -375,7 +380,7 @@ def test_ovr_baselines_equal_liblinear_per_leaf() -> None:
         )
         np.testing.assert_allclose(ovr.coef_[leaf], ref.fit(X, yk).coef_[0], atol=1e-10)
     assert np.all(ovr.coef_[tax.internal_nodes] == 0)
-    lr = OneVsRestLR(tax, C=0.5).fit(X, y)
+    lr = OneVsRestLRClassifier(tax, C=0.5).fit(X, y)
     assert lr.score(X, y) > 0.5 and ovr.score(X, y) > 0.5
 
 

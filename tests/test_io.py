@@ -12,8 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hierlab
-from hierlab.datasets.base import HierDataset
-from hierlab.exceptions import DataError, TaxonomyError
+from hierlab.core.dataset import HierDataset
+from hierlab.core.exceptions import DataError, TaxonomyError
+from hierlab.core.taxonomy import Taxonomy
 from hierlab.io import (
     arff_taxonomy,
     decode_bytes,
@@ -30,7 +31,6 @@ from hierlab.io import (
     write_svmlight,
     write_taxonomy,
 )
-from hierlab.taxonomy import Taxonomy
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "datasets"
 
@@ -76,8 +76,8 @@ def test_taxonomy_round_trip_tree(tmp_path, fmt):
     # the content alone (no extension) is recognised too
     assert parse_taxonomy_text(path.read_bytes()) == TREE
     # Taxonomy.read / write delegate here
-    TREE.write(tmp_path / f"u{ext}")
-    assert Taxonomy.read(tmp_path / f"u{ext}") == TREE
+    write_taxonomy(TREE, tmp_path / f"u{ext}")
+    assert read_taxonomy(tmp_path / f"u{ext}") == TREE
 
 
 @pytest.mark.parametrize("fmt", ["edges", "csv", "json"])

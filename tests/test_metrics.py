@@ -1,4 +1,4 @@
-"""Every metric of hierlab.metrics against a brute-force Python version (networkx, loops, sets)
+"""Every metric of hierlab.evaluation.metrics against a brute-force Python version (networkx, loops, sets)
 on random trees and DAGs, plus the worked examples the seeds print."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import average_precision_score, f1_score
 
-from hierlab import metrics as M
-from hierlab.exceptions import DataError, TaxonomyError
-from hierlab.taxonomy import Taxonomy
+from hierlab.core.exceptions import DataError, TaxonomyError
+from hierlab.core.taxonomy import Taxonomy
+from hierlab.evaluation import metrics as M
 
 SETTINGS = settings(max_examples=40, deadline=None)
 
@@ -533,7 +533,7 @@ def test_evaluate_empty_and_dag():
 
 
 def test_confusion_at_level_equals_a_python_count() -> None:
-    from hierlab.metrics import confusion_at_level
+    from hierlab.evaluation.metrics import confusion_at_level
 
     tax = Taxonomy(
         [("r", "a"), ("r", "b"), ("a", "a1"), ("a", "a2"), ("b", "b1"), ("b", "b2"), ("a1", "x")]

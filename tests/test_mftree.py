@@ -12,11 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
 
-from hierlab.estimators.mftree import CMTLClassifier, MFTreeClassifier
-from hierlab.estimators.topdown import TopDownClassifier
-from hierlab.exceptions import ParameterError
-from hierlab.experiments.registry import get_method, make_estimator
-from hierlab.induction import (
+from hierlab.core.exceptions import ParameterError
+from hierlab.core.registry import get_method, make_estimator
+from hierlab.core.taxonomy import Taxonomy
+from hierlab.evaluation.metrics import tree_similarity_mse
+from hierlab.methods.mftree.estimators import CMTLClassifier, MFTreeClassifier
+from hierlab.methods.mftree.induce import (
     CMTLTree,
     MFTree,
     MFTreeReference,
@@ -26,8 +27,7 @@ from hierlab.induction import (
     partition2,
     spectral_bipartition,
 )
-from hierlab.metrics import tree_similarity_mse
-from hierlab.taxonomy import Taxonomy
+from hierlab.methods.topdown import TopDownClassifier
 
 
 def hierarchical_blobs(
@@ -394,7 +394,7 @@ def test_internal_names_do_not_clash_with_classes():
 
 
 def test_sparse_routing_in_node_groups_matches(monkeypatch):
-    import hierlab.induction.mftree as mod
+    import hierlab.methods.mftree.induction as mod
 
     X, y = random_data(11, c=9, n=200, d=10, sparse=True)
     m = MFTree().fit(X, y)
@@ -409,8 +409,8 @@ def test_sparse_routing_in_node_groups_matches(monkeypatch):
 
 # ---------------------------------------------------------------------------- real data
 def _ng20():
+    from hierlab.core.exceptions import DataError
     from hierlab.datasets.real import find_data_home, load_20newsgroups
-    from hierlab.exceptions import DataError
 
     try:
         home = find_data_home()

@@ -16,11 +16,16 @@ import scipy.sparse as sp
 from scipy.optimize import minimize
 
 from hierlab import Taxonomy
+from hierlab.core.exceptions import ParameterError, TaxonomyError
+from hierlab.core.registry import get_method, make_estimator
 from hierlab.datasets.nhsvm import make_nhsvm_synthetic
-from hierlab.estimators.nhsvm import HSVM, NHSVM, SharedSVM, is_leaf_terminated
-from hierlab.exceptions import ParameterError, TaxonomyError
-from hierlab.experiments.registry import get_method, make_estimator
-from hierlab.models.nhsvm import (
+from hierlab.methods.nhsvm.estimators import (
+    HSVMClassifier,
+    NHSVMClassifier,
+    SharedSVMClassifier,
+    is_leaf_terminated,
+)
+from hierlab.methods.nhsvm.model import (
     HierarchicalHinge,
     dag_max_label,
     leaf_path_matrix,
@@ -28,7 +33,7 @@ from hierlab.models.nhsvm import (
     normalization_alpha,
     tree_max_label,
 )
-from hierlab.solvers.shared_alpha import shared_alpha, shared_norm_objective
+from hierlab.methods.nhsvm.shared_alpha import shared_alpha, shared_norm_objective
 
 # ------------------------------------------------------------------------------------ helpers
 
@@ -103,7 +108,7 @@ def test_dag_lp_ip_equals_enumeration(seed: int, leaf_terminated: bool) -> None:
 @pytest.mark.parametrize("seed", range(4))
 def test_closure_min_cut_equals_the_lp(seed: int) -> None:
     """The minimum-cut closure equals the (totally unimodular) LP on larger random DAGs."""
-    from hierlab.models.nhsvm import _closure_lp, closure_cut
+    from hierlab.methods.nhsvm.model import _closure_lp, closure_cut
 
     rng = np.random.default_rng(200 + seed)
     tax = random_dag(rng, 60, extra=25)
@@ -351,7 +356,7 @@ def test_pegasos_reaches_the_primal_optimum() -> None:
     leaves = tax.leaves
     X = rng.normal(size=(30, 2))
     y = leaves[rng.integers(0, len(leaves), size=30)]
-    est = NHSVM(tax, lam=0.05, epochs=300, batch_size=5, tol=1e-9, random_state=0)
+    est = NHSVMClassifier(tax, lam=0.05, epochs=300, batch_size=5, tol=1e-9, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est.fit(X, tax.names[y])
@@ -390,10 +395,10 @@ def test_theorem1_duplicating_a_node_moves_hsvm_not_nhsvm() -> None:
     y1 = np.array(["a"] * n + ["b"] * n, dtype=object)
     y2 = np.array(["a2"] * n + ["b"] * n, dtype=object)
     grid = np.column_stack([rng.uniform(-3, 3, 300), rng.uniform(-3, 3, 300), np.ones(300)])
-    nh1 = _margins(NHSVM, g1, X, y1, grid)
-    nh2 = _margins(NHSVM, g2, X, y2, grid)
-    hs1 = _margins(HSVM, g1, X, y1, grid)
-    hs2 = _margins(HSVM, g2, X, y2, grid)
+    nh1 = _margins(NHSVMClassifier, g1, X, y1, grid)
+    nh2 = _margins(NHSVMClassifier, g2, X, y2, grid)
+    hs1 = _margins(HSVMClassifier, g1, X, y1, grid)
+    hs2 = _margins(HSVMClassifier, g2, X, y2, grid)
     nh_move = np.max(np.abs(nh1 - nh2)) / np.max(np.abs(nh1))
     hs_move = np.max(np.abs(hs1 - hs2)) / np.max(np.abs(hs1))
     print(f"relative move: NHSVM {nh_move:.4f}, HSVM {hs_move:.4f}")
@@ -433,13 +438,13 @@ def _blobs(tax: Taxonomy, n: int = 240, d: int = 8, seed: int = 0):
 @pytest.mark.parametrize(
     "make",
     [
-        lambda t: HSVM(t, lam=1e-3, epochs=10, random_state=0),
-        lambda t: NHSVM(t, lam=1e-3, epochs=10, random_state=0),
-        lambda t: NHSVM(t, lam=1e-3, epochs=10, variant="eq13", random_state=0),
-        lambda t: NHSVM(t, lam=1e-3, epochs=10, alpha_rule="eq7", random_state=0),
-        lambda t: SharedSVM(t, lam=1e-3, rounds=2, epochs_per_alpha=3, random_state=0),
-        lambda t: HSVM(t, lam=1e-3, epochs=10, solver="bcfw", tol=1e-3),
-        lambda t: NHSVM(t, lam=1e-3, epochs=10, variant="eq13", solver="bcfw", tol=1e-3),
+        lambda t: HSVMClassifier(t, lam=1e-3, epochs=10, random_state=0),
+        lambda t: NHSVMClassifier(t, lam=1e-3, epochs=10, random_state=0),
+        lambda t: NHSVMClassifier(t, lam=1e-3, epochs=10, variant="eq13", random_state=0),
+        lambda t: NHSVMClassifier(t, lam=1e-3, epochs=10, alpha_rule="eq7", random_state=0),
+        lambda t: SharedSVMClassifier(t, lam=1e-3, rounds=2, epochs_per_alpha=3, random_state=0),
+        lambda t: HSVMClassifier(t, lam=1e-3, epochs=10, solver="bcfw", tol=1e-3),
+        lambda t: NHSVMClassifier(t, lam=1e-3, epochs=10, variant="eq13", solver="bcfw", tol=1e-3),
     ],
 )
 def test_estimators_fit_dense_and_csr_identically(tree: Taxonomy, make) -> None:
@@ -465,11 +470,11 @@ def test_estimators_fit_dense_and_csr_identically(tree: Taxonomy, make) -> None:
 @pytest.mark.parametrize(
     "make",
     [
-        lambda t: NHSVM(t, lam=1e-2, epochs=4, batch_size=4, random_state=1),
-        lambda t: HSVM(t, lam=1e-4, epochs=3, batch_size=8, random_state=2),
+        lambda t: NHSVMClassifier(t, lam=1e-2, epochs=4, batch_size=4, random_state=1),
+        lambda t: HSVMClassifier(t, lam=1e-4, epochs=3, batch_size=8, random_state=2),
         # large lambda: the projection onto the ball of radius sqrt(max loss / lam) binds
-        lambda t: HSVM(t, lam=3.0, epochs=2, batch_size=2, random_state=4),
-        lambda t: SharedSVM(
+        lambda t: HSVMClassifier(t, lam=3.0, epochs=2, batch_size=2, random_state=4),
+        lambda t: SharedSVMClassifier(
             t, lam=1e-2, rounds=2, epochs_per_alpha=2, batch_size=4, random_state=3
         ),
     ],
@@ -538,8 +543,10 @@ def test_sparse_multilabel_steps_match_dense(dag: bool) -> None:
     y = [sets[i] for i in rng.integers(0, len(sets), size=120)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        dense = NHSVM(tax, lam=1e-2, epochs=3, batch_size=4, random_state=0).fit(Xs.toarray(), y)
-        sparse = NHSVM(tax, lam=1e-2, epochs=3, batch_size=4, random_state=0).fit(Xs, y)
+        dense = NHSVMClassifier(tax, lam=1e-2, epochs=3, batch_size=4, random_state=0).fit(
+            Xs.toarray(), y
+        )
+        sparse = NHSVMClassifier(tax, lam=1e-2, epochs=3, batch_size=4, random_state=0).fit(Xs, y)
     np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-7, atol=1e-10)
 
 
@@ -547,7 +554,9 @@ def test_ssvm_alpha_is_feasible_and_objective_decreases(tree: Taxonomy) -> None:
     X, y, _ = _blobs(tree, seed=3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        est = SharedSVM(tree, lam=1e-3, rounds=4, epochs_per_alpha=3, tol=0, random_state=0)
+        est = SharedSVMClassifier(
+            tree, lam=1e-3, rounds=4, epochs_per_alpha=3, tol=0, random_state=0
+        )
         est.fit(X, y)
     P = leaf_path_matrix(tree).toarray()
     np.testing.assert_allclose(P @ est.alpha_[1:], 1.0, atol=1e-9)
@@ -574,7 +583,7 @@ def test_multilabel_fit_predict_consistent_sets(dag: bool) -> None:
     X = np.stack([sum(cent[lab] for lab in row) for row in Y]) + 0.5 * rng.normal(size=(150, 6))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        est = NHSVM(tax, lam=1e-3, epochs=15, random_state=0).fit(X, Y)
+        est = NHSVMClassifier(tax, lam=1e-3, epochs=15, random_state=0).fit(X, Y)
     assert est.multilabel_ and est.leaf_terminated_
     ind = est.decision_path(X).toarray().astype(bool)
     # predicted sets are consistent with the hierarchy: closed under parents and leaf-terminated
@@ -598,7 +607,7 @@ def test_multilabel_internal_labels_use_the_closed_space() -> None:
     X = np.random.default_rng(0).normal(size=(40, 3))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        est = HSVM(tax, lam=1e-2, epochs=3, random_state=0).fit(X, Y)
+        est = HSVMClassifier(tax, lam=1e-2, epochs=3, random_state=0).fit(X, Y)
     assert est.leaf_terminated_ is False
 
 
@@ -606,7 +615,7 @@ def test_eq13_rejects_multilabel(tree: Taxonomy) -> None:
     X = np.zeros((4, 2))
     Y = [("a1",), ("a1", "b1"), ("b1",), ("c1",)]
     with pytest.raises(ParameterError, match=r"eq\. \(13\)"):
-        NHSVM(tree, variant="eq13").fit(X, Y)
+        NHSVMClassifier(tree, variant="eq13").fit(X, Y)
 
 
 def test_registry_entries() -> None:
@@ -647,8 +656,8 @@ def test_synthetic_sets(kind: str) -> None:
 def test_reproduce_table3_runs_and_reports(solver: str, capsys: pytest.CaptureFixture[str]) -> None:
     import argparse
 
-    from hierlab.experiments.reproduce import available
-    from hierlab.experiments.reproduce import nhsvm as rep
+    from hierlab.lab.reproduce import available
+    from hierlab.lab.reproduce import nhsvm as rep
 
     assert available()["nhsvm"] is rep
     parser = argparse.ArgumentParser()
@@ -682,10 +691,10 @@ def test_dag_node_scores_are_the_spanning_tree_max_marginals() -> None:
 # ------------------------------------------------------------------------ the dual (BCFW)
 
 
-def _hinge_for(est: HSVM, X: np.ndarray, y: np.ndarray) -> HierarchicalHinge:
+def _hinge_for(est: HSVMClassifier, X: np.ndarray, y: np.ndarray) -> HierarchicalHinge:
     """The primal objective ``est`` minimises, built independently of the estimator."""
     tax = est.taxonomy_
-    if isinstance(est, NHSVM):
+    if isinstance(est, NHSVMClassifier):
         alpha = normalization_alpha(tax)
         variant = "eq13" if est.variant == "eq13" else "margin"
         return HierarchicalHinge(X, y, tax, np.sqrt(alpha), est.lam, "normalized", alpha, variant)
@@ -697,7 +706,7 @@ def _hinge_for(est: HSVM, X: np.ndarray, y: np.ndarray) -> HierarchicalHinge:
 def test_dual_tables_reproduce_the_hinge(dag: bool, variant: str) -> None:
     """max_r (L_r - U_r . P_i) over the dual tables equals the primal loss of eq. 3/10/13,
     computed by HierarchicalHinge, at random weights; internal nodes as labels too."""
-    from hierlab.models.nhsvm_dual import HingeDualModel
+    from hierlab.methods.nhsvm.dual import HingeDualModel
 
     rng = np.random.default_rng(5)
     tax = random_dag(rng, 8, 3) if dag else random_tree(rng, 8)
@@ -719,7 +728,7 @@ def test_dual_tables_reproduce_the_hinge(dag: bool, variant: str) -> None:
             assert model.loss(P, obj.y)[0][0] == pytest.approx(direct, rel=1e-12, abs=1e-12)
 
 
-@pytest.mark.parametrize("cls", [HSVM, NHSVM])
+@pytest.mark.parametrize("cls", [HSVMClassifier, NHSVMClassifier])
 def test_bcfw_reaches_the_slsqp_optimum_with_a_certificate(cls: type) -> None:
     rng = np.random.default_rng(11)
     tax = Taxonomy([("r", "a"), ("r", "b"), ("a", "a1"), ("a", "a2")])
@@ -744,8 +753,10 @@ def test_bcfw_and_pegasos_minimise_the_same_objective(tree: Taxonomy) -> None:
     X, y, _ = _blobs(tree, n=120, d=4)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        b = NHSVM(tree, lam=1e-2, epochs=2000, tol=1e-4, solver="bcfw").fit(X, y)
-        p = NHSVM(tree, lam=1e-2, epochs=300, batch_size=8, tol=1e-9, random_state=0).fit(X, y)
+        b = NHSVMClassifier(tree, lam=1e-2, epochs=2000, tol=1e-4, solver="bcfw").fit(X, y)
+        p = NHSVMClassifier(tree, lam=1e-2, epochs=300, batch_size=8, tol=1e-9, random_state=0).fit(
+            X, y
+        )
     assert b.converged_
     assert p.objective_ >= b.lower_bound_ - 1e-12
     assert p.objective_ <= b.objective_ * 1.01
@@ -756,6 +767,6 @@ def test_bcfw_refuses_multilabel_and_unknown_solvers(tree: Taxonomy) -> None:
     y = np.empty(20, dtype=object)
     y[:] = [("a1", "b1")] * 20
     with pytest.raises(ParameterError, match="single-label"):
-        HSVM(tree, solver="bcfw").fit(X, y)
+        HSVMClassifier(tree, solver="bcfw").fit(X, y)
     with pytest.raises(ParameterError, match="solver"):
-        HSVM(tree, solver="newton").fit(X, ["a1", "b1"] * 10)
+        HSVMClassifier(tree, solver="newton").fit(X, ["a1", "b1"] * 10)

@@ -19,19 +19,10 @@ import pytest
 import scipy.sparse as sp
 from scipy import stats
 
-from hierlab.estimators.orthogonal import (
-    FlatMulticlassSVM,
-    HierarchicalMulticlassSVM,
-    OrthogonalTransferSVM,
-    TransferSVM,
-    TreeLossSVM,
-)
-from hierlab.exceptions import ParameterError
-from hierlab.experiments.registry import get_method, make_estimator
-from hierlab.losses import tree_delta, zero_one_delta
-from hierlab.metrics import zero_one_error
-from hierlab.models.orthogonal import FlatModel, LocalModel, RecursiveModel
-from hierlab.regularizers import (
+from hierlab.core.exceptions import ParameterError
+from hierlab.core.losses import tree_delta, zero_one_delta
+from hierlab.core.registry import get_method, make_estimator
+from hierlab.core.regularizers import (
     Orthogonal,
     comparison_matrix,
     max_admissible_alpha,
@@ -39,14 +30,23 @@ from hierlab.regularizers import (
     smallest_comparison_eigenvalue,
     transfer_matrix,
 )
-from hierlab.taxonomy import Taxonomy
+from hierlab.core.taxonomy import Taxonomy
+from hierlab.evaluation.metrics import zero_one_error
+from hierlab.methods.orthogonal.estimators import (
+    FlatMulticlassClassifier,
+    HierarchicalMulticlassClassifier,
+    OrthogonalTransferClassifier,
+    TransferClassifier,
+    TreeLossClassifier,
+)
+from hierlab.methods.orthogonal.model import FlatModel, LocalModel, RecursiveModel
 
 ALL = [
-    OrthogonalTransferSVM,
-    FlatMulticlassSVM,
-    HierarchicalMulticlassSVM,
-    TransferSVM,
-    TreeLossSVM,
+    OrthogonalTransferClassifier,
+    FlatMulticlassClassifier,
+    HierarchicalMulticlassClassifier,
+    TransferClassifier,
+    TreeLossClassifier,
 ]
 
 
@@ -186,7 +186,7 @@ def _small_problem(seed: int, internal: bool = True):
 @pytest.mark.parametrize("cls", ALL)
 def test_subgradient_matches_finite_differences(cls: type) -> None:
     tax, X, y = _small_problem(1)
-    est = cls(taxonomy=tax, alpha=0.6) if cls is OrthogonalTransferSVM else cls(taxonomy=tax)
+    est = cls(taxonomy=tax, alpha=0.6) if cls is OrthogonalTransferClassifier else cls(taxonomy=tax)
     est.taxonomy_ = tax
     obj = est._objective(X, y)
     rng = np.random.default_rng(2)
@@ -315,18 +315,20 @@ def test_orthognl_refuses_inadmissible_alpha_and_names_the_bound() -> None:
     tax, X, y = _small_problem(3, internal=False)
     amax = max_admissible_alpha(tax)
     with pytest.raises(ParameterError, match=f"{amax:.6g}"):
-        OrthogonalTransferSVM(tax, alpha=amax * 1.01).fit(X, tax.names[y])
+        OrthogonalTransferClassifier(tax, alpha=amax * 1.01).fit(X, tax.names[y])
     bad = orthogonal_K(tax, amax * 2)[1:, 1:]
     with pytest.raises(ParameterError, match="not admissible"):
-        OrthogonalTransferSVM(tax, K=bad).fit(X, tax.names[y])
+        OrthogonalTransferClassifier(tax, K=bad).fit(X, tax.names[y])
     with pytest.raises(ParameterError, match="nonnegative"):
-        OrthogonalTransferSVM(tax, K=-np.eye(tax.n_nodes - 1)).fit(X, tax.names[y])
+        OrthogonalTransferClassifier(tax, K=-np.eye(tax.n_nodes - 1)).fit(X, tax.names[y])
 
 
 def test_user_K_equals_eq6() -> None:
     tax, X, y = _small_problem(4)
-    a = OrthogonalTransferSVM(tax, alpha=0.5, rtol=1e-3).fit(X, tax.names[y])
-    b = OrthogonalTransferSVM(tax, K=orthogonal_K(tax, 0.5)[1:, 1:], rtol=1e-3).fit(X, tax.names[y])
+    a = OrthogonalTransferClassifier(tax, alpha=0.5, rtol=1e-3).fit(X, tax.names[y])
+    b = OrthogonalTransferClassifier(tax, K=orthogonal_K(tax, 0.5)[1:, 1:], rtol=1e-3).fit(
+        X, tax.names[y]
+    )
     np.testing.assert_allclose(a.coef_, b.coef_)
     assert a.lambda_min_ == pytest.approx(smallest_comparison_eigenvalue(tax, 0.5))
 
@@ -347,7 +349,7 @@ def test_transfer_matrix() -> None:
 @pytest.mark.parametrize("cls", ALL)
 def test_dense_and_csr_agree(cls: type) -> None:
     tax, X, y = _small_problem(5)
-    kw = {"alpha": 0.5} if cls is OrthogonalTransferSVM else {}
+    kw = {"alpha": 0.5} if cls is OrthogonalTransferClassifier else {}
     a = cls(tax, rtol=1e-3, **kw).fit(X, tax.names[y])
     b = cls(tax, rtol=1e-3, **kw).fit(sp.csr_matrix(X), tax.names[y])
     assert a.objective_ == pytest.approx(b.objective_, rel=1e-3)
@@ -362,7 +364,7 @@ def test_decision_function_agrees_with_predict_on_a_tree(cls: type) -> None:
     """On a real hierarchy (leaf labels) the arg-max class of decision_function is the
     predicted leaf (recursive methods: the path's smallest sibling margin)."""
     tax, X, y = _small_problem(7, internal=False)
-    kw = {"alpha": 0.5} if cls is OrthogonalTransferSVM else {}
+    kw = {"alpha": 0.5} if cls is OrthogonalTransferClassifier else {}
     est = cls(tax, rtol=1e-2, **kw).fit(X, tax.names[y])
     D = est.decision_function(X)
     assert D.shape == (len(X), len(est.classes_))
@@ -389,7 +391,7 @@ def test_unconverged_warns_with_gap(solver: str) -> None:
     tax, X, y = _small_problem(6)
     from sklearn.exceptions import ConvergenceWarning
 
-    est = OrthogonalTransferSVM(tax, alpha=0.5, rtol=0, tol=0, max_iter=5, solver=solver)
+    est = OrthogonalTransferClassifier(tax, alpha=0.5, rtol=0, tol=0, max_iter=5, solver=solver)
     with pytest.warns(ConvergenceWarning, match="upper - lower"):
         est.fit(X, tax.names[y])
     assert not est.converged_ and est.n_iter_ == 5
@@ -427,8 +429,8 @@ def test_orthognl_beats_hiermult_when_features_differ_by_level() -> None:
         tax, Xtr, ytr, Xte, yte = _levels_data(seed)
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # both must converge (certified gap)
-            o = OrthogonalTransferSVM(tax, alpha=0.8, C=1.0, rtol=1e-2, max_iter=5000)
-            h = HierarchicalMulticlassSVM(tax, C=1.0, rtol=1e-2, max_iter=5000)
+            o = OrthogonalTransferClassifier(tax, alpha=0.8, C=1.0, rtol=1e-2, max_iter=5000)
+            h = HierarchicalMulticlassClassifier(tax, C=1.0, rtol=1e-2, max_iter=5000)
             o.fit(Xtr, tax.names[ytr])
             h.fit(Xtr, tax.names[ytr])
         err_o.append(zero_one_error(tax.names[yte], o.predict(Xte), tax))

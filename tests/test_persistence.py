@@ -13,7 +13,7 @@ import scipy.sparse as sp
 
 import hierlab
 from hierlab import ModelFileError, Taxonomy
-from hierlab.experiments.registry import get_method
+from hierlab.core.registry import get_method
 from hierlab.persistence import load, save
 
 
@@ -84,7 +84,9 @@ def test_foreign_and_tampered_files(tmp_path: Path) -> None:
     with pytest.raises(ModelFileError, match="outside hierlab/sklearn"):
         load(rewrite(lambda m: m["root"].update({"__estimator__": "os.system"})))
     with pytest.raises(ModelFileError, match="not an estimator class"):
-        load(rewrite(lambda m: m["root"].update({"__estimator__": "hierlab.taxonomy.Taxonomy"})))
+        load(
+            rewrite(lambda m: m["root"].update({"__estimator__": "hierlab.core.taxonomy.Taxonomy"}))
+        )
 
     truncated = tmp_path / "trunc.hlm"
     truncated.write_bytes(good.read_bytes()[:200])

@@ -1,7 +1,7 @@
 """Model files from elsewhere (issue 10): size limits, object arrays, class paths, fuzzed bytes.
 
 Complements ``tests/test_persistence.py`` (round trips, pickles, foreign zips, tampered
-manifests): every malformed file must end in a :class:`~hierlab.exceptions.ModelFileError`
+manifests): every malformed file must end in a :class:`~hierlab.core.exceptions.ModelFileError`
 with a clear message, never in another exception, a huge allocation, or code of the file's
 choosing.
 """
@@ -105,7 +105,7 @@ def test_object_arrays_are_refused_as_pickles(good: Path, tmp_path: Path) -> Non
         ("hierlab.io.Path", "not a hierlab/sklearn class"),
         ("hierlab.io.os.system", "unknown class|not a hierlab/sklearn class"),
         ("hierlab..x", "invalid class path"),
-        ("hierlab.taxonomy.Taxonomy;import os", "invalid class path"),
+        ("hierlab.core.taxonomy.Taxonomy;import os", "invalid class path"),
         ("hierlab.nope.Nothing", "unknown class"),
         ("builtins.eval", "outside hierlab/sklearn"),
     ],

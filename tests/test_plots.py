@@ -8,10 +8,10 @@ import plotly.graph_objects as go
 import pytest
 import scipy.sparse as sp
 
-from hierlab import metrics as M
 from hierlab import plots as P
-from hierlab.exceptions import DataError
-from hierlab.taxonomy import Taxonomy
+from hierlab.core.exceptions import DataError
+from hierlab.core.taxonomy import Taxonomy
+from hierlab.evaluation import metrics as M
 
 
 @pytest.fixture

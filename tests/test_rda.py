@@ -21,18 +21,18 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from hierlab.estimators.orthogonal import (
-    FlatMulticlassSVM,
-    HierarchicalMulticlassSVM,
-    OrthogonalTransferSVM,
-    TransferSVM,
-    TreeLossSVM,
+from hierlab.core.exceptions import ParameterError
+from hierlab.core.objective import Objective
+from hierlab.core.solver import solve
+from hierlab.core.taxonomy import Taxonomy
+from hierlab.methods.orthogonal.estimators import (
+    FlatMulticlassClassifier,
+    HierarchicalMulticlassClassifier,
+    OrthogonalTransferClassifier,
+    TransferClassifier,
+    TreeLossClassifier,
 )
-from hierlab.exceptions import ParameterError
-from hierlab.objective import Objective
-from hierlab.solvers.base import solve
 from hierlab.solvers.rda import RDA
-from hierlab.taxonomy import Taxonomy
 
 TREES = {
     "5 nodes": [-1, 0, 0, 1, 1],
@@ -240,11 +240,11 @@ def reference_optimum(method: str, tax: Taxonomy, X: np.ndarray, y: np.ndarray, 
 
 
 ESTIMATORS = {
-    "orthognl": lambda tax, **kw: OrthogonalTransferSVM(tax, alpha=0.6, **kw),
-    "flatmult": FlatMulticlassSVM,
-    "hiermult": HierarchicalMulticlassSVM,
-    "transfer": TransferSVM,
-    "treeloss": TreeLossSVM,
+    "orthognl": lambda tax, **kw: OrthogonalTransferClassifier(tax, alpha=0.6, **kw),
+    "flatmult": FlatMulticlassClassifier,
+    "hiermult": HierarchicalMulticlassClassifier,
+    "transfer": TransferClassifier,
+    "treeloss": TreeLossClassifier,
 }
 
 
@@ -305,7 +305,7 @@ def test_paper_uniform_averaging_certificate(method: str) -> None:
 
 def test_rda_on_objective_directly_and_limits() -> None:
     tax, X, y = make_problem(TREES["5 nodes"], seed=1)
-    est = TransferSVM(tax)
+    est = TransferClassifier(tax)
     est.taxonomy_ = tax
     obj: Objective = est._objective(X, y)
     res = solve(RDA(max_iter=50), obj, warn=False)
@@ -324,7 +324,9 @@ def test_orthognl_jacobi_split_same_optimum_and_certificate() -> None:
     tree, seed = CASES[0]
     tax, X, y = make_problem(TREES[tree], seed=seed)
     J_star = cached_optimum("orthognl", tree, seed)
-    est = OrthogonalTransferSVM(tax, alpha=0.6, split="jacobi", tol=0.0, rtol=5e-5, solver="rda")
+    est = OrthogonalTransferClassifier(
+        tax, alpha=0.6, split="jacobi", tol=0.0, rtol=5e-5, solver="rda"
+    )
     est.set_params(max_iter=60000)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -333,6 +335,6 @@ def test_orthognl_jacobi_split_same_optimum_and_certificate() -> None:
     check_certificate(est.history_, J_star)
     reg = est._objective(X, y).regularizer
     P = np.diag(reg.psi_diag[1:])
-    from hierlab.regularizers import comparison_matrix
+    from hierlab.core.regularizers import comparison_matrix
 
     assert np.linalg.eigvalsh(comparison_matrix(est.K_[1:, 1:]) - P)[0] >= -1e-12

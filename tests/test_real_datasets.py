@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from hierlab.core.exceptions import DataError, ParameterError
 from hierlab.datasets import load_20newsgroups, load_clus
 from hierlab.datasets import real as real_mod
 from hierlab.datasets.real import find_data_home
-from hierlab.exceptions import DataError, ParameterError
 
 GROUPS = {
     "comp.graphics": ["pixels render polygon shading", "render the scene pixels", "gif jpeg"],
@@ -270,7 +270,7 @@ def test_20newsgroups_flat_svm_and_topdown_baseline():
     top-down LinearSVC baseline lands within 2 points of it."""
     from sklearn.svm import LinearSVC
 
-    from hierlab.estimators.topdown import TopDownClassifier
+    from hierlab.methods.topdown import TopDownClassifier
 
     train, test = load_20newsgroups()
     flat = float(np.mean(LinearSVC().fit(train.X, train.y).predict(test.X) == test.y))

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
-import hierlab.solvers.base as base
+import hierlab.core.solver as base
 from hierlab import ConvergenceError, EarlyStopping, FunctionCallback, History, Timeout
-from hierlab.solvers.base import Solver, SolverState, solve
+from hierlab.core.solver import Solver, SolverState, solve
 
 
 class FakeClock:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import pytest
 
-from hierlab.exceptions import ParameterError
-from hierlab.experiments import tables as tables_mod
-from hierlab.experiments.tables import (
+from hierlab.core.exceptions import ParameterError
+from hierlab.lab import tables as tables_mod
+from hierlab.lab.tables import (
     default_arguments,
     reproduction_options,
     reproductions,

@@ -14,8 +14,9 @@ from _taxonomy_strategies import dag_edges, dags, taxonomies, tree_edges, trees
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hierlab.exceptions import TaxonomyError
-from hierlab.taxonomy import Taxonomy
+from hierlab.core.exceptions import TaxonomyError
+from hierlab.core.taxonomy import Taxonomy
+from hierlab.io import read_taxonomy, write_taxonomy
 
 SETTINGS = settings(max_examples=40, deadline=None)
 
@@ -114,13 +115,13 @@ FILE_EXT = {"edges": ".txt", "json": ".json", "paths": ".paths", "csv": ".csv", 
 @settings(max_examples=25, deadline=None)
 @given(taxonomies(max_nodes=15), st.sampled_from(sorted(FILE_EXT)))
 def test_round_trip_files(tmp_path_factory, tax, fmt):
-    """Taxonomy.write / Taxonomy.read (hierlab.io), with and without the format named."""
+    """write_taxonomy / read_taxonomy (hierlab.io), with and without the format named."""
     if fmt == "paths" and not tax.is_tree:
         return
     path = tmp_path_factory.mktemp("tax") / f"t{FILE_EXT[fmt]}"
-    tax.write(path, format=fmt)
-    assert Taxonomy.read(path, format=fmt) == tax
-    assert Taxonomy.read(path) == tax  # the format is guessed from extension and content
+    write_taxonomy(tax, path, format=fmt)
+    assert read_taxonomy(path, format=fmt) == tax
+    assert read_taxonomy(path) == tax  # the format is guessed from extension and content
 
 
 @settings(max_examples=15, deadline=None)
@@ -130,8 +131,8 @@ def test_round_trip_files_full_path_names(tmp_path_factory, tax):
     full = Taxonomy.from_paths(sub, names="full", root="ROOT")
     for fmt in ("paths", "edges", "json"):
         path = tmp_path_factory.mktemp("tax") / f"full{FILE_EXT[fmt]}"
-        full.write(path)
-        assert Taxonomy.read(path) == full
+        write_taxonomy(full, path)
+        assert read_taxonomy(path) == full
 
 
 # ---------------------------------------------------------------------------- gamma and LCA

@@ -10,8 +10,8 @@ from sklearn.svm import LinearSVC
 
 import hierlab
 from hierlab import DataError, ParameterError, Taxonomy
-from hierlab.estimators.topdown import TopDownClassifier
-from hierlab.experiments.registry import Param
+from hierlab.core.registry import Param
+from hierlab.methods.topdown import TopDownClassifier
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from app.state import (
 )
 from app.ui.errors import show_error
 from app.ui.figures import figure
-from hierlab.experiments.registry import get_method
+from hierlab.core.registry import get_method
 
 state = get_state()
 st.title("Compare")

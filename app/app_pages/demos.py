@@ -14,8 +14,8 @@ if str(ROOT) not in sys.path:  # when the page runs on its own (AppTest.from_fil
 import streamlit as st  # noqa: E402
 
 from app.ui.errors import show_error  # noqa: E402
-from hierlab.experiments.demos import DEMOS, DemoResult, run_demo  # noqa: E402
-from hierlab.experiments.export import export_notebook, export_script  # noqa: E402
+from hierlab.lab.demos import DEMOS, DemoResult, run_demo  # noqa: E402
+from hierlab.lab.export import export_notebook, export_script  # noqa: E402
 
 RESULTS_KEY = "demo_results"
 

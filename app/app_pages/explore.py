@@ -10,7 +10,12 @@ import streamlit as st
 from app.state import get_state
 from app.ui.errors import show_error
 from app.ui.figures import figure
-from hierlab.metrics import confusion_at_level, error_per_level, error_per_node, gamma_histogram
+from hierlab.evaluation.metrics import (
+    confusion_at_level,
+    error_per_level,
+    error_per_node,
+    gamma_histogram,
+)
 
 state = get_state()
 st.title("Explore")

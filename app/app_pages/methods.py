@@ -12,8 +12,8 @@ if str(ROOT) not in sys.path:  # when the page runs on its own (AppTest.from_fil
 import streamlit as st  # noqa: E402
 
 from app.ui.method_card import show_card  # noqa: E402
-from hierlab.experiments.cards import cards_markdown, missing_cards  # noqa: E402
-from hierlab.experiments.registry import get_method, list_methods  # noqa: E402
+from hierlab.core.cards import cards_markdown, missing_cards  # noqa: E402
+from hierlab.core.registry import get_method, list_methods  # noqa: E402
 
 SEEDS = {
     "000": "000 — orthogonal transfer (Zhou, Xiao, Wu 2011)",
@@ -46,7 +46,7 @@ with right:
 
 shown = [n for n in names if get_method(n).seed in chosen]
 if query:
-    from hierlab.experiments.cards import CARDS
+    from hierlab.core.cards import CARDS
 
     shown = [
         n
@@ -61,7 +61,7 @@ if not shown:
     st.info("No method matches.")
     st.stop()
 
-from hierlab.experiments.cards import CARDS  # noqa: E402
+from hierlab.core.cards import CARDS  # noqa: E402
 
 overview = [
     {

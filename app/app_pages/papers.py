@@ -14,7 +14,7 @@ if str(ROOT) not in sys.path:  # when the page runs on its own (AppTest.from_fil
 import streamlit as st  # noqa: E402
 
 from app.ui.errors import show_error  # noqa: E402
-from hierlab.experiments.tables import (  # noqa: E402
+from hierlab.lab.tables import (  # noqa: E402
     ReproResult,
     reproduction_options,
     reproductions,

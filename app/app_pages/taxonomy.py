@@ -8,8 +8,8 @@ from app.state import get_state, induce_taxonomy, induction_available, tree_simi
 from app.ui.errors import show_error
 from app.ui.figures import figure
 from app.ui.widgets import param_widget
-from hierlab.exceptions import HierlabError
-from hierlab.experiments.registry import Param, get_method
+from hierlab.core.exceptions import HierlabError
+from hierlab.core.registry import Param, get_method
 
 
 def tau_widget() -> int:

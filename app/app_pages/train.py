@@ -21,7 +21,7 @@ from app.ui.errors import show_error
 from app.ui.figures import figure
 from app.ui.live import LivePlot
 from app.ui.widgets import param_widgets
-from hierlab.experiments.registry import get_method
+from hierlab.core.registry import get_method
 
 try:  # method cards (issue 11), shown beside the parameters when present
     from app.ui.method_card import show_card

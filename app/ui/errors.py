@@ -6,7 +6,7 @@ import logging
 
 import streamlit as st
 
-from hierlab.exceptions import HierlabError
+from hierlab.core.exceptions import HierlabError
 
 __all__ = ["show_error"]
 

@@ -1,13 +1,13 @@
 """``LivePlot``: a solver callback that redraws the bounds figure in an ``st.empty()`` slot.
 
-It is an ordinary :mod:`hierlab.callbacks` callback (called with every ``SolverState``), so the
+It is an ordinary :mod:`hierlab.core.callbacks` callback (called with every ``SolverState``), so the
 engine never imports streamlit. It keeps every state (cheap), and redraws at most a few times a
 second: the interval between redraws is stretched so that drawing never takes more than
 ``max_overhead`` of the wall time. Building the figure with ``hierlab.plots.bounds_figure`` costs
 ~40 ms (plotly's subplots), so it is built once and then only its traces' arrays are replaced
 (~3 ms) while the set of traces stays the same (``upper``/``objective``, ``lower``, ``gap``);
 a patched figure equals a fresh one (tested). The solver's own clock excludes callbacks anyway
-(``hierlab.solvers.base.solve``).
+(``hierlab.core.solver.solve``).
 
 Stopping. A click anywhere in the app (the Stop button in particular) makes Streamlit interrupt
 the script at its next ``st.*`` call by raising ``RerunException`` (or ``StopException`` when the
@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hierlab.solvers.base import SolverResult, SolverState
+from hierlab.core.solver import SolverResult, SolverState
 
 __all__ = ["LivePlot"]
 

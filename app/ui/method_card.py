@@ -1,4 +1,4 @@
-"""Draw a method card (``hierlab.experiments.cards``): one call for the Methods and Train pages.
+"""Draw a method card (``hierlab.core.cards``): one call for the Methods and Train pages.
 
 ``show_card(name)`` writes the idea, the objective (``st.latex``, one call per line), the
 prediction rule, the parameters table, the solver, what the bounds mean and the citation.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from hierlab.experiments.cards import MethodCard, MissingCardError, method_card
+from hierlab.core.cards import MethodCard, MissingCardError, method_card
 
 __all__ = ["params_frame", "show_card"]
 

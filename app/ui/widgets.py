@@ -1,6 +1,6 @@
-"""Widgets generated from the registry's parameter schemas (``hierlab.experiments.registry``).
+"""Widgets generated from the registry's parameter schemas (``hierlab.core.registry``).
 
-One widget per :class:`~hierlab.experiments.registry.Param`: a select box for choices, a checkbox
+One widget per :class:`~hierlab.core.registry.Param`: a select box for choices, a checkbox
 for booleans, a slider for small integer ranges, a number input otherwise (log-scale floats get
 a ``%g`` format). Nothing here is method-specific: a newly registered method gets its widgets.
 """
@@ -12,7 +12,7 @@ from typing import Any
 
 import streamlit as st
 
-from hierlab.experiments.registry import MethodSpec, Param
+from hierlab.core.registry import MethodSpec, Param
 
 __all__ = ["param_widget", "param_widgets", "widget_key"]
 

@@ -1,6 +1,6 @@
 """``HierDataset`` and the bundled, synthetic and real data sets."""
 
-from hierlab.datasets.base import HierDataset, concat_datasets, encode_labels
+from hierlab.core.dataset import HierDataset, concat_datasets, encode_labels
 from hierlab.datasets.catalog import available_datasets, load_builtin
 from hierlab.datasets.hieron import make_hieron_synthetic
 from hierlab.datasets.nhsvm import make_nhsvm_synthetic

@@ -11,8 +11,8 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from hierlab.datasets.base import HierDataset
-from hierlab.exceptions import DataError
+from hierlab.core.dataset import HierDataset
+from hierlab.core.exceptions import DataError
 
 __all__ = ["BuiltinDataset", "available_datasets", "load_builtin"]
 

@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from hierlab.datasets.base import HierDataset, _as_rng, _check_int
-from hierlab.exceptions import ParameterError
-from hierlab.taxonomy import Taxonomy
+from hierlab.core.dataset import HierDataset, _as_rng, _check_int
+from hierlab.core.exceptions import ParameterError
+from hierlab.core.taxonomy import Taxonomy
 
 __all__ = ["make_nhsvm_synthetic", "nhsvm_balanced_taxonomy", "nhsvm_unbalanced_taxonomy"]
 

@@ -30,9 +30,9 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from hierlab.datasets.base import HierDataset
-from hierlab.exceptions import DataError, ParameterError
-from hierlab.taxonomy import Taxonomy
+from hierlab.core.dataset import HierDataset
+from hierlab.core.exceptions import DataError, ParameterError
+from hierlab.core.taxonomy import Taxonomy
 
 __all__ = [
     "CLUS_DATASETS",

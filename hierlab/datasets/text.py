@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from hierlab.datasets.base import HierDataset, _as_rng
-from hierlab.exceptions import ParameterError
-from hierlab.taxonomy import Taxonomy
+from hierlab.core.dataset import HierDataset, _as_rng
+from hierlab.core.exceptions import ParameterError
+from hierlab.core.taxonomy import Taxonomy
 
 __all__ = ["make_hierarchical_text", "random_level_tree"]
 

@@ -1,7 +1,7 @@
 """Block-coordinate Frank-Wolfe on the dual of the seed-000 problems, with certified bounds.
 
 Every training problem of seed 000 reads ``J(W) = R(W) + sum_b max_r (L_br - <W, U_br x_b^T>)``
-(:class:`~hierlab.models.orthogonal.DualBlocks`: one block ``b`` of labels per example, or per
+(:class:`~hierlab.methods.orthogonal.model.DualBlocks`: one block ``b`` of labels per example, or per
 example and internal node for HIERMULT; weights and ``C`` folded into ``L`` and ``U``). For a
 quadratic ``R(W) = 1/2 tr(W^T Q W)`` (L2: FLATMULT, HIERMULT, TREELOSS; TRANSFER's ``I + L``)
 the Lagrange dual of the slack QP is
@@ -52,12 +52,12 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize
 
-from hierlab._jit import jit_enabled, njit, sparse_row_times, sparse_row_update
-from hierlab.exceptions import ConvergenceError, ParameterError
-from hierlab.models.orthogonal import DualBlocks
-from hierlab.objective import Objective
-from hierlab.regularizers import L2, Orthogonal, Quadratic, Regularizer
-from hierlab.solvers.base import Solver, SolverState
+from hierlab.core._jit import jit_enabled, njit, sparse_row_times, sparse_row_update
+from hierlab.core.exceptions import ConvergenceError, ParameterError
+from hierlab.core.model import DualBlocks
+from hierlab.core.objective import Objective
+from hierlab.core.regularizers import L2, Orthogonal, Quadratic, Regularizer
+from hierlab.core.solver import Solver, SolverState
 
 __all__ = ["BCFW", "DualMetric"]
 
@@ -65,7 +65,7 @@ __all__ = ["BCFW", "DualMetric"]
 class DualMetric:
     """``P = Q^{-1}`` of the quadratic regularizer (active rows only), for the dual.
 
-    For :class:`~hierlab.regularizers.Orthogonal` the quadratic is ``K_sigma = K o sigma`` and
+    For :class:`~hierlab.core.regularizers.Orthogonal` the quadratic is ``K_sigma = K o sigma`` and
     :meth:`sigma_step` maximises the dual over ``sigma`` (see the module docstring).
 
     Parameters
@@ -183,7 +183,7 @@ class DualMetric:
 class BCFW(Solver):
     """Block-coordinate (pairwise) Frank-Wolfe on the dual, with certified bounds.
 
-    One :class:`~hierlab.solvers.base.SolverState` per epoch (a pass over the examples in a
+    One :class:`~hierlab.core.solver.SolverState` per epoch (a pass over the examples in a
     random order): ``upper = min J(W)``, ``lower = max D`` (a dual objective value, see the
     module docstring), so ``lower <= J* <= upper`` at every epoch.
 
@@ -208,7 +208,7 @@ class BCFW(Solver):
         ``W(alpha)``. None: every block starts at its null label (``W = 0``).
     use_jit : bool, optional
         Run the per-example pass with the compiled kernel (numba; the same steps at machine
-        speed). None: when :func:`hierlab._jit.jit_enabled`.
+        speed). None: when :func:`hierlab.core._jit.jit_enabled`.
 
     Attributes
     ----------

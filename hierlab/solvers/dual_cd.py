@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from hierlab._jit import jit_enabled, njit, sparse_row_times, sparse_row_update
+from hierlab.core._jit import jit_enabled, njit, sparse_row_times, sparse_row_update
 
 __all__ = [
     "CSRRows",
@@ -171,7 +171,7 @@ def solve_leaves_dual_cd(
         in the block).
     use_jit : bool, optional
         Run each pass with the compiled kernel (numba; same steps, machine speed). None: when
-        :func:`hierlab._jit.jit_enabled`.
+        :func:`hierlab.core._jit.jit_enabled`.
 
     Returns
     -------

@@ -1,7 +1,7 @@
 """Regularized dual averaging with optimality bounds (seed 000, Algorithm 1, with the errata).
 
 For ``J(W) = phi(W) + Psi(W)`` with ``phi`` convex and ``Psi(W) = 1/2 tr(W^T P W)`` strongly
-convex (the splitting of :class:`~hierlab.objective.Objective`), iteration ``t`` does
+convex (the splitting of :class:`~hierlab.core.objective.Objective`), iteration ``t`` does
 
 1. ``g(t)`` a subgradient of ``phi`` at ``w(t)``; ``gbar(t) = (1 - l_t) gbar(t-1) + l_t g(t)``;
 2. ``w(t+1) = argmin_w gbar(t)^T w + Psi(w) = -P^{-1} gbar(t)`` (eq. 9, 11);
@@ -37,9 +37,9 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from hierlab.exceptions import ParameterError
-from hierlab.objective import Objective
-from hierlab.solvers.base import Solver, SolverState
+from hierlab.core.exceptions import ParameterError
+from hierlab.core.objective import Objective
+from hierlab.core.solver import Solver, SolverState
 
 __all__ = ["RDA"]
 

@@ -27,8 +27,8 @@ import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
-from hierlab.exceptions import ParameterError
-from hierlab.solvers.base import Solver, SolverState
+from hierlab.core.exceptions import ParameterError
+from hierlab.core.solver import Solver, SolverState
 
 __all__ = ["PegasosSGD", "SGDObjective"]
 

@@ -14,8 +14,8 @@ from streamlit.runtime.scriptrunner_utils.exceptions import RerunException
 from app.state import AppState, fit_run, iteration_budget, make_entry
 from app.ui.figures import figure
 from app.ui.live import LivePlot
+from hierlab.core.registry import list_methods
 from hierlab.datasets.hieron import make_hieron_synthetic
-from hierlab.experiments.registry import list_methods
 
 
 class FakeSlot:

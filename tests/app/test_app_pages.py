@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from hierlab.experiments.registry import get_method, list_methods
+from hierlab.core.registry import get_method, list_methods
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app" / "streamlit_app.py")
@@ -252,7 +252,7 @@ def _ok_or_admissibility(at: AppTest) -> None:
 def test_orthognl_admissibility_indicator() -> None:
     if "orthognl" not in list_methods():
         pytest.skip("orthognl is not registered")
-    from hierlab.regularizers import max_admissible_alpha
+    from hierlab.core.regularizers import max_admissible_alpha
 
     at = _new()
     at.switch_page("app_pages/train.py")

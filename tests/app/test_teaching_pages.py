@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from hierlab.experiments.cards import method_card
-from hierlab.experiments.demos import DEMOS
-from hierlab.experiments.registry import list_methods
+from hierlab.core.cards import method_card
+from hierlab.core.registry import list_methods
+from hierlab.lab.demos import DEMOS
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = ROOT / "app" / "app_pages"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from hierlab.experiments.registry import list_methods
+from hierlab.core.registry import list_methods
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART = '[data-testid="stPlotlyChart"] .js-plotly-plot'

@@ -1,0 +1,429 @@
+"""Regularizers ``Omega(W)`` over a weight matrix ``W`` of shape (n_rows, n_features).
+
+Rows are indexed by node id; ``active`` marks the rows that are optimisation variables (for
+instance every node but the root). Inactive rows are held at zero.
+
+Every regularizer also provides the splitting used by the RDA solver (seed 000, Section 4.3):
+a strongly convex quadratic part ``Psi(W) = 1/2 tr(W^T P W)`` whose linear-plus-``Psi``
+minimisation has the closed form ``argmin_W <G, W> + Psi(W) = -P^{-1} G`` (eq. 11), and the
+convex remainder ``Omega - Psi`` that goes into ``phi`` with its subgradient.
+
+- :class:`L2`: ``1/2 sum_i ||w_i||^2``; ``Psi = Omega`` (FLATMULT, HIERMULT, TREELOSS).
+- :class:`Quadratic`: ``1/2 tr(W^T Q W)`` for a positive definite ``Q``; ``Psi = Omega``.
+  :func:`transfer_matrix` builds the ``Q`` of TRANSFER (seed 000, Section 5, with the errata
+  ``||w_ii|| -> ||w_i||``).
+- :class:`Orthogonal`: ``1/2 sum_ij K_ij |w_i^T w_j|`` (seed 000, eq. 5) with the subgradient of
+  Theorem 4 and ``Psi = lambda_min(Kbar)/2 ||W||^2`` where ``Kbar`` is the comparison matrix.
+  :func:`orthogonal_K` builds ``K`` by eq. (6); :func:`max_admissible_alpha` gives the exact
+  bound on ``alpha`` for which ``Kbar`` is positive definite.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+import scipy.linalg as sla
+
+from hierlab.core.exceptions import ParameterError
+from hierlab.core.taxonomy import Taxonomy
+
+__all__ = [
+    "L2",
+    "Orthogonal",
+    "Quadratic",
+    "Regularizer",
+    "ancestor_pairs",
+    "check_orthogonal_K",
+    "comparison_matrix",
+    "max_admissible_alpha",
+    "orthogonal_K",
+    "smallest_comparison_eigenvalue",
+    "transfer_matrix",
+]
+
+
+class Regularizer(ABC):
+    """A convex regularizer with the RDA splitting ``Omega = (Omega - Psi) + Psi``.
+
+    Attributes
+    ----------
+    active : ndarray of bool, shape (n_rows,)
+        Rows that are variables; the others stay zero.
+    separable : bool
+        True when ``Omega`` and ``Psi`` are sums of per-row terms (then :meth:`row_values` and
+        :meth:`psi_row_values` exist and a solver may track blocks of rows separately).
+    """
+
+    active: np.ndarray
+    separable: bool = False
+    #: ``Omega - Psi >= 0`` everywhere (true for every regularizer here: the remainder is zero or
+    #: a maximum of PSD quadratic forms). Lets RDA use the zero minorant of ``phi``.
+    remainder_nonnegative: bool = True
+
+    @abstractmethod
+    def value(self, W: np.ndarray) -> float:
+        """``Omega(W)``."""
+
+    @abstractmethod
+    def subgradient(self, W: np.ndarray) -> np.ndarray:
+        """A subgradient of ``Omega`` at ``W``, shape (n_rows, n_features)."""
+
+    @abstractmethod
+    def psi_value(self, W: np.ndarray) -> float:
+        """``Psi(W) = 1/2 tr(W^T P W)``."""
+
+    @abstractmethod
+    def psi_solve(self, G: np.ndarray) -> np.ndarray:
+        """``P^{-1} G`` on the active rows (zero elsewhere), shape (n_rows, n_features).
+
+        ``argmin_W <G, W> + Psi(W) = -psi_solve(G)`` (seed 000, eq. 9 and 11).
+        """
+
+    def remainder(self, W: np.ndarray) -> tuple[float, np.ndarray | None]:
+        """``Omega(W) - Psi(W)`` and its subgradient (None when identically zero)."""
+        return 0.0, None
+
+    def row_values(self, W: np.ndarray) -> np.ndarray:
+        """Per-row terms of ``Omega`` (separable regularizers only), shape (n_rows,)."""
+        raise NotImplementedError(f"{type(self).__name__} is not row-separable")
+
+    def psi_row_values(self, W: np.ndarray) -> np.ndarray:
+        """Per-row terms of ``Psi`` (separable regularizers only), shape (n_rows,)."""
+        raise NotImplementedError(f"{type(self).__name__} is not row-separable")
+
+
+class L2(Regularizer):
+    """``Omega(W) = sigma/2 sum_{i active} ||w_i||^2``; the whole of it is ``Psi``.
+
+    Parameters
+    ----------
+    active : ndarray of bool, shape (n_rows,)
+    sigma : float, default 1.0
+    """
+
+    separable = True
+
+    def __init__(self, active: np.ndarray, sigma: float = 1.0) -> None:
+        self.active = np.asarray(active, dtype=bool)
+        self.sigma = float(sigma)
+
+    def row_values(self, W: np.ndarray) -> np.ndarray:
+        return 0.5 * self.sigma * np.einsum("ij,ij->i", W, W) * self.active
+
+    psi_row_values = row_values
+
+    def value(self, W: np.ndarray) -> float:
+        return float(self.row_values(W).sum())
+
+    psi_value = value
+
+    def subgradient(self, W: np.ndarray) -> np.ndarray:
+        return self.sigma * W * self.active[:, None]
+
+    def psi_solve(self, G: np.ndarray) -> np.ndarray:
+        return G * (self.active[:, None] / self.sigma)
+
+
+class Quadratic(Regularizer):
+    """``Omega(W) = 1/2 sum_ij Q_ij w_i^T w_j`` over the active rows; ``Psi = Omega``.
+
+    Parameters
+    ----------
+    Q : ndarray of shape (n_rows, n_rows)
+        Symmetric; its active block must be positive definite (inactive rows/columns ignored).
+    active : ndarray of bool, shape (n_rows,)
+    """
+
+    def __init__(self, Q: np.ndarray, active: np.ndarray) -> None:
+        self.active = np.asarray(active, dtype=bool)
+        self._idx = np.flatnonzero(self.active)
+        Q = np.asarray(Q, dtype=np.float64)
+        self.Q = np.zeros_like(Q)
+        block = Q[np.ix_(self._idx, self._idx)]
+        if not np.allclose(block, block.T):
+            raise ParameterError("the quadratic regularizer's matrix Q must be symmetric")
+        self.Q[np.ix_(self._idx, self._idx)] = block
+        try:
+            self._chol = sla.cho_factor(block)
+        except np.linalg.LinAlgError:
+            raise ParameterError(
+                "the quadratic regularizer's matrix Q must be positive definite"
+            ) from None
+
+    def value(self, W: np.ndarray) -> float:
+        return 0.5 * float(np.einsum("ij,ij->", W, self.Q @ W))
+
+    psi_value = value
+
+    def subgradient(self, W: np.ndarray) -> np.ndarray:
+        return self.Q @ W
+
+    def psi_solve(self, G: np.ndarray) -> np.ndarray:
+        out = np.zeros_like(G)
+        out[self._idx] = sla.cho_solve(self._chol, G[self._idx])
+        return out
+
+
+def transfer_matrix(taxonomy: Taxonomy) -> np.ndarray:
+    """``Q`` of TRANSFER: ``1/2 sum_{i in Y} (||w_i||^2 + sum_{j in C(i)} ||w_i - w_j||^2)``.
+
+    Seed 000, Section 5 (with the errata: ``||w_ii||`` is ``||w_i||``). ``Y`` excludes the root,
+    so the edges from the root carry no term.
+
+    Parameters
+    ----------
+    taxonomy : Taxonomy (a tree)
+
+    Returns
+    -------
+    ndarray of shape (n_nodes, n_nodes)
+        ``I + L`` on the non-root nodes (``L`` the Laplacian of the edges below the top level),
+        zero row and column for the root.
+    """
+    m = taxonomy.n_nodes
+    Q = np.eye(m)
+    Q[0, 0] = 0.0
+    child = np.arange(1, m)
+    par = taxonomy.parent[1:]
+    inner = par > 0
+    c, p = child[inner], par[inner]
+    np.add.at(Q, (c, c), 1.0)
+    np.add.at(Q, (p, p), 1.0)
+    np.add.at(Q, (c, p), -1.0)
+    np.add.at(Q, (p, c), -1.0)
+    return Q
+
+
+# ---------------------------------------------------------------------- orthogonal transfer
+def ancestor_pairs(taxonomy: Taxonomy) -> np.ndarray:
+    """0/1 symmetric matrix ``B``: ``B_ij = 1`` iff one of ``i, j`` is a proper ancestor of the
+    other, both non-root (seed 000, eq. 6), shape (n_nodes, n_nodes)."""
+    A = taxonomy.ancestor_matrix.toarray()
+    np.fill_diagonal(A, 0.0)
+    A[:, 0] = 0.0
+    A[0, :] = 0.0
+    return np.maximum(A, A.T)
+
+
+def orthogonal_K(taxonomy: Taxonomy, alpha: float = 1.0) -> np.ndarray:
+    """``K`` of seed 000, eq. (6): ``K_ii = |D+(i)|``, ``K_ij = alpha`` for ancestor pairs.
+
+    Parameters
+    ----------
+    taxonomy : Taxonomy (a tree)
+    alpha : float, default 1.0
+        Weight of the orthogonality penalty ``|w_i^T w_j|`` between a node and its ancestors.
+
+    Returns
+    -------
+    ndarray of shape (n_nodes, n_nodes)
+        Zero row and column for the root (the root has no classifier).
+    """
+    K = float(alpha) * ancestor_pairs(taxonomy)
+    d = taxonomy.subtree_size.astype(np.float64)
+    K[np.diag_indices_from(K)] = d
+    K[0, 0] = 0.0
+    return K
+
+
+def comparison_matrix(K: np.ndarray) -> np.ndarray:
+    """The comparison matrix ``Kbar``: ``|K_ii|`` on the diagonal, ``-|K_ij|`` off it.
+
+    Seed 000, Section 3.1 (Theorem 1: ``Omega`` is convex iff ``K >= 0`` and ``Kbar`` is PSD,
+    for ``n_features >= m - 1``).
+
+    Parameters
+    ----------
+    K : ndarray of shape (m, m)
+
+    Returns
+    -------
+    ndarray of shape (m, m)
+    """
+    K = np.asarray(K, dtype=np.float64)
+    Kbar = -np.abs(K)
+    np.fill_diagonal(Kbar, np.abs(np.diag(K)))
+    return Kbar
+
+
+def smallest_comparison_eigenvalue(
+    taxonomy_or_K: Taxonomy | np.ndarray, alpha: float = 1.0
+) -> float:
+    """``lambda_min(Kbar)`` over the non-root nodes: the strong convexity of ``Omega``.
+
+    Parameters
+    ----------
+    taxonomy_or_K : Taxonomy or ndarray
+        A taxonomy (``K`` by eq. 6 with ``alpha``, root excluded) or a matrix ``K`` of shape
+        (m, m), used as given (pass the non-root block ``K[1:, 1:]`` of :func:`orthogonal_K`).
+    alpha : float, default 1.0
+        Used with a taxonomy.
+
+    Returns
+    -------
+    float
+        Positive iff ``K`` is admissible (``Omega`` strongly convex, Corollary 2).
+    """
+    if isinstance(taxonomy_or_K, Taxonomy):
+        Kn = orthogonal_K(taxonomy_or_K, alpha)[1:, 1:]
+    else:
+        Kn = np.asarray(taxonomy_or_K, dtype=np.float64)
+    if Kn.size == 0:
+        return float("inf")
+    return float(np.linalg.eigvalsh(comparison_matrix(Kn))[0])
+
+
+def max_admissible_alpha(taxonomy: Taxonomy) -> float:
+    """The supremum of the ``alpha`` of eq. (6) for which ``Kbar`` is positive definite.
+
+    ``Kbar(alpha) = D - alpha B`` with ``D = diag |D+(i)|`` and ``B`` the ancestor-pair
+    indicator, so ``Kbar`` is positive definite iff ``alpha < 1 / lambda_max(D^{-1/2} B
+    D^{-1/2})`` (exact: one symmetric eigenproblem). Every ``alpha`` strictly below the returned
+    value is admissible; at the value itself ``lambda_min = 0``.
+
+    Parameters
+    ----------
+    taxonomy : Taxonomy (a tree)
+
+    Returns
+    -------
+    float
+        ``inf`` when no two non-root nodes are in an ancestor relation (a flat taxonomy).
+    """
+    B = ancestor_pairs(taxonomy)[1:, 1:]
+    if B.size == 0 or not B.any():
+        return float("inf")
+    s = 1.0 / np.sqrt(taxonomy.subtree_size[1:].astype(np.float64))
+    lam = float(np.linalg.eigvalsh(s[:, None] * B * s[None, :])[-1])
+    return 1.0 / lam
+
+
+def check_orthogonal_K(
+    K: np.ndarray, taxonomy: Taxonomy | None = None, alpha: float | None = None
+) -> float:
+    """Validate ``K`` for ORTHOGNL and return ``lambda_min(Kbar)`` (> 0).
+
+    Parameters
+    ----------
+    K : ndarray of shape (m, m)
+        Over the non-root nodes.
+    taxonomy : Taxonomy, optional
+        For the error message (the largest admissible ``alpha``).
+    alpha : float, optional
+        The ``alpha`` that built ``K`` (eq. 6), for the error message.
+
+    Raises
+    ------
+    ParameterError
+        ``K`` not symmetric, negative entries, or ``Kbar`` not positive definite (the message
+        names the largest admissible ``alpha`` for the taxonomy, or how to fix a user ``K``).
+    """
+    K = np.asarray(K, dtype=np.float64)
+    if K.ndim != 2 or K.shape[0] != K.shape[1]:
+        raise ParameterError(f"K must be a square matrix, got shape {K.shape}")
+    if not np.allclose(K, K.T):
+        raise ParameterError("K must be symmetric")
+    if (K < 0).any():
+        raise ParameterError("K must be nonnegative entry-wise (seed 000, Theorem 1)")
+    lam = smallest_comparison_eigenvalue(K)
+    if not lam > 0:
+        if taxonomy is not None and alpha is not None:
+            amax = max_admissible_alpha(taxonomy)
+            raise ParameterError(
+                f"K of eq. (6) with alpha={alpha:g} is not admissible for this taxonomy: the "
+                f"comparison matrix has smallest eigenvalue {lam:.4g} <= 0, so the ORTHOGNL "
+                f"objective is not strongly convex. The largest admissible alpha for this "
+                f"taxonomy is {amax:.6g} (exclusive): choose alpha < {amax:.6g}, or increase "
+                "the diagonal of K."
+            )
+        raise ParameterError(
+            f"K is not admissible: its comparison matrix has smallest eigenvalue {lam:.4g} <= 0, "
+            "so the ORTHOGNL objective is not strongly convex. Shrink the off-diagonal entries "
+            "or increase the diagonal (seed 000, remark after eq. 6)."
+        )
+    return lam
+
+
+class Orthogonal(Regularizer):
+    """``Omega(W) = 1/2 sum_ij K_ij |w_i^T w_j|`` (seed 000, eq. 5) over the active rows.
+
+    Subgradient by Theorem 4: ``g_i = K_ii w_i + sum_{j != i} sign(w_i^T w_j) K_ij w_j``.
+    Splitting of Section 4.3: ``Psi = lambda_min/2 ||W||^2``, the remainder ``Omega - Psi`` is
+    convex because ``Kbar - lambda_min I`` is PSD.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n_rows, n_rows)
+        Nonnegative, symmetric, zero on the inactive rows and columns.
+    active : ndarray of bool, shape (n_rows,)
+    lambda_min : float, optional
+        ``lambda_min(Kbar)``; computed when omitted. Must be positive.
+    split : {"lambda_min", "jacobi"}, default "lambda_min"
+        ``Psi = 1/2 sum_i p_i ||w_i||^2``: ``p_i = lambda_min`` (Section 4.3), or ``p_i = t K_ii``
+        with ``t = lambda_min(D^{-1/2} Kbar D^{-1/2})``, ``D = diag(K)`` (a diagonally scaled
+        split: ``Kbar - P`` stays PSD, so ``Omega - Psi`` stays convex, and ``Psi`` is larger on
+        the heavily regularised upper nodes, which shortens RDA's steps there).
+    """
+
+    def __init__(
+        self,
+        K: np.ndarray,
+        active: np.ndarray,
+        lambda_min: float | None = None,
+        split: str = "lambda_min",
+    ) -> None:
+        self.active = np.asarray(active, dtype=bool)
+        K = np.asarray(K, dtype=np.float64)
+        mask = np.outer(self.active, self.active)
+        self.K = np.where(mask, K, 0.0)
+        idx = np.flatnonzero(self.active)
+        Kbar = comparison_matrix(K[np.ix_(idx, idx)])
+        if lambda_min is None:
+            lambda_min = float(np.linalg.eigvalsh(Kbar)[0])
+        if not lambda_min > 0:
+            raise ParameterError(
+                f"Orthogonal regularizer needs lambda_min(Kbar) > 0, got {lambda_min:.4g}"
+            )
+        self.lambda_min = float(lambda_min)
+        self.split = split
+        p = np.zeros(len(self.active))
+        if split == "lambda_min":
+            p[idx] = self.lambda_min
+        elif split == "jacobi":
+            d = np.diag(Kbar)
+            s = 1.0 / np.sqrt(d)
+            t = float(np.linalg.eigvalsh(s[:, None] * Kbar * s[None, :])[0])
+            p[idx] = t * d
+        else:
+            raise ParameterError(f"split must be 'lambda_min' or 'jacobi', got {split!r}")
+        #: diagonal of P in Psi(W) = 1/2 sum_i p_i ||w_i||^2, shape (n_rows,)
+        self.psi_diag = p
+        self._diag = np.diag(self.K).copy()
+        self._off = self.K - np.diag(self._diag)
+
+    def _signed(self, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        M = W @ W.T  # Gram matrix w_i^T w_j, (n_rows, n_rows)
+        return M, self._off * np.sign(M) + np.diag(self._diag)
+
+    def value(self, W: np.ndarray) -> float:
+        M = W @ W.T
+        return 0.5 * float(np.sum(self.K * np.abs(M)))
+
+    def subgradient(self, W: np.ndarray) -> np.ndarray:
+        _, Ks = self._signed(W)
+        return Ks @ W
+
+    def psi_value(self, W: np.ndarray) -> float:
+        return 0.5 * float(np.einsum("ij,ij->", W, W * self.psi_diag[:, None]))
+
+    def psi_solve(self, G: np.ndarray) -> np.ndarray:
+        inv = np.divide(1.0, self.psi_diag, out=np.zeros_like(self.psi_diag), where=self.active)
+        return G * inv[:, None]
+
+    def remainder(self, W: np.ndarray) -> tuple[float, np.ndarray]:
+        M, Ks = self._signed(W)
+        omega = 0.5 * float(np.sum(self.K * np.abs(M)))
+        psi = 0.5 * float(np.sum(np.diag(M) * self.psi_diag))
+        G = Ks @ W - self.psi_diag[:, None] * W
+        return omega - psi, G

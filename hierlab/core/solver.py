@@ -1,0 +1,243 @@
+"""The solver contract shared by every method (DESIGN.md, "Solver contract").
+
+A solver is an object whose :meth:`Solver.iterate` is a generator of frozen
+:class:`SolverState` records, one per iteration (or per epoch / outer iteration), and whose
+:attr:`Solver.coef` is the best iterate seen so far. :func:`solve` drains the generator,
+calls the callbacks on each state, stops on the certified gap ``upper - lower <= tol``, on a
+state flagged ``converged``, or when a callback asks to stop, and returns a
+:class:`SolverResult`.
+
+The clock lives in :func:`solve`: ``SolverState.elapsed`` is the time spent inside the
+generator only, so the callbacks' own time (a live plot, a progress bar) is never charged to the
+solver.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+import warnings
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from sklearn.exceptions import ConvergenceWarning
+
+from hierlab.core.exceptions import ConvergenceError
+
+__all__ = ["Callback", "Solver", "SolverResult", "SolverState", "solve"]
+
+
+@dataclass(frozen=True)
+class SolverState:
+    """One iteration's report.
+
+    Attributes
+    ----------
+    iteration : int
+        1-based iteration (or epoch) counter.
+    elapsed : float
+        Seconds spent inside the solver so far (callbacks excluded; stamped by :func:`solve`).
+    upper : float
+        Best (smallest) objective value seen: an upper bound on the optimum ``J*``.
+    lower : float or None
+        A certified lower bound on ``J*``, or None where the method has no certificate.
+    extra : mapping
+        Method-specific numbers (e.g. ``{"kkt": 1e-3}``, ``{"cumulative_loss": 12.0}``).
+    converged : bool
+        Set by a solver whose own stopping rule (not the gap) is met on this iteration.
+    """
+
+    iteration: int
+    elapsed: float
+    upper: float
+    lower: float | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    converged: bool = False
+
+    @property
+    def gap(self) -> float | None:
+        """``upper - lower``, or None without a lower bound."""
+        if self.lower is None:
+            return None
+        return self.upper - self.lower
+
+    def as_dict(self) -> dict[str, Any]:
+        """Flat record for tables: iteration, elapsed, upper, lower, gap, and the extras."""
+        out: dict[str, Any] = {
+            "iteration": self.iteration,
+            "elapsed": self.elapsed,
+            "upper": self.upper,
+            "lower": self.lower,
+            "gap": self.gap,
+        }
+        for k, v in self.extra.items():
+            if isinstance(v, int | float | str | bool) or v is None:
+                out[k] = v
+        return out
+
+
+@runtime_checkable
+class Callback(Protocol):
+    """Called with every :class:`SolverState`; returning True asks the solver to stop.
+
+    A callback may also define ``on_end(result)``, called once with the :class:`SolverResult`.
+    """
+
+    def __call__(self, state: SolverState) -> bool | None: ...
+
+
+class Solver(ABC):
+    """Base class of the solvers.
+
+    Subclasses implement :meth:`iterate` and keep :attr:`coef` (the best iterate so far) up to
+    date before each ``yield``.
+    """
+
+    coef: Any = None
+
+    @abstractmethod
+    def iterate(self, objective: Any) -> Iterator[SolverState]:
+        """Yield one :class:`SolverState` per iteration until the solver's own limit."""
+
+
+@dataclass
+class SolverResult:
+    """What :func:`solve` returns.
+
+    Attributes
+    ----------
+    coef : Any
+        The best iterate (for RDA: the one that gave ``upper``).
+    history : list of SolverState
+        Every state the solver yielded.
+    converged : bool
+        True when the gap closed to the tolerance or the solver flagged convergence.
+    stop_reason : str
+        ``"gap"``, ``"converged"``, ``"callback"`` or ``"max_iter"``.
+    """
+
+    coef: Any
+    history: list[SolverState]
+    converged: bool
+    stop_reason: str = "max_iter"
+
+    @property
+    def n_iter(self) -> int:
+        """Number of iterations run."""
+        return self.history[-1].iteration if self.history else 0
+
+    @property
+    def final(self) -> SolverState | None:
+        """The last state, or None when the solver yielded nothing."""
+        return self.history[-1] if self.history else None
+
+
+def gap_closed(state: SolverState, tol: float, rtol: float = 0.0) -> bool:
+    """True when ``upper - lower <= max(tol, rtol * |upper|)`` (False without a lower bound)."""
+    if state.lower is None:
+        return False
+    return state.upper - state.lower <= max(tol, rtol * abs(state.upper))
+
+
+def solve(
+    solver: Solver,
+    objective: Any = None,
+    callbacks: Iterable[Callback] = (),
+    tol: float = 0.0,
+    rtol: float = 0.0,
+    warn: bool = True,
+) -> SolverResult:
+    """Drain ``solver.iterate(objective)``, run the callbacks, stop on the gap or on request.
+
+    Parameters
+    ----------
+    solver : Solver
+        The solver, configured with its own iteration limits.
+    objective : Any
+        What the solver minimises (an ``Objective`` or method-specific data).
+    callbacks : iterable of Callback
+        Each gets every state; any returning True stops the solver after that state.
+    tol, rtol : float
+        Stop when ``upper - lower <= max(tol, rtol * |upper|)``.
+    warn : bool, default True
+        Emit a ``ConvergenceWarning`` quoting the gap when the solver stops unconverged.
+
+    Returns
+    -------
+    SolverResult
+
+    Raises
+    ------
+    ConvergenceError
+        When a state reports a non-finite ``upper`` (divergence, NaN in the data).
+    """
+    cbs = list(callbacks)
+    history: list[SolverState] = []
+    gen = solver.iterate(objective)
+    close = getattr(gen, "close", None)
+    inside = 0.0
+    reason = "max_iter"
+    converged = False
+    try:
+        while True:
+            t0 = time.perf_counter()
+            try:
+                state = next(gen)
+            except StopIteration:
+                break
+            inside += time.perf_counter() - t0
+            state = dataclasses.replace(state, elapsed=inside)
+            if not math.isfinite(state.upper) or (
+                state.lower is not None and math.isnan(state.lower)
+            ):
+                what = (
+                    f"objective {state.upper!r}"
+                    if not math.isfinite(state.upper)
+                    else f"lower bound {state.lower!r}"
+                )
+                raise ConvergenceError(
+                    f"{type(solver).__name__} diverged at iteration {state.iteration}: {what}. "
+                    "Check the data for NaN/Inf or very large values, or lower C."
+                )
+            history.append(state)
+            stop = False
+            for cb in cbs:
+                if cb(state):
+                    stop = True
+            if gap_closed(state, tol, rtol):
+                converged, reason = True, "gap"
+                break
+            if state.converged:
+                converged, reason = True, "converged"
+                break
+            if stop:
+                reason = "callback"
+                break
+    finally:
+        if callable(close):
+            close()
+    result = SolverResult(
+        coef=solver.coef, history=history, converged=converged, stop_reason=reason
+    )
+    if warn and not converged and reason != "callback" and history:
+        last = history[-1]
+        if last.lower is not None:
+            msg = (
+                f"{type(solver).__name__} stopped after {last.iteration} iterations without "
+                f"closing the gap: upper - lower = {last.gap:.3g} "
+                f"(tol {max(tol, rtol * abs(last.upper)):.3g}). Raise max_iter or loosen tol."
+            )
+        else:
+            msg = (
+                f"{type(solver).__name__} stopped after {last.iteration} iterations before its "
+                "convergence test held. Raise max_iter or loosen tol."
+            )
+        warnings.warn(msg, ConvergenceWarning, stacklevel=2)
+    for cb in cbs:
+        on_end = getattr(cb, "on_end", None)
+        if callable(on_end):
+            on_end(result)
+    return result

@@ -1,0 +1,1 @@
+"""Evaluation: hierarchical metrics (pure functions), comparisons on identical splits, scoring."""

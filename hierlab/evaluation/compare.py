@@ -1,0 +1,384 @@
+"""Side-by-side comparison of methods on identical splits, with paired significance tests.
+
+:func:`compare` fixes the splits once (the given split, ``k`` repeated random splits, or k-fold,
+all from one ``random_state``), fits every method on every split (in parallel with joblib; the
+same code runs on a dask cluster under ``joblib.parallel_backend("dask")``), and returns a
+:class:`Comparison`: a tidy table of every (method, split, metric) value with fit and predict
+times, its mean ± std summary, and paired tests against a baseline — the tests the seeds use:
+a paired t-test over splits, a sign test on per-example correctness, and the Wilcoxon
+signed-rank test on per-class F1.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from joblib import Parallel, delayed
+from scipy import stats
+from sklearn.base import BaseEstimator, clone
+from sklearn.model_selection import KFold, ShuffleSplit
+
+from hierlab.core.dataset import HierDataset, concat_datasets
+from hierlab.core.exceptions import ParameterError
+from hierlab.core.registry import make_estimator
+from hierlab.core.taxonomy import Taxonomy
+
+__all__ = ["Comparison", "MethodRun", "compare", "make_splits", "paired_tests"]
+
+
+@dataclass(frozen=True)
+class MethodRun:
+    """One method to compare: a label, a registry name and its parameters (or an estimator)."""
+
+    label: str
+    name: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    estimator: BaseEstimator | None = None
+
+    def build(self, taxonomy: Taxonomy) -> BaseEstimator:
+        """A fresh, unfitted estimator for ``taxonomy``."""
+        if self.estimator is not None:
+            return clone(self.estimator).set_params(taxonomy=taxonomy)
+        assert self.name is not None
+        return make_estimator(self.name, taxonomy=taxonomy, **self.params)
+
+
+def _as_runs(methods: Sequence[Any]) -> list[MethodRun]:
+    runs: list[MethodRun] = []
+    for m in methods:
+        if isinstance(m, MethodRun):
+            runs.append(m)
+        elif isinstance(m, str):
+            runs.append(MethodRun(label=m, name=m))
+        elif isinstance(m, dict):
+            name = m["name"]
+            params = dict(m.get("params", {}))
+            runs.append(
+                MethodRun(label=m.get("label", _label(name, params)), name=name, params=params)
+            )
+        elif isinstance(m, tuple) and len(m) == 2 and isinstance(m[1], BaseEstimator):
+            runs.append(MethodRun(label=str(m[0]), estimator=m[1]))
+        elif isinstance(m, tuple) and len(m) == 2:
+            runs.append(MethodRun(label=_label(m[0], m[1]), name=m[0], params=dict(m[1])))
+        else:
+            raise ParameterError(
+                f"cannot read method {m!r}: give a name, (name, params), {{'name', 'params'}}, "
+                "or (label, estimator)"
+            )
+    labels = [r.label for r in runs]
+    dup = {x for x in labels if labels.count(x) > 1}
+    if dup:
+        raise ParameterError(f"two methods share the label(s) {sorted(dup)}; set 'label'")
+    if not runs:
+        raise ParameterError("compare needs at least one method")
+    return runs
+
+
+def _label(name: str, params: dict[str, Any]) -> str:
+    if not params:
+        return name
+    return name + "(" + ", ".join(f"{k}={v}" for k, v in sorted(params.items())) + ")"
+
+
+def make_splits(
+    dataset: HierDataset | tuple[HierDataset, HierDataset],
+    split: str = "repeated",
+    n_splits: int = 5,
+    test_size: float = 0.3,
+    random_state: int | None = 0,
+) -> tuple[HierDataset, list[tuple[np.ndarray, np.ndarray]]]:
+    """The data to split and the ``(train_index, test_index)`` pairs, fixed once for all methods.
+
+    Parameters
+    ----------
+    dataset : HierDataset or (train, test) pair
+        A pair with ``split="given"`` uses that split; otherwise a pair is concatenated first.
+    split : {"given", "repeated", "kfold"}
+        The plan: the data set's own split, ``n_splits`` random splits of ``test_size``, or
+        ``n_splits``-fold cross-validation (shuffled).
+    n_splits : int
+    test_size : float
+    random_state : int or None
+
+    Returns
+    -------
+    full : HierDataset
+        All rows (train rows first for a given pair).
+    splits : list of (ndarray, ndarray)
+        Row indices into ``full``.
+    """
+    if isinstance(dataset, tuple):
+        train, test = dataset
+        full = concat_datasets(train, test)
+        if split == "given":
+            n_tr = train.n_samples
+            return full, [(np.arange(n_tr), np.arange(n_tr, full.n_samples))]
+    else:
+        full = dataset
+        if split == "given":
+            raise ParameterError("split='given' needs a (train, test) pair")
+    idx = np.arange(full.n_samples)
+    if split == "repeated":
+        ss = ShuffleSplit(n_splits=n_splits, test_size=test_size, random_state=random_state)
+        return full, [(tr, te) for tr, te in ss.split(idx)]
+    if split == "kfold":
+        kf = KFold(n_splits=n_splits, shuffle=True, random_state=random_state)
+        return full, [(tr, te) for tr, te in kf.split(idx)]
+    raise ParameterError(f"split must be 'given', 'repeated' or 'kfold', got {split!r}")
+
+
+def _fit_one(
+    run: MethodRun, full: HierDataset, split_id: int, tr: np.ndarray, te: np.ndarray
+) -> dict[str, Any]:
+    from hierlab.evaluation.metrics import evaluate
+
+    est = run.build(full.taxonomy)
+    Xtr, ytr = full.X[tr], full.y[tr]
+    Xte, yte = full.X[te], full.y[te]
+    t0 = time.perf_counter()
+    est.fit(Xtr, ytr)
+    fit_time = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    pred = est.predict(Xte)
+    predict_time = time.perf_counter() - t0
+    scores = evaluate(yte, pred, full.taxonomy)
+    correct = _correct(yte, pred, full.taxonomy)
+    return {
+        "method": run.label,
+        "split": split_id,
+        "scores": {
+            k: float(v) for k, v in scores.items() if isinstance(v, int | float | np.number)
+        },
+        "fit_time": fit_time,
+        "predict_time": predict_time,
+        "test_index": te,
+        "y_pred": pred,
+        "correct": correct,
+        "n_iter": int(getattr(est, "n_iter_", 0) or 0),
+    }
+
+
+def _correct(y_true: np.ndarray, y_pred: np.ndarray, tax: Taxonomy) -> np.ndarray:
+    """Per-example correctness: ancestor rule (single-label) or exact set match (multi-label)."""
+    if len(y_true) and isinstance(y_true[0], tuple):
+        A = tax.ancestor_matrix
+
+        def closed(row: Any) -> frozenset[int]:
+            ids = tax.index(list(row)) if len(row) else np.empty(0, dtype=np.int64)
+            return frozenset(np.unique(A[ids].indices).tolist()) if len(ids) else frozenset()
+
+        return np.array([closed(t) == closed(p) for t, p in zip(y_true, y_pred)])
+    t = tax.index(np.asarray([str(v) for v in y_true], dtype=object))
+    p = tax.index(np.asarray([str(v) for v in y_pred], dtype=object))
+    return np.asarray(tax.ancestor_matrix[p, t]).ravel() > 0
+
+
+def _per_class_f1(y_true: np.ndarray, y_pred: np.ndarray) -> pd.Series:
+    from sklearn.metrics import f1_score
+
+    if len(y_true) and isinstance(y_true[0], tuple):
+        from sklearn.preprocessing import MultiLabelBinarizer
+
+        mlb = MultiLabelBinarizer()
+        mlb.fit(list(y_true) + list(y_pred))
+        f1 = f1_score(mlb.transform(y_true), mlb.transform(y_pred), average=None, zero_division=0)
+        return pd.Series(f1, index=mlb.classes_)
+    yt = np.array([str(v) for v in y_true])
+    yp = np.array([str(v) for v in y_pred])
+    labels = np.unique(yt)
+    return pd.Series(f1_score(yt, yp, labels=labels, average=None, zero_division=0), index=labels)
+
+
+@dataclass
+class Comparison:
+    """What :func:`compare` returns.
+
+    Attributes
+    ----------
+    results : DataFrame
+        Tidy: one row per (method, split, metric) with ``value``, ``fit_time``,
+        ``predict_time``.
+    splits : list of (ndarray, ndarray)
+        The row indices used, identical for every method.
+    predictions : dict
+        ``(method, split) -> y_pred`` on that split's test rows.
+    correct : dict
+        ``(method, split) -> bool array`` of per-example correctness.
+    dataset : HierDataset
+        The rows the splits index.
+    """
+
+    results: pd.DataFrame
+    splits: list[tuple[np.ndarray, np.ndarray]]
+    predictions: dict[tuple[str, int], np.ndarray]
+    correct: dict[tuple[str, int], np.ndarray]
+    dataset: HierDataset
+    methods: list[str]
+
+    def summary(self) -> pd.DataFrame:
+        """Mean and std over splits of every metric and of the times, per method."""
+        metric = self.results.pivot_table(
+            index="method", columns="metric", values="value", aggfunc=["mean", "std"], sort=False
+        )
+        times = (
+            self.results.drop_duplicates(["method", "split"])
+            .groupby("method", sort=False)[["fit_time", "predict_time"]]
+            .agg(["mean", "std"])
+        )
+        metric.columns = [f"{m}_{stat}" for stat, m in metric.columns]
+        times.columns = [f"{m}_{stat}" for m, stat in times.columns]
+        out = metric.join(times)
+        return out.loc[self.methods]
+
+    def table(self, metrics: Sequence[str] | None = None) -> pd.DataFrame:
+        """Printable ``mean ± std`` strings, one row per method."""
+        s = self.summary()
+        names = metrics or sorted({c[: -len("_mean")] for c in s.columns if c.endswith("_mean")})
+        out = pd.DataFrame(index=s.index)
+        for m in names:
+            mean, std = s[f"{m}_mean"], s[f"{m}_std"].fillna(0.0)
+            out[m] = [f"{a:.4f} ± {b:.4f}" for a, b in zip(mean, std)]
+        return out
+
+    def tests(self, baseline: str, metric: str = "accuracy") -> pd.DataFrame:
+        """Paired tests of every method against ``baseline``; see :func:`paired_tests`."""
+        return paired_tests(self, baseline, metric)
+
+
+def paired_tests(cmp: Comparison, baseline: str, metric: str = "accuracy") -> pd.DataFrame:
+    """Paired significance of each method against ``baseline``.
+
+    - ``t_pvalue``: paired t-test over splits of ``metric`` (``scipy.stats.ttest_rel``; NaN with
+      fewer than two splits);
+    - ``sign_pvalue``: two-sided sign test on per-example correctness pooled over splits
+      (``scipy.stats.binomtest`` on the examples where exactly one of the two is right);
+    - ``wilcoxon_pvalue``: Wilcoxon signed-rank test on per-class F1 (classes of the test
+      rows, F1 pooled over splits; ``scipy.stats.wilcoxon``).
+
+    Returns
+    -------
+    DataFrame indexed by method (the baseline excluded), with the mean difference of ``metric``.
+    """
+    if baseline not in cmp.methods:
+        raise ParameterError(f"baseline {baseline!r} is not among the methods {cmp.methods}")
+    res = cmp.results[cmp.results["metric"] == metric]
+    if res.empty:
+        known = sorted(cmp.results["metric"].unique())
+        raise ParameterError(f"no metric {metric!r}; the comparison has {known}")
+    base_vals = res[res["method"] == baseline].set_index("split")["value"]
+    n_splits = len(cmp.splits)
+    y_all = cmp.dataset.y
+    y_true_pooled = np.concatenate([y_all[te] for _, te in cmp.splits])
+    base_pred = np.concatenate([cmp.predictions[(baseline, s)] for s in range(n_splits)])
+    base_f1 = _per_class_f1(y_true_pooled, base_pred)
+    base_ok = np.concatenate([cmp.correct[(baseline, s)] for s in range(n_splits)])
+    rows = []
+    for m in cmp.methods:
+        if m == baseline:
+            continue
+        vals = res[res["method"] == m].set_index("split")["value"].loc[base_vals.index]
+        diff = float((vals - base_vals).mean())
+        t_p = (
+            float(stats.ttest_rel(vals, base_vals).pvalue)
+            if n_splits >= 2 and not np.allclose(vals.to_numpy(), base_vals.to_numpy())
+            else (1.0 if n_splits >= 2 else float("nan"))
+        )
+        ok = np.concatenate([cmp.correct[(m, s)] for s in range(n_splits)])
+        wins = int(np.sum(ok & ~base_ok))
+        losses = int(np.sum(~ok & base_ok))
+        sign_p = float(stats.binomtest(wins, wins + losses, 0.5).pvalue) if wins + losses else 1.0
+        pred = np.concatenate([cmp.predictions[(m, s)] for s in range(n_splits)])
+        f1 = _per_class_f1(y_true_pooled, pred).reindex(base_f1.index, fill_value=0.0)
+        d = f1.to_numpy() - base_f1.to_numpy()
+        wil_p = (
+            float(stats.wilcoxon(f1.to_numpy(), base_f1.to_numpy()).pvalue) if np.any(d) else 1.0
+        )
+        rows.append(
+            {
+                "method": m,
+                f"{metric}_diff": diff,
+                "t_pvalue": t_p,
+                "wins": wins,
+                "losses": losses,
+                "sign_pvalue": sign_p,
+                "wilcoxon_pvalue": wil_p,
+            }
+        )
+    return pd.DataFrame(rows).set_index("method")
+
+
+def compare(
+    dataset: HierDataset | tuple[HierDataset, HierDataset],
+    methods: Sequence[Any],
+    split: str | None = None,
+    n_splits: int = 5,
+    test_size: float = 0.3,
+    random_state: int | None = 0,
+    n_jobs: int | None = None,
+    progress: Any = None,
+) -> Comparison:
+    """Fit every method on identical splits and collect every metric.
+
+    Parameters
+    ----------
+    dataset : HierDataset or (train, test) pair
+    methods : sequence
+        Registry names, ``(name, params)`` pairs, ``{"name", "params", "label"}`` dicts,
+        ``(label, estimator)`` pairs, or :class:`MethodRun`.
+    split : {"given", "repeated", "kfold"}, optional
+        Default: "given" for a (train, test) pair, "repeated" for one data set.
+    n_splits, test_size, random_state
+        The split plan (see :func:`make_splits`).
+    n_jobs : int, optional
+        joblib workers over (method, split) pairs; under ``joblib.parallel_backend("dask")``
+        the pairs run on the dask cluster.
+    progress : callable, optional
+        Called as ``progress(done, total, method, split)`` after each fit.
+
+    Returns
+    -------
+    Comparison
+    """
+    runs = _as_runs(methods)
+    plan = split or ("given" if isinstance(dataset, tuple) else "repeated")
+    full, splits = make_splits(dataset, plan, n_splits, test_size, random_state)
+    tasks = [(r, s, tr, te) for s, (tr, te) in enumerate(splits) for r in runs]
+    out: list[dict[str, Any]] = []
+    gen = Parallel(n_jobs=n_jobs, return_as="generator")(
+        delayed(_fit_one)(r, full, s, tr, te) for r, s, tr, te in tasks
+    )
+    for k, rec in enumerate(gen, 1):
+        out.append(rec)
+        if progress is not None:
+            progress(k, len(tasks), rec["method"], rec["split"])
+    rows = []
+    for rec in out:
+        for metric, value in rec["scores"].items():
+            rows.append(
+                {
+                    "method": rec["method"],
+                    "split": rec["split"],
+                    "metric": metric,
+                    "value": value,
+                    "fit_time": rec["fit_time"],
+                    "predict_time": rec["predict_time"],
+                    "n_iter": rec["n_iter"],
+                }
+            )
+    order = {r.label: i for i, r in enumerate(runs)}
+    table = pd.DataFrame(rows).sort_values(
+        ["method", "split", "metric"], key=lambda c: c.map(order) if c.name == "method" else c
+    )
+    return Comparison(
+        results=table.reset_index(drop=True),
+        splits=splits,
+        predictions={(rec["method"], rec["split"]): rec["y_pred"] for rec in out},
+        correct={(rec["method"], rec["split"]): rec["correct"] for rec in out},
+        dataset=full,
+        methods=[r.label for r in runs],
+    )

@@ -1,0 +1,1 @@
+"""Teaching: guided demos, notebook export, paper tables and their reproductions."""

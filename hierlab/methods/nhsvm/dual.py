@@ -1,0 +1,120 @@
+"""The single-label HSVM / NHSVM objective (seed 003) in the form the certified solvers take.
+
+:class:`~hierlab.methods.nhsvm.model.HierarchicalHinge` is the primal objective of seed 003,
+
+    J(W) = lam ||W||_F^2 + (1/N) sum_i max(0, max_l q_i(l)),
+
+with, over the candidate leaves ``l``,
+
+* ``q_i(l) = s_i(l) - s_i(y_i) + Δ(l, y_i)`` (eq. 3 / 10: margin rescaling), or
+* ``q_i(l) = (s_i(l) - s_i(y_i)) / Δ~(l, y_i) + 1`` for ``Δ~ > 0`` (the variant of eq. 13),
+
+and path scores ``s_i(l) = sum_n C[l, n] (W_n . x_i)`` (``C`` the class-attribute matrix of
+eq. 1 / eq. 5). Every ``q_i(l)`` is linear in the node potentials ``P_i = W x_i``, so the loss
+is a structured hinge ``max_r (L_r - U_r . P_i)`` with one row per candidate and the null row
+``(0, 0)`` for the clip at 0, and ``lam ||W||^2`` is the L2 regulariser ``sigma/2 ||W||^2``
+with ``sigma = 2 lam``. :class:`HingeDualModel` exposes exactly that: the model protocol of
+:class:`~hierlab.core.objective.Objective` (scores, loss, subgradient) and its dual tables
+(:class:`~hierlab.methods.orthogonal.model.DualBlocks`), so block-coordinate Frank-Wolfe
+(:class:`~hierlab.solvers.bcfw.BCFW`) solves HSVM and NHSVM with a certified duality gap.
+
+The dual tables are dense, ``(n_candidates + 1) x n_nodes`` per distinct training label:
+meant for taxonomies of up to a few hundred nodes (Pegasos handles the large ones).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from hierlab.core.exceptions import ParameterError
+from hierlab.core.model import DualBlocks, LinearModel, per_label_blocks, table
+from hierlab.methods.nhsvm.model import HierarchicalHinge
+
+__all__ = ["HingeDualModel"]
+
+
+class HingeDualModel(LinearModel):
+    """A single-label :class:`HierarchicalHinge` as the model of an ``Objective`` (for BCFW).
+
+    Scores (``P = X W^T``), ``backward`` (``Gamma^T X``) and the active rows (every node but
+    the root) are those of the seed-000 models' base.
+
+    Parameters
+    ----------
+    hinge : HierarchicalHinge
+        Single-label; its class attributes, structural errors and variant define the loss.
+
+    Attributes
+    ----------
+    taxonomy : Taxonomy
+    n_rows : int
+        One weight row per node (the root's row is inert: its class attribute is 0).
+    n_blocks : int
+        1 (one joint problem).
+    block_of_row : ndarray of int, shape (n_rows,)
+        0, and -1 for the root.
+    """
+
+    n_blocks: int = 1
+
+    def __init__(self, hinge: HierarchicalHinge) -> None:
+        if hinge.multilabel:
+            raise ParameterError(
+                "the certified solver (solver='bcfw') takes single-label data; multi-label "
+                "HSVM/NHSVM use solver='pegasos' (loss-augmented inference by DP / LP)"
+            )
+        self.hinge = hinge
+        self._init_rows(hinge.taxonomy)
+
+    def loss(self, S: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, sp.csr_matrix]:
+        """Mean structured hinge and its subgradient with respect to the potentials ``S``.
+
+        Parameters
+        ----------
+        S : ndarray of shape (n_samples, n_nodes)
+        y : ndarray of int, shape (n_samples,)
+            Must be the hinge's own labels (the structural errors are indexed by them).
+
+        Returns
+        -------
+        loss : ndarray of shape (1,)
+        Gamma : csr_matrix of shape (n_samples, n_nodes)
+        """
+        n = len(y)
+        if n != len(self.hinge.y) or not np.array_equal(y, self.hinge.y):
+            raise ParameterError("HingeDualModel.loss takes the labels the hinge was built on")
+        losses, G = self.hinge._single_label_loss(S, np.arange(n))
+        return np.array([losses.sum() / n]), sp.csr_matrix(G / n)
+
+    def node_weights(self, W: np.ndarray) -> np.ndarray:
+        """Effective node vectors ``c_n W_n`` (what scores a label's nodes)."""
+        return np.asarray(self.hinge.c[:, None] * W)
+
+    def dual_blocks(self, y: np.ndarray) -> DualBlocks:
+        """One block per example; per distinct label ``v`` the rows of every candidate leaf:
+
+        margin (eq. 3/10): ``U = C[v] - C[l]``, ``L = Δ(l, v)`` for ``l != v``;
+        eq. (13): ``U = (C[v] - C[l]) / Δ~(l, v)``, ``L = 1`` for ``Δ~(l, v) > 0``;
+        each times ``1/N``, plus the null row. Then ``max_r (L_r - U_r . P_i) = max(0,
+        max_l q_i(l))``.
+        """
+        h = self.hinge
+        n, m = len(y), self.n_rows
+        Cd = h.C.toarray()
+        cand = np.asarray(h.candidates)
+        eq13 = h.variant == "eq13"
+
+        def make(v: int) -> tuple[np.ndarray, np.ndarray]:
+            k = int(np.searchsorted(h.label_nodes, v))
+            keep = cand != v
+            if eq13:
+                keep &= h.Dn[k] > 0.0
+                U = (Cd[v][None, :] - Cd[cand[keep]]) / h.Dn[k, keep][:, None]
+                L = np.ones(int(keep.sum()))
+            else:
+                U = Cd[v][None, :] - Cd[cand[keep]]
+                L = h.D[k, keep]
+            return table(list(U), list(L), m, 1.0 / n)
+
+        return per_label_blocks(np.asarray(y, dtype=np.int64), make)

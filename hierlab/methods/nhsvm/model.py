@@ -1,0 +1,928 @@
+"""Hierarchical structured SVMs: HSVM, NHSVM (normalised) and the Shared SVM model (seed 003).
+
+Notation of seed 003 (Sections 3-7). ``W`` of shape (M, d) holds one weight vector per node; a
+label ``y`` is a set of nodes closed under ancestors (``A+(l)`` for a leaf ``l`` in single-label
+problems). The root is common to every label, so it never changes a decision: as in Figure 1 of
+the paper it is not a node of the model (its class attribute and its weight ``alpha`` are 0).
+
+* Class attributes (eq. 1, 5): ``c_n = 1`` (HSVM) or ``c_n = sqrt(alpha_n)`` (NHSVM), and the
+  score of a label is ``s(y) = sum_{n in y} c_n W_n . x``.
+* Structural errors: Hamming ``|y Δ y'|`` (eq. 2), the normalised error of eq. (9)
+  ``sqrt(sum_{n in y Δ y'} alpha_n)``, 0/1, and the decomposable multi-label loss of Section 7.1.
+* Normalisation weights ``alpha`` (eq. 4): eq. (6) ``min sum alpha^rho`` (a QP for rho = 2,
+  solved through its smooth dual), eq. (7) ``max min alpha`` with directional constraints (an LP,
+  :func:`scipy.optimize.linprog`), and the DAG relaxation ``1 <= sum_{A+(l)} alpha <= T`` of
+  eq. (8).
+* Loss-augmented inference (eq. 18-19): enumeration of the leaves (single label), dynamic
+  programming in O(M) on trees, the LP relaxation of eq. (19) on DAGs with
+  :func:`scipy.optimize.milp` when the LP optimum is fractional.
+* :class:`HierarchicalHinge`: the primal objective ``lambda ||W||_F^2 + mean_i loss_i`` of eq.
+  (3), (12) or (13) with its mini-batch subgradient, on dense or CSR data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import Bounds, LinearConstraint, linprog, milp, minimize
+from scipy.sparse.csgraph import breadth_first_order, maximum_flow
+
+from hierlab.core.exceptions import ConvergenceError, ParameterError
+from hierlab.core.losses import delta
+from hierlab.core.taxonomy import Taxonomy
+
+__all__ = [
+    "ALPHA_RULES",
+    "HierarchicalHinge",
+    "class_attribute_matrix",
+    "dag_max_label",
+    "label_space_max",
+    "leaf_path_matrix",
+    "node_max_marginals",
+    "normalization_alpha",
+    "single_label_errors",
+    "tree_max_label",
+]
+
+ALPHA_RULES = ("eq6", "eq7")
+
+# ---------------------------------------------------------------------------------------------
+# normalisation weights alpha (eq. 4, 6, 7, 8)
+
+
+def leaf_path_matrix(taxonomy: Taxonomy) -> sp.csr_matrix:
+    """Path incidence of the leaves over the non-root nodes.
+
+    Parameters
+    ----------
+    taxonomy : Taxonomy
+
+    Returns
+    -------
+    csr_matrix of shape (n_leaves, n_nodes - 1)
+        ``P[k, n - 1] = 1`` iff node ``n`` is in ``A+(leaves[k])`` (the root, id 0, is dropped).
+    """
+    A = taxonomy.ancestor_matrix[taxonomy.leaves].tocsc()[:, 1:]
+    return sp.csr_matrix(A, dtype=np.float64)
+
+
+def _alpha_eq6(P: sp.csr_matrix, rho: float, T: float) -> np.ndarray:
+    """Solve eq. (6) (with the eq. (8) relaxation when ``T > 1``) through its smooth dual.
+
+    Primal: ``min sum_n alpha_n^rho`` s.t. ``1 <= P alpha <= T``, ``alpha >= 0``. For dual
+    variables ``mu = mu_lo - mu_hi`` and ``v = P^T mu`` the minimiser over ``alpha`` is
+    ``alpha(v) = (max(v, 0) / rho)^(1 / (rho - 1))`` and the dual
+    ``g = 1.mu_lo - T 1.mu_hi - (rho - 1) sum alpha^rho`` is concave and C1 with gradient
+    ``(1 - P alpha, P alpha - T)``; it is maximised with L-BFGS-B.
+    """
+    L = P.shape[0]
+    expo = 1.0 / (rho - 1.0)
+    PT = sp.csr_matrix(P.T)
+    equality = T <= 1.0
+
+    def alpha_of(mu: np.ndarray) -> np.ndarray:
+        v = PT @ mu
+        return (np.maximum(v, 0.0) / rho) ** expo
+
+    if equality:
+
+        def f(mu: np.ndarray) -> tuple[float, np.ndarray]:
+            a = alpha_of(mu)
+            g = mu.sum() - (rho - 1.0) * np.sum(a**rho)
+            grad = 1.0 - P @ a
+            return -g, -grad
+
+        x0 = np.full(L, rho * (1.0 / max(1, P.sum(axis=1).max())) ** (rho - 1.0))
+        res = minimize(
+            f, x0, jac=True, method="L-BFGS-B", options={"maxiter": 20000, "gtol": 1e-12, "ftol": 0}
+        )
+        mu = res.x
+    else:
+
+        def f2(z: np.ndarray) -> tuple[float, np.ndarray]:
+            lo, hi = z[:L], z[L:]
+            a = alpha_of(lo - hi)
+            Pa = P @ a
+            g = lo.sum() - T * hi.sum() - (rho - 1.0) * np.sum(a**rho)
+            return -g, -np.concatenate([1.0 - Pa, Pa - T])
+
+        z0 = np.concatenate([np.full(L, 1.0), np.zeros(L)])
+        res = minimize(
+            f2,
+            z0,
+            jac=True,
+            method="L-BFGS-B",
+            bounds=[(0.0, None)] * (2 * L),
+            options={"maxiter": 20000, "gtol": 1e-12, "ftol": 0},
+        )
+        mu = res.x[:L] - res.x[L:]
+    alpha = alpha_of(mu)
+    if equality and rho == 2.0:
+        alpha = _polish_min_norm(P, alpha)
+    return alpha
+
+
+def _polish_min_norm(P: sp.csr_matrix, alpha: np.ndarray) -> np.ndarray:
+    """For rho = 2: re-solve the equality-constrained least-norm problem on the support.
+
+    On the support ``S`` found by the dual, the KKT solution is ``alpha_S = P_S^T (P_S P_S^T)^+ 1``;
+    it is kept when it stays non-negative (it then satisfies the constraints to round-off).
+    """
+    support = alpha > 1e-9 * max(1.0, alpha.max())
+    PS = P[:, support].toarray()
+    sol, *_ = np.linalg.lstsq(PS, np.ones(P.shape[0]), rcond=None)
+    if np.all(sol >= -1e-12):
+        out = np.zeros_like(alpha)
+        out[support] = np.maximum(sol, 0.0)
+        if np.max(np.abs(P @ out - 1.0)) <= np.max(np.abs(P @ alpha - 1.0)) + 1e-12:
+            return out
+    return alpha
+
+
+def _alpha_eq7(P: sp.csr_matrix, taxonomy: Taxonomy, T: float) -> np.ndarray:
+    """Solve eq. (7): ``max t`` s.t. ``t <= alpha_n``, ``alpha_n >= alpha_p`` (directional),
+    ``P alpha = 1`` (or ``1 <= P alpha <= T``, eq. 8), ``alpha >= 0``; an LP for linprog."""
+    L, m = P.shape
+    # variables: alpha_1..alpha_m (node ids 1..M-1), then t
+    rows, cols, vals = [], [], []
+    r = 0
+    for n in range(m):  # t - alpha_n <= 0
+        rows += [r, r]
+        cols += [m, n]
+        vals += [1.0, -1.0]
+        r += 1
+    for c in range(1, taxonomy.n_nodes):  # alpha_p - alpha_c <= 0 for non-root parents p
+        for p in taxonomy.parents(c):
+            if p == 0:
+                continue
+            rows += [r, r]
+            cols += [p - 1, c - 1]
+            vals += [1.0, -1.0]
+            r += 1
+    A_dir = sp.csr_matrix((vals, (rows, cols)), shape=(r, m + 1))
+    P1 = sp.hstack([P, sp.csr_matrix((L, 1))]).tocsr()
+    cost = np.zeros(m + 1)
+    cost[-1] = -1.0
+    bounds = [(0.0, None)] * m + [(None, None)]
+    if T <= 1.0:
+        res = linprog(
+            cost,
+            A_ub=A_dir,
+            b_ub=np.zeros(r),
+            A_eq=P1,
+            b_eq=np.ones(L),
+            bounds=bounds,
+            method="highs",
+        )
+    else:
+        A_ub = sp.vstack([A_dir, P1, -P1]).tocsr()
+        b_ub = np.concatenate([np.zeros(r), np.full(L, T), -np.ones(L)])
+        res = linprog(cost, A_ub=A_ub, b_ub=b_ub, bounds=bounds, method="highs")
+    if res.status != 0:
+        raise ConvergenceError(f"eq. (7) LP for alpha failed: {res.message}")
+    return np.maximum(res.x[:m], 0.0)
+
+
+def normalization_alpha(
+    taxonomy: Taxonomy, rule: str = "eq6", rho: float = 2.0, T: float = 1.5
+) -> np.ndarray:
+    """Normalisation weights ``alpha`` of seed 003, one per node (the root gets 0).
+
+    Parameters
+    ----------
+    taxonomy : Taxonomy
+        A tree or a DAG.
+    rule : {"eq6", "eq7"}
+        ``"eq6"``: ``min sum alpha_n^rho`` (rho > 1; rho = 2 is the paper's QP). ``"eq7"``: the
+        rho = 1 rule ``max min alpha_n`` with the directional constraints ``alpha_n >= alpha_p``.
+    rho : float, default 2.0
+        Exponent of eq. (6); must be > 1 (ignored by eq. 7).
+    T : float, default 1.5
+        DAG relaxation of eq. (8): the path sums may lie in ``[1, T]``. Used for DAG
+        taxonomies only; on trees every path sums to exactly 1 (eq. 4).
+
+    Returns
+    -------
+    alpha : ndarray of shape (n_nodes,)
+        ``alpha[0] = 0`` (root); for a tree ``sum_{n in A+(l)} alpha_n = 1`` for every leaf.
+    """
+    if rule not in ALPHA_RULES:
+        raise ParameterError(f"alpha rule must be one of {ALPHA_RULES}, got {rule!r}")
+    if taxonomy.n_nodes < 2:
+        raise ParameterError("the taxonomy needs at least one node below the root")
+    Tval = 1.0 if taxonomy.is_tree else float(T)
+    if Tval < 1.0:
+        raise ParameterError(f"T must be >= 1 (eq. 8), got {T}")
+    P = leaf_path_matrix(taxonomy)
+    if rule == "eq6":
+        if not rho > 1.0:
+            raise ParameterError(
+                f"rho must be > 1 for eq. (6) (use rule='eq7' for rho=1), got {rho}"
+            )
+        a = _alpha_eq6(P, float(rho), Tval)
+    else:
+        a = _alpha_eq7(P, taxonomy, Tval)
+    return np.concatenate([[0.0], a])
+
+
+# ---------------------------------------------------------------------------------------------
+# class attributes and structural errors
+
+
+def class_attribute_matrix(taxonomy: Taxonomy, c: np.ndarray) -> sp.csr_matrix:
+    """Class attributes of the single-node labels ``y = A+(m)`` for every node ``m``.
+
+    Parameters
+    ----------
+    taxonomy : Taxonomy
+    c : ndarray of shape (n_nodes,)
+        Per-node attribute: 1 (HSVM, eq. 1) or ``sqrt(alpha_n)`` (NHSVM, eq. 5); ``c[0]`` is
+        ignored (the root is not a node of the model).
+
+    Returns
+    -------
+    csr_matrix of shape (n_nodes, n_nodes)
+        Row ``m`` is ``∧(A+(m))`` (resp. ``∧~``): ``C[m, n] = c_n`` for ``n in A+(m)``, n != root.
+    """
+    cc = np.asarray(c, dtype=np.float64).copy()
+    cc[0] = 0.0
+    C = sp.csr_matrix(taxonomy.ancestor_matrix, dtype=np.float64) @ sp.diags(cc)
+    C = sp.csr_matrix(C)
+    C.eliminate_zeros()
+    return C
+
+
+def single_label_errors(
+    taxonomy: Taxonomy, labels: np.ndarray, candidates: np.ndarray, kind: str, alpha: Any = None
+) -> np.ndarray:
+    """Structural error ``Δ(y, y')`` between label nodes and candidate nodes.
+
+    Parameters
+    ----------
+    taxonomy : Taxonomy
+    labels : ndarray of int, shape (k,)
+        Nodes ``m``: the labels are ``A+(m)``.
+    candidates : ndarray of int, shape (L,)
+        Candidate nodes (the leaves).
+    kind : {"hamming", "sqrt_hamming", "zero_one", "normalized"}
+        ``|y Δ y'|`` (eq. 2), its square root, ``1[y != y']``, or eq. (9)
+        ``sqrt(sum_{n in y Δ y'} alpha_n)``.
+    alpha : ndarray of shape (n_nodes,), optional
+        Needed for ``"normalized"``.
+
+    Returns
+    -------
+    ndarray of shape (k, L)
+    """
+    return delta(kind, taxonomy, labels, candidates, alpha)
+
+
+# ---------------------------------------------------------------------------------------------
+# inference over label sets (Section 7.1)
+
+
+@dataclass(frozen=True)
+class _TreeLevels:
+    """Per depth level (deepest first): nodes sorted by parent, their parents, group starts."""
+
+    levels: tuple[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], ...]
+
+
+def _tree_levels(taxonomy: Taxonomy) -> _TreeLevels:
+    cached = getattr(taxonomy, "_nhsvm_levels", None)
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
+    out = []
+    for d in range(taxonomy.max_depth, 0, -1):
+        nodes = taxonomy.levels[d]
+        par = taxonomy.parent[nodes]
+        order = np.argsort(par, kind="stable")
+        nodes, par = nodes[order], par[order]
+        uniq, starts = np.unique(par, return_index=True)
+        out.append((nodes, par, uniq, starts))
+    res = _TreeLevels(tuple(out))
+    try:
+        object.__setattr__(taxonomy, "_nhsvm_levels", res)
+    except AttributeError:  # pragma: no cover - slots
+        pass
+    return res
+
+
+class _SpanningTree:
+    """The tree of first parents of a DAG (same node ids), with what the DP needs."""
+
+    def __init__(self, taxonomy: Taxonomy) -> None:
+        parent = np.asarray(taxonomy.parent)
+        depth = np.zeros(len(parent), dtype=np.int64)
+        for i in range(1, len(parent)):  # parent[i] < i
+            depth[i] = depth[parent[i]] + 1
+        self.parent = parent
+        self.max_depth = int(depth.max())
+        order = np.argsort(depth, kind="stable")
+        counts = np.bincount(depth, minlength=self.max_depth + 1)
+        self.levels = np.split(order, np.cumsum(counts)[:-1])
+
+
+def tree_max_label(
+    R: np.ndarray, taxonomy: Taxonomy, leaf_terminated: bool = True
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Exact ``max_y sum_{n in y} R[:, n]`` over label sets of a tree, by dynamic programming.
+
+    The label space is the ancestor-closed sets containing the root; with ``leaf_terminated``
+    (the space ``Y_m`` of seed 003, Section 3) every internal node of ``y`` also has a child in
+    ``y`` (so ``y = A+(L)`` for a non-empty set of leaves ``L``). One bottom-up pass over the
+    depth levels computes ``f(n)``, the best value of the subtree of ``n`` given ``n in y``:
+    ``f(n) = R_n + sum_c max(f(c), 0)`` (+ ``min(max_c f(c), 0)`` when a child is required);
+    a top-down pass recovers the argmax. O(M) per example, vectorised over the rows of ``R``.
+
+    Parameters
+    ----------
+    R : ndarray of shape (b, n_nodes)
+        Node rewards (``R[:, 0]``, the root's, is always collected).
+    taxonomy : Taxonomy
+        A tree.
+    leaf_terminated : bool, default True
+
+    Returns
+    -------
+    Z : ndarray of bool, shape (b, n_nodes)
+        The maximising label sets (root included).
+    value : ndarray of shape (b,)
+        Their values ``sum(R * Z, axis=1)``.
+    F : ndarray of shape (b, n_nodes)
+        The subtree values ``f(n)``.
+    forced : ndarray of shape (b, n_nodes)
+        ``min(max_c f(c), 0)`` for internal nodes when ``leaf_terminated`` (else 0): the price
+        of the compulsory child.
+    """
+    R = np.asarray(R, dtype=np.float64)
+    b, M = R.shape
+    F = R.copy()
+    forced = np.zeros_like(F)
+    best_child = np.zeros((b, M), dtype=np.int64)
+    for nodes, _par, uniq, starts in _tree_levels(taxonomy).levels:
+        fn = F[:, nodes]
+        pos = np.maximum(fn, 0.0)
+        F[:, uniq] += np.add.reduceat(pos, starts, axis=1)
+        if leaf_terminated:
+            mx = np.maximum.reduceat(fn, starts, axis=1)
+            # argmax child of each group: the first column reaching the group maximum
+            group = np.repeat(np.arange(len(uniq)), np.diff(np.append(starts, len(nodes))))
+            col = np.arange(len(nodes))
+            cand = np.where(fn >= mx[:, group], col[None, :], len(nodes))
+            am = nodes[np.minimum.reduceat(cand, starts, axis=1)]
+            fr = np.minimum(mx, 0.0)
+            forced[:, uniq] = fr
+            F[:, uniq] += fr
+            best_child[:, uniq] = am
+    Z = np.zeros((b, M), dtype=bool)
+    Z[:, 0] = True
+    for nodes, par, _uniq, _starts in reversed(_tree_levels(taxonomy).levels):
+        zp = Z[:, par]
+        take = zp & (F[:, nodes] > 0.0)
+        if leaf_terminated:
+            need = zp & (forced[:, par] < 0.0)
+            # the compulsory child: the parent's best child when none of its children is positive
+            take |= need & (best_child[:, par] == nodes[None, :])
+            # ties at exactly 0 (forced == 0 but no positive child): take the best child too
+            zero_tie = zp & (forced[:, par] == 0.0)
+            if zero_tie.any():
+                has_pos = np.zeros((b, M), dtype=bool)
+                np.logical_or.at(has_pos.T, par, (F[:, nodes] > 0.0).T)
+                take |= zero_tie & ~has_pos[:, par] & (best_child[:, par] == nodes[None, :])
+        Z[:, nodes] = take
+    value = np.einsum("ij,ij->i", R, Z)
+    return Z, value, F, forced
+
+
+def _dag_lp_blocks(taxonomy: Taxonomy, leaf_terminated: bool) -> tuple[sp.csr_matrix, np.ndarray]:
+    """Inequalities ``A z <= b`` of eq. (19) for one example (root fixed by bounds)."""
+    M = taxonomy.n_nodes
+    rows, cols, vals = [], [], []
+    r = 0
+    for c in range(1, M):  # z_c - z_p <= 0
+        for p in taxonomy.parents(c):
+            rows += [r, r]
+            cols += [c, int(p)]
+            vals += [1.0, -1.0]
+            r += 1
+    if leaf_terminated:
+        for n in taxonomy.internal_nodes:  # z_n - sum_c z_c <= 0
+            kids = taxonomy.children(n)
+            rows += [r] * (len(kids) + 1)
+            cols += [int(n), *map(int, kids)]
+            vals += [1.0] + [-1.0] * len(kids)
+            r += 1
+        lv = taxonomy.leaves  # - sum_l z_l <= -1
+        rows += [r] * len(lv)
+        cols += list(map(int, lv))
+        vals += [-1.0] * len(lv)
+        r += 1
+    A = sp.csr_matrix((vals, (rows, cols)), shape=(r, M))
+    bvec = np.zeros(r)
+    if leaf_terminated:
+        bvec[-1] = -1.0
+    return A, bvec
+
+
+def dag_max_label(
+    R: np.ndarray,
+    taxonomy: Taxonomy,
+    leaf_terminated: bool = True,
+    batch: int = 32,
+    return_stats: bool = False,
+) -> Any:
+    """``max_y sum_{n in y} R[:, n]`` on a DAG: LP relaxation of eq. (19), then the IP if needed.
+
+    The LP ``max R.z`` over ``z in [0, 1]^M`` with ``z_c <= z_p`` for every edge, ``z_root = 1``
+    and (``leaf_terminated``) ``z_n <= sum_{c in C(n)} z_c`` and ``sum_l z_l >= 1`` is solved for
+    ``batch`` examples at a time as one block-diagonal HiGHS problem. Rows whose LP optimum is
+    fractional are re-solved as binary programs with :func:`scipy.optimize.milp`. Without
+    ``leaf_terminated`` the feasible sets are the ancestor-closed ones: a maximum-weight closure,
+    solved exactly as a minimum cut (:func:`closure_cut`, 10-15x faster than the LP, whose
+    constraint matrix is totally unimodular).
+
+    Parameters
+    ----------
+    R : ndarray of shape (b, n_nodes)
+    taxonomy : Taxonomy
+    leaf_terminated : bool, default True
+    batch : int, default 32
+        Examples per LP.
+    return_stats : bool, default False
+        Also return ``{"lp": rows solved by the LP, "ip": rows that needed the IP}``.
+
+    Returns
+    -------
+    Z : ndarray of bool, shape (b, n_nodes)
+    value : ndarray of shape (b,)
+    """
+    R = np.asarray(R, dtype=np.float64)
+    b, M = R.shape
+    A1, b1 = _dag_lp_blocks(taxonomy, leaf_terminated)
+    lo1 = np.zeros(M)
+    lo1[0] = 1.0
+    Z = np.zeros((b, M), dtype=bool)
+    n_ip = 0
+    if not leaf_terminated:
+        Z = closure_cut(R, taxonomy, batch)
+        value = np.einsum("ij,ij->i", R, Z)
+        if return_stats:
+            return Z, value, {"lp": b, "ip": 0}
+        return Z, value
+    for s in range(0, b, batch):
+        e = min(b, s + batch)
+        k = e - s
+        A = sp.kron(sp.identity(k, format="csr"), A1, format="csr")
+        res = linprog(
+            -R[s:e].ravel(),
+            A_ub=A,
+            b_ub=np.tile(b1, k),
+            bounds=np.column_stack([np.tile(lo1, k), np.ones(k * M)]),
+            method="highs",
+        )
+        if res.status != 0:
+            raise ConvergenceError(f"LP relaxation of eq. (19) failed: {res.message}")
+        z = res.x.reshape(k, M)
+        frac = np.any(np.minimum(np.abs(z), np.abs(1.0 - z)) > 1e-6, axis=1)
+        Z[s:e] = z > 0.5
+        for i in np.flatnonzero(frac):
+            n_ip += 1
+            ip = milp(
+                -R[s + i],
+                constraints=LinearConstraint(A1, -np.inf, b1),
+                integrality=np.ones(M),
+                bounds=Bounds(lo1, np.ones(M)),
+            )
+            if ip.status != 0:
+                raise ConvergenceError(f"integer program of eq. (19) failed: {ip.message}")
+            Z[s + i] = ip.x > 0.5
+    value = np.einsum("ij,ij->i", R, Z)
+    if return_stats:
+        return Z, value, {"lp": b - n_ip, "ip": n_ip}
+    return Z, value
+
+
+def closure_cut(R: np.ndarray, taxonomy: Taxonomy, batch: int = 32) -> np.ndarray:
+    """Maximum-weight ancestor-closed sets on a DAG by a minimum s-t cut (Picard, 1976).
+
+    ``max_z R.z`` over sets that contain the root and, with every node, all its parents: each
+    node ``n`` gets an edge from the source of capacity ``max(R_n, 0)`` and one to the sink of
+    capacity ``max(-R_n, 0)``, each edge ``child -> parent`` an infinite capacity; the source
+    side of a minimum cut is an optimal closed set. ``batch`` examples share one graph (disjoint
+    copies) and one call of :func:`scipy.sparse.csgraph.maximum_flow` (Dinic).
+
+    The flow solver takes integer capacities: every example's rewards are scaled so that the
+    batch's positive total is ``2^30``, so the set is optimal for rewards rounded to
+    ``sum(R_+) 2^-30`` (relative to the batch); :func:`_closure_lp` is the exact reference the
+    tests compare with.
+
+    Parameters
+    ----------
+    R : ndarray of shape (b, n_nodes)
+    taxonomy : Taxonomy
+    batch : int, default 32
+
+    Returns
+    -------
+    Z : ndarray of bool, shape (b, n_nodes)
+    """
+    b, M = R.shape
+    ec = np.repeat(np.arange(M), np.diff(taxonomy._parent_ptr))
+    ep = np.asarray(taxonomy._parent_idx)
+    Z = np.zeros((b, M), dtype=bool)
+    for s in range(0, b, batch):
+        Rb = np.array(R[s : s + batch], dtype=np.float64)
+        k = Rb.shape[0]
+        Rb[:, 0] = 0.0  # the root is always in; its reward does not change the argmax
+        pos = np.maximum(Rb, 0.0)
+        total = float(pos.sum())
+        if total <= 0.0:
+            Z[s : s + k, 0] = True
+            continue
+        scale = 2.0**30 / total
+        cp = np.rint(pos * scale).astype(np.int64).ravel()
+        cn = np.rint(np.maximum(-Rb, 0.0) * scale).astype(np.int64).ravel()
+        inf = int(cp.sum()) + 1
+        src_node, sink = k * M, k * M + 1
+        off = (np.arange(k) * M)[:, None]
+        nodes = np.arange(k * M)
+        tail = np.r_[np.full(k * M, src_node), nodes, (off + ec).ravel()]
+        head = np.r_[nodes, np.full(k * M, sink), (off + ep).ravel()]
+        cap = np.r_[cp, cn, np.full(k * len(ec), inf, dtype=np.int64)]
+        keep = cap > 0
+        G = sp.csr_matrix(
+            (cap[keep].astype(np.int32), (tail[keep], head[keep])), shape=(k * M + 2,) * 2
+        )
+        flow = maximum_flow(G, src_node, sink, method="dinic").flow
+        resid = sp.csr_matrix(G - flow)  # flow is skew-symmetric: reverse edges appear
+        resid.data = (resid.data > 0).astype(np.int8)
+        resid.eliminate_zeros()
+        reach = breadth_first_order(resid, src_node, directed=True, return_predecessors=False)
+        side = np.zeros(k * M + 2, dtype=bool)
+        side[reach] = True
+        zb = side[: k * M].reshape(k, M)
+        zb[:, 0] = True
+        Z[s : s + k] = zb
+    return Z
+
+
+def _closure_lp(R: np.ndarray, taxonomy: Taxonomy, batch: int) -> np.ndarray:
+    """Ancestor-closed space on a DAG: the LP on the nodes that can matter, batched.
+
+    Only ancestors-or-self of a node with a positive reward can be in an optimal set (dropping
+    a node together with its descendants keeps the set closed and loses no value), so each row's
+    LP is restricted to those nodes; the closure constraints ``z_c <= z_p`` form a totally
+    unimodular system, so the LP optimum is integral (a vertex; checked, with the IP as backup).
+    """
+    b, M = R.shape
+    A = sp.csr_matrix(taxonomy.ancestor_matrix, dtype=np.float64)
+    ec = np.repeat(np.arange(M), np.diff(taxonomy._parent_ptr))
+    ep = np.asarray(taxonomy._parent_idx)
+    Z = np.zeros((b, M), dtype=bool)
+    Z[:, 0] = True
+    for s in range(0, b, batch):
+        e = min(b, s + batch)
+        Rb = R[s:e]
+        k = e - s
+        act = np.asarray((sp.csr_matrix((Rb > 0).astype(np.float64)) @ A).todense()) > 0
+        act[:, 0] = True
+        nvar = int(act.sum())
+        vid = np.full((k, M), -1, dtype=np.int64)
+        vid[act] = np.arange(nvar)
+        keep = act[:, ec]  # (k, E): edges whose child is active (its parents are too)
+        ri, ei = np.nonzero(keep)
+        m = len(ri)
+        rows = np.repeat(np.arange(m), 2)
+        cols = np.column_stack([vid[ri, ec[ei]], vid[ri, ep[ei]]]).ravel()
+        vals = np.tile([1.0, -1.0], m)
+        Aub = sp.csr_matrix((vals, (rows, cols)), shape=(m, nvar))
+        lo = np.zeros(nvar)
+        lo[vid[:, 0]] = 1.0
+        res = linprog(
+            -Rb[act],
+            A_ub=Aub if m else None,
+            b_ub=np.zeros(m) if m else None,
+            bounds=np.column_stack([lo, np.ones(nvar)]),
+            method="highs",
+        )
+        if res.status != 0:
+            raise ConvergenceError(f"LP of the closure problem failed: {res.message}")
+        if np.any(np.minimum(np.abs(res.x), np.abs(1.0 - res.x)) > 1e-6):
+            # not a vertex (cannot happen with a vertex solver): solve the rows as IPs
+            A1, b1 = _dag_lp_blocks(taxonomy, False)
+            lo1 = np.zeros(M)
+            lo1[0] = 1.0
+            for i in range(k):
+                ip = milp(
+                    -Rb[i],
+                    constraints=LinearConstraint(A1, -np.inf, b1),
+                    integrality=np.ones(M),
+                    bounds=Bounds(lo1, np.ones(M)),
+                )
+                Z[s + i] = ip.x > 0.5
+            continue
+        zb = np.zeros((k, M), dtype=bool)
+        zb[act] = res.x > 0.5
+        Z[s:e] = zb
+    return Z
+
+
+def label_space_max(
+    R: np.ndarray, taxonomy: Taxonomy, leaf_terminated: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
+    """Dispatch: :func:`tree_max_label` on trees, :func:`dag_max_label` on DAGs.
+
+    Returns
+    -------
+    Z : ndarray of bool, shape (b, n_nodes)
+    value : ndarray of shape (b,)
+    """
+    if taxonomy.is_tree:
+        Z, v, _, _ = tree_max_label(R, taxonomy, leaf_terminated)
+        return Z, v
+    out: tuple[np.ndarray, np.ndarray] = dag_max_label(R, taxonomy, leaf_terminated)
+    return out
+
+
+def node_max_marginals(
+    R: np.ndarray, taxonomy: Taxonomy, leaf_terminated: bool = True
+) -> np.ndarray:
+    """Per-node scores from the label-set model, for ranking metrics (AU(PRC)).
+
+    On a tree, the exact max-marginal margin: with ``best_with(n)`` the best value of a
+    feasible label containing ``n`` and ``best`` the overall optimum, the score is
+    ``best_with(n) - best`` (``<= 0``, 0 on the predicted set); for the ancestor-closed space
+    (``leaf_terminated=False``) predicted nodes instead get ``best - best_without(n) > 0`` (the
+    smallest subtree value ``f`` on the path to ``n``), so that the score is
+    ``best_with(n) - best_without(n)`` for every node. On a DAG (no
+    exact O(M) recursion) the same scores are computed on the spanning tree formed by each
+    node's first parent (a relaxation of the DAG's closure constraints).
+
+    Parameters
+    ----------
+    R : ndarray of shape (b, n_nodes)
+    taxonomy : Taxonomy
+    leaf_terminated : bool, default True
+
+    Returns
+    -------
+    ndarray of shape (b, n_nodes)
+    """
+    R = np.asarray(R, dtype=np.float64)
+    if not taxonomy.is_tree:
+        taxonomy = _SpanningTree(taxonomy)  # type: ignore[assignment]
+    Z, best, F, forced = tree_max_label(R, taxonomy, leaf_terminated)
+    B = np.empty_like(F)
+    B[:, 0] = F[:, 0]
+    for nodes, par, _u, _s in reversed(_tree_levels(taxonomy).levels):
+        B[:, nodes] = B[:, par] - forced[:, par] - np.maximum(F[:, nodes], 0.0) + F[:, nodes]
+    S = B - best[:, None]
+    if not leaf_terminated:
+        # dropping a predicted n removes its subtree (value f(n)); an ancestor whose value then
+        # turns negative is dropped too, so the loss is the smallest f on the path
+        run = np.full_like(F, np.inf)
+        for nodes, par, _u, _s in reversed(_tree_levels(taxonomy).levels):
+            run[:, nodes] = np.minimum(
+                np.where(par[None, :] == 0, np.inf, run[:, par]), F[:, nodes]
+            )
+        S = np.where(Z, run, S)
+    S[:, 0] = 0.0
+    return S
+
+
+# ---------------------------------------------------------------------------------------------
+# the primal objective
+
+
+class HierarchicalHinge:
+    """Primal objective of the hierarchical structured SVM family (seed 003, eq. 3, 12, 13).
+
+    ``J(W) = lam * ||W||_F^2 + (1 / N) * sum_i loss_i(W)`` with, for a label ``y_i``,
+
+    * ``"margin"`` (eq. 3 / 10 / 12): ``loss_i = max_y c.(∧(y) - ∧(y_i)) ⊙ (W x_i) + Δ(y, y_i)``;
+    * ``"eq13"`` (single label only): ``loss_i = max(0, max_{y != y_i}
+      (s(y) - s(y_i)) / Δ~(y, y_i) + 1)`` with ``Δ~ = ||∧~(y) - ∧~(y_i)||_2`` (eq. 9).
+
+    The loss is clipped at 0 (``y_i`` is always a candidate, also when it is not in the label
+    space, e.g. an internal node).
+
+    Parameters
+    ----------
+    X : ndarray or csr_matrix of shape (n_samples, n_features)
+    Y : ndarray of int, shape (n_samples,), or csr_matrix of shape (n_samples, n_nodes)
+        Node ids (single label) or a 0/1 indicator (multi-label; closed here under ancestors).
+    taxonomy : Taxonomy
+    c : ndarray of shape (n_nodes,)
+        Class attributes per node (1 for HSVM, ``sqrt(alpha)`` for NHSVM); ``c[0]`` is ignored.
+    lam : float
+        Regularisation ``lambda`` (the paper sums the losses; here they are averaged, so
+        ``lam = lambda_paper / N``).
+    loss : str
+        Single label: ``"hamming"``, ``"sqrt_hamming"``, ``"zero_one"`` or ``"normalized"``.
+        Multi-label: ``"leaves"`` (``Δ_L`` of Section 7.1: Hamming distance on the leaves),
+        ``"nodes"`` (Hamming on all nodes) or ``"alpha"`` (``sum_{n in y Δ y_i} alpha_n``).
+    alpha : ndarray of shape (n_nodes,), optional
+        For the normalised losses.
+    variant : {"margin", "eq13"}
+    leaf_terminated : bool
+        Multi-label label space: ``Y_m`` (every internal node of ``y`` has a child in ``y``)
+        or every ancestor-closed set.
+    """
+
+    def __init__(
+        self,
+        X: Any,
+        Y: Any,
+        taxonomy: Taxonomy,
+        c: np.ndarray,
+        lam: float,
+        loss: str = "hamming",
+        alpha: Any = None,
+        variant: str = "margin",
+        leaf_terminated: bool = True,
+    ) -> None:
+        self.X = X
+        self.taxonomy = taxonomy
+        self.lam = float(lam)
+        self.variant = variant
+        self.leaf_terminated = leaf_terminated
+        self.multilabel = sp.issparse(Y)
+        # rows for the SGD step-size calibration: fewer where inference is an LP (DAG)
+        self.calibration_rows = 256 if (self.multilabel and not taxonomy.is_tree) else 1000
+        self.loss = loss
+        self.alpha = None if alpha is None else np.asarray(alpha, dtype=np.float64)
+        self.set_attributes(c)
+        if variant not in ("margin", "eq13"):
+            raise ParameterError(f"variant must be 'margin' or 'eq13', got {variant!r}")
+        if self.multilabel:
+            if variant == "eq13":
+                raise ParameterError(
+                    "the variant of eq. (13) does not decompose over nodes: its loss-augmented "
+                    "inference is not efficient for multi-label data (seed 003, Section 5.1); "
+                    "use variant='margin'"
+                )
+            Yc = sp.csr_matrix(Y, dtype=np.float64) @ sp.csr_matrix(taxonomy.ancestor_matrix)
+            Yc = sp.csr_matrix(Yc)
+            Yc.data[:] = 1.0
+            self.Yc = Yc
+            w = np.zeros(taxonomy.n_nodes)
+            if loss == "leaves":
+                w[taxonomy.leaves] = 1.0
+            elif loss == "nodes":
+                w[:] = 1.0
+            elif loss == "alpha":
+                if self.alpha is None:
+                    raise ParameterError("loss='alpha' needs alpha")
+                w[:] = self.alpha
+            else:
+                raise ParameterError(
+                    f"multi-label loss must be 'leaves', 'nodes' or 'alpha', got {loss!r}"
+                )
+            w[0] = 0.0
+            self.w = w
+            self.max_loss = float(w.sum())
+            self.grad_scale = float(2.0 * np.sum(self.c**2))
+        else:
+            self.y = np.asarray(Y, dtype=np.int64)
+            self.candidates = taxonomy.leaves
+            self.label_nodes, self.label_index = np.unique(self.y, return_inverse=True)
+            self.D = single_label_errors(
+                taxonomy, self.label_nodes, self.candidates, loss, self.alpha
+            )
+            sq = np.asarray(self.C_cand.multiply(self.C_cand).sum(axis=1)).ravel()
+            self.grad_scale = float(2.0 * sq.max()) if sq.size else 1.0
+            if variant == "eq13":
+                self.grad_scale = 1.0
+                Dn = single_label_errors(
+                    taxonomy, self.label_nodes, self.candidates, "normalized", self._alpha_or_c2()
+                )
+                self.Dn = Dn
+                self.max_loss = 1.0
+            else:
+                self.max_loss = float(self.D.max()) if self.D.size else 1.0
+
+    def _alpha_or_c2(self) -> np.ndarray:
+        return self.alpha if self.alpha is not None else self.c**2
+
+    def set_attributes(self, c: np.ndarray) -> None:
+        """Set the class attributes ``c`` (used by Shared SVM after each alpha step)."""
+        c = np.asarray(c, dtype=np.float64).copy()
+        c[0] = 0.0
+        self.c = c
+        self.C = class_attribute_matrix(self.taxonomy, c)
+        self.C_cand = sp.csr_matrix(self.C[self.taxonomy.leaves])
+
+    # -- shapes
+    @property
+    def n_samples(self) -> int:
+        """Number of training rows."""
+        return int(self.X.shape[0])
+
+    @property
+    def coef_shape(self) -> tuple[int, int]:
+        """Shape of ``W``: (n_nodes, n_features)."""
+        return (self.taxonomy.n_nodes, int(self.X.shape[1]))
+
+    # -- scores
+    def potentials(self, W: np.ndarray, X: Any) -> np.ndarray:
+        """Node potentials ``W_n . x`` of shape (b, n_nodes)."""
+        return np.asarray(X @ W.T)
+
+    def leaf_scores(self, P: np.ndarray) -> np.ndarray:
+        """Scores ``s(A+(l))`` of every leaf, shape (b, n_leaves), from potentials ``P``."""
+        return np.asarray((self.C_cand @ P.T).T)
+
+    # -- loss and subgradient
+    def batch_loss(
+        self, W: np.ndarray, idx: np.ndarray, scale: float = 1.0
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Losses and subgradient coefficients for the rows ``idx`` at ``scale * W``.
+
+        Returns
+        -------
+        losses : ndarray of shape (b,)
+        G : ndarray of shape (b, n_nodes)
+            The subgradient of ``loss_i`` w.r.t. ``W`` is ``outer(G[i], x_i)``.
+        """
+        Xb = self.X[idx]
+        P = self.potentials(W, Xb)
+        if scale != 1.0:
+            P *= scale
+        if self.multilabel:
+            return self._multilabel_loss(P, idx)
+        return self._single_label_loss(P, idx)
+
+    def _single_label_loss(self, P: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        y = self.y[idx]
+        k = self.label_index[idx]
+        S = self.leaf_scores(P)
+        Cy = self.C[y]
+        s_true = np.asarray(Cy.multiply(P).sum(axis=1)).ravel()
+        diff = S - s_true[:, None]
+        if self.variant == "eq13":
+            Dn = self.Dn[k]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                Q = np.where(Dn > 0.0, diff / np.where(Dn > 0, Dn, 1.0) + 1.0, -np.inf)
+        else:
+            Q = diff + self.D[k]
+        j = np.argmax(Q, axis=1)
+        rows = np.arange(len(idx))
+        q = Q[rows, j]
+        losses = np.maximum(q, 0.0)
+        active = q > 0.0
+        G = np.zeros_like(P)
+        if active.any():
+            ga = (self.C_cand[j[active]] - Cy[active]).toarray()
+            if self.variant == "eq13":
+                ga /= self.Dn[k[active], j[active]][:, None]
+            G[active] = ga
+        return losses, G
+
+    def _multilabel_loss(self, P: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        Yb = self.Yc[idx].toarray()
+        U = P * self.c[None, :]
+        R = U + self.w[None, :] * (1.0 - 2.0 * Yb)
+        Z, best = label_space_max(R, self.taxonomy, self.leaf_terminated)
+        const = np.einsum("ij,ij->i", U, Yb) - Yb @ self.w
+        q = best - const
+        losses = np.maximum(q, 0.0)
+        active = q > 1e-12
+        G = np.zeros_like(P)
+        G[active] = self.c[None, :] * (Z[active].astype(np.float64) - Yb[active])
+        return losses, G
+
+    def value(self, W: np.ndarray, chunk: int = 4096) -> float:
+        """The primal objective ``J(W)``."""
+        total = 0.0
+        n = self.n_samples
+        for s in range(0, n, chunk):
+            idx = np.arange(s, min(n, s + chunk))
+            losses, _ = self.batch_loss(W, idx)
+            total += float(losses.sum())
+        return self.lam * float(np.sum(W * W)) + total / n
+
+    def gradient(self, W: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Mini-batch subgradient of the mean loss part, shape (n_nodes, n_features), and losses."""
+        losses, G = self.batch_loss(W, idx)
+        Xb = self.X[idx]
+        if sp.issparse(Xb):
+            g = np.asarray((Xb.T @ G).T) / len(idx)
+        else:
+            g = (G.T @ Xb) / len(idx)
+        return g, losses
+
+    # -- prediction
+    def predict_single(self, W: np.ndarray, X: Any) -> np.ndarray:
+        """Best leaf per row (eq. 1 argmax), shape (n_samples,)."""
+        S = self.leaf_scores(self.potentials(W, X))
+        return np.asarray(self.taxonomy.leaves[np.argmax(S, axis=1)])
+
+    def predict_sets(self, W: np.ndarray, X: Any) -> np.ndarray:
+        """Best label set per row, bool array of shape (n_samples, n_nodes), root included."""
+        U = self.potentials(W, X) * self.c[None, :]
+        Z, _ = label_space_max(U, self.taxonomy, self.leaf_terminated)
+        return Z

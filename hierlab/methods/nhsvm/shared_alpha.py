@@ -1,0 +1,222 @@
+"""Shared SVM (seed 003, Sections 6 and 7.2): alternate SGD on V with the closed-form alpha step.
+
+The Shared SVM objective (eq. 14) over node vectors ``U`` and weights ``alpha`` is
+
+    J(U, alpha) = lam * sum_n ||U_n||^2 / alpha_n + mean_i max_l [ s_U(l) - s_U(l_i) + Δ(l, l_i) ],
+    s.t. sum_{n in A+(l)} alpha_n <= 1 for every leaf l, alpha >= 0,
+
+with ``s_U(l) = sum_{n in A+(l)} U_n . x``. It is jointly convex (Lemma 1). For fixed ``alpha``
+the change of variables ``U_n = sqrt(alpha_n) V_n`` turns it into the NHSVM problem in ``V``
+(solved by Pegasos epochs); for fixed ``U`` the optimal ``alpha`` of eq. (20) has the closed
+form of Algorithm 1 on trees (:func:`shared_alpha`).
+
+Algorithm 1 as printed is garbled; the recursion of Appendix D (eq. 24-26) gives, bottom-up,
+``N_n = ||U_n||^2`` for a leaf and ``N_n = (sqrt(||U_n||^2) + sqrt(S_n))^2`` with
+``S_n = sum_{c in C(n)} N_c`` for an internal node, the share ``E_n = sqrt(||U_n||^2) /
+(sqrt(||U_n||^2) + sqrt(S_n))`` (``E_leaf = 1``); then top-down ``alpha_n = L_p E_n`` and
+``L_n = L_p (1 - E_n)`` with ``L = 1`` above the root. (The printed ``alpha_n = sqrt(L_p E_n)``
+and ``E_leaf = 0`` do not satisfy eq. 20's constraints; the test checks the closed form against
+a numerical minimisation of eq. 20.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from hierlab.core.exceptions import ParameterError, TaxonomyError
+from hierlab.core.solver import Solver, SolverState
+from hierlab.core.taxonomy import Taxonomy
+from hierlab.solvers.sgd import PegasosSGD
+
+__all__ = ["SharedSVMSolver", "alpha_step", "shared_alpha", "shared_norm_objective"]
+
+
+def shared_alpha(U: np.ndarray, taxonomy: Taxonomy) -> np.ndarray:
+    """Optimal ``alpha`` of eq. (20) for fixed node vectors ``U`` on a tree (Algorithm 1).
+
+    Parameters
+    ----------
+    U : ndarray of shape (n_nodes, n_features) or (n_nodes,)
+        Node vectors, or directly their squared norms ``||U_n||^2`` when 1-D.
+    taxonomy : Taxonomy
+        A tree; ids are sorted by depth (``parent[n] < n``), as Algorithm 1 assumes.
+
+    Returns
+    -------
+    alpha : ndarray of shape (n_nodes,)
+        ``sum_{n in A+(l)} alpha_n = 1`` on every root-to-leaf path; nodes whose subtree has
+        ``U = 0`` pass their whole budget down (``alpha_n = 0``).
+    """
+    if not taxonomy.is_tree:
+        raise TaxonomyError("Algorithm 1 (closed-form alpha of Shared SVM) needs a tree")
+    U = np.asarray(U, dtype=np.float64)
+    sq = U if U.ndim == 1 else np.einsum("ij,ij->i", U, U)
+    M = taxonomy.n_nodes
+    parent = taxonomy.parent
+    own = np.sqrt(np.maximum(sq, 0.0))
+    N = sq.astype(np.float64).copy()
+    S = np.zeros(M)  # S_n = sum of N_c over the children c of n
+    E = np.ones(M)
+    # bottom-up in decreasing id order (parent[n] < n)
+    for n in range(M - 1, -1, -1):
+        if taxonomy.n_children[n] > 0:
+            s = S[n]
+            denom = own[n] + np.sqrt(s)
+            if denom > 0.0:
+                E[n] = own[n] / denom
+                N[n] = denom**2
+            else:
+                E[n] = 0.0
+                N[n] = 0.0
+        if n > 0:
+            S[parent[n]] += N[n]
+    alpha = np.zeros(M)
+    L = np.zeros(M)
+    alpha[0] = E[0]
+    L[0] = 1.0 - E[0]
+    for n in range(1, M):
+        p = parent[n]
+        alpha[n] = L[p] * E[n]
+        L[n] = L[p] * (1.0 - E[n])
+    return alpha
+
+
+def alpha_step(U: np.ndarray, taxonomy: Taxonomy) -> tuple[np.ndarray, np.ndarray]:
+    """The alpha step of Shared SVM at fixed ``U``: Algorithm 1, then ``V = U / sqrt(alpha)``.
+
+    Parameters
+    ----------
+    U : ndarray of shape (n_nodes, n_features)
+    taxonomy : Taxonomy
+        A tree.
+
+    Returns
+    -------
+    alpha : ndarray of shape (n_nodes,)
+        :func:`shared_alpha` with the root set to 0 (its vector scores every label alike).
+    V : ndarray of shape (n_nodes, n_features)
+        ``U_n / sqrt(alpha_n)``, and 0 where ``alpha_n = 0`` (then ``U_n = 0``).
+    """
+    alpha = shared_alpha(U, taxonomy)
+    alpha[0] = 0.0
+    s = np.sqrt(alpha)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        V = np.where(s[:, None] > 0.0, U / np.where(s > 0, s, 1.0)[:, None], 0.0)
+    return alpha, V
+
+
+def shared_norm_objective(U: np.ndarray, alpha: np.ndarray) -> float:
+    """``sum_n ||U_n||^2 / alpha_n`` (the first term of eq. 14 and 20; ``0 / 0 = 0``)."""
+    sq = np.einsum("ij,ij->i", U, U) if U.ndim == 2 else np.asarray(U)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(sq > 0.0, sq / alpha, 0.0)
+    return float(np.sum(terms))
+
+
+class SharedSVMSolver(Solver):
+    """Alternating minimisation of eq. (14): Pegasos epochs on ``V``, then Algorithm 1 on alpha.
+
+    The objective handed to :meth:`iterate` is a
+    :class:`~hierlab.methods.nhsvm.model.HierarchicalHinge` whose class attributes are
+    ``sqrt(alpha)``; after every ``epochs_per_alpha`` epochs, ``U = sqrt(alpha) V`` is formed,
+    ``alpha`` is recomputed in closed form, ``V = U / sqrt(alpha)`` is restored (so ``U`` and
+    the loss are unchanged and the objective can only decrease) and the averaging restarts.
+
+    Parameters
+    ----------
+    alpha0 : ndarray of shape (n_nodes,)
+        Initial weights (e.g. eq. 6 with rho = 2).
+    rounds : int, default 5
+        Maximum alpha updates.
+    epochs_per_alpha : int, default 5
+        SGD epochs on ``V`` between two alpha steps.
+    batch_size : int, default 64
+    tol : float, default 1e-3
+        Converged when an alpha round improves the objective by less than ``tol`` (relative).
+    random_state : int, optional
+
+    Attributes
+    ----------
+    coef : ndarray of shape (n_nodes, n_features)
+        ``V`` of the best state.
+    alpha : ndarray of shape (n_nodes,)
+        The weights that go with ``coef``.
+    alpha_history : list of ndarray
+        Alpha after each round.
+    """
+
+    def __init__(
+        self,
+        alpha0: np.ndarray,
+        rounds: int = 5,
+        epochs_per_alpha: int = 5,
+        batch_size: int = 64,
+        tol: float = 1e-3,
+        random_state: Any = None,
+    ) -> None:
+        if rounds < 1 or epochs_per_alpha < 1:
+            raise ParameterError("rounds and epochs_per_alpha must be >= 1")
+        self.alpha0 = np.asarray(alpha0, dtype=np.float64)
+        self.rounds = int(rounds)
+        self.epochs_per_alpha = int(epochs_per_alpha)
+        self.batch_size = int(batch_size)
+        self.tol = float(tol)
+        self.random_state = random_state
+        self.coef: np.ndarray | None = None
+        self.alpha = self.alpha0.copy()
+        self.alpha_history: list[np.ndarray] = []
+
+    def iterate(self, objective: Any) -> Iterator[SolverState]:
+        """Yield one state per SGD epoch; ``extra["alpha_step"]`` marks the epochs after which
+        alpha was updated."""
+        tax = objective.taxonomy
+        alpha = self.alpha0.copy()
+        alpha[0] = 0.0
+        objective.set_attributes(np.sqrt(alpha))
+        sgd = PegasosSGD(epochs=1, batch_size=self.batch_size, random_state=self.random_state)
+        V = np.zeros(objective.coef_shape)
+        V_bar = V.copy()
+        n_avg = 0
+        best = objective.value(V)
+        self.coef, self.alpha = V.copy(), alpha.copy()
+        round_start = best
+        epoch = 0
+        for rnd in range(1, self.rounds + 1):
+            for _ in range(self.epochs_per_alpha):
+                epoch += 1
+                V, V_bar, n_avg, _ = sgd.run_epoch(objective, V, V_bar, n_avg)
+                val = objective.value(V_bar)
+                if val < best:
+                    best = val
+                    self.coef, self.alpha = V_bar.copy(), alpha.copy()
+                last_epoch = _ == self.epochs_per_alpha - 1
+                extra: dict[str, Any] = {"objective": val, "round": rnd, "alpha_step": False}
+                if not last_epoch:
+                    yield SolverState(epoch, 0.0, float(best), None, extra)
+            # alpha step from the averaged iterate: U = sqrt(alpha) V_bar
+            U = np.sqrt(alpha)[:, None] * V_bar
+            alpha, V_new = alpha_step(U, tax)
+            objective.set_attributes(np.sqrt(alpha))
+            V = V_new.copy()
+            V_bar = V_new.copy()
+            n_avg = 0
+            val = objective.value(V)
+            self.alpha_history.append(alpha.copy())
+            if val < best:
+                best = val
+                self.coef, self.alpha = V.copy(), alpha.copy()
+            converged = rnd > 1 and (round_start - best) <= self.tol * abs(best)
+            round_start = best
+            extra = {
+                "objective": val,
+                "round": rnd,
+                "alpha_step": True,
+                "shared_norm": shared_norm_objective(U, alpha),
+            }
+            yield SolverState(epoch, 0.0, float(best), None, extra, converged=converged)
+            if converged:
+                break
+        objective.set_attributes(np.sqrt(self.alpha))

@@ -1,0 +1,453 @@
+"""Seed 000: ORTHOGNL (hierarchical SVM with orthogonal transfer) and its four baselines.
+
+All five share one solver, RDA with certified upper and lower bounds (Algorithm 1,
+:class:`~hierlab.solvers.rda.RDA`), and differ only in the model and the regularizer
+(DESIGN.md table):
+
+=========  ==================  ================================  ============================
+method     prediction          regularizer                       loss
+=========  ==================  ================================  ============================
+ORTHOGNL   recursive (eq. 1)   Omega(K), eq. 5, K by eq. 6        sibling hinge (eq. 7)
+FLATMULT   flat over leaves    1/2 sum ||w_i||^2                  Crammer-Singer (eq. 12)
+HIERMULT   recursive           1/2 sum ||w_i||^2, per node        Crammer-Singer per node
+TRANSFER   recursive           1/2 sum (||w_i||^2 + ||w_i-w_j||^2)  sibling hinge
+TREELOSS   flat, path sums     1/2 sum ||u_i||^2                  slack rescaled by gamma/2
+=========  ==================  ================================  ============================
+
+Training labels may be internal nodes; test predictions are scored with the ancestor rule
+(:func:`hierlab.evaluation.metrics.zero_one_error`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.validation import check_is_fitted
+
+from hierlab.core.exceptions import ParameterError
+from hierlab.core.losses import tree_delta, zero_one_delta
+from hierlab.core.objective import Objective
+from hierlab.core.registry import Param, register
+from hierlab.core.regularizers import (
+    L2,
+    Orthogonal,
+    Quadratic,
+    Regularizer,
+    check_orthogonal_K,
+    orthogonal_K,
+    transfer_matrix,
+)
+from hierlab.core.solver import Callback
+from hierlab.core.taxonomy import Taxonomy
+from hierlab.methods.base import HierarchicalClassifier, check_X
+from hierlab.methods.orthogonal.model import FlatModel, LocalModel, RecursiveModel
+from hierlab.solvers.bcfw import BCFW
+from hierlab.solvers.rda import AVERAGING, RDA
+
+__all__ = [
+    "SOLVERS",
+    "FlatMulticlassClassifier",
+    "HierarchicalMulticlassClassifier",
+    "OrthogonalTransferClassifier",
+    "TransferClassifier",
+    "TreeLossClassifier",
+]
+
+
+#: the solvers an estimator can use: RDA (seed 000, Algorithm 1) or BCFW on the dual
+SOLVERS = ("bcfw", "rda")
+
+
+class _RDAClassifier(HierarchicalClassifier):
+    """Common part: validate, build objective, run RDA, keep the best iterate.
+
+    Parameters
+    ----------
+    taxonomy : Taxonomy, optional
+    C : float, default 1.0
+        Weight of the mean hinge loss (``C/N sum xi_k``; the paper uses ``C = 1``).
+    tol : float, default 1e-4
+        Absolute tolerance on the certified gap ``upper - lower``.
+    rtol : float, default 1e-3
+        Relative tolerance: stop when ``upper - lower <= max(tol, rtol * upper)``.
+    max_iter : int, default 2000
+        RDA iterations.
+    max_time : float, optional
+        Seconds of solver time.
+    averaging : {"linesearch", "uniform"}, default "linesearch"
+        RDA weights: ``1/t`` (the paper) or the bound-maximising weight.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_nodes, n_features)
+        ``w_i`` scoring node ``i`` (row 0, the root, is zero).
+    objective_ : float
+        ``J`` at ``coef_`` (the certified upper bound).
+    lower_bound_ : float
+        The certified lower bound on ``J*``.
+    gap_ : float
+        ``objective_ - lower_bound_``.
+    history_, n_iter_, converged_
+        See :class:`~hierlab.methods.base.HierarchicalClassifier`.
+    """
+
+    def __init__(
+        self,
+        taxonomy: Taxonomy | None = None,
+        C: float = 1.0,
+        tol: float = 1e-4,
+        rtol: float = 1e-3,
+        max_iter: int = 2000,
+        max_time: float | None = None,
+        averaging: str = "linesearch",
+        solver: str = "bcfw",
+    ) -> None:
+        super().__init__(taxonomy=taxonomy)
+        self.C = C
+        self.tol = tol
+        self.rtol = rtol
+        self.max_iter = max_iter
+        self.max_time = max_time
+        self.averaging = averaging
+        self.solver = solver
+
+    # ------------------------------------------------------------------ to implement
+    def _build(self, tax: Taxonomy, y: np.ndarray) -> tuple[Any, Regularizer]:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ shared
+    def _check_params(self) -> None:
+        if not (isinstance(self.C, int | float) and self.C > 0):
+            raise ParameterError(f"C must be a positive number, got {self.C!r}")
+        if self.tol < 0 or self.rtol < 0:
+            raise ParameterError(f"tol and rtol must be >= 0, got {self.tol!r}, {self.rtol!r}")
+        if self.averaging not in AVERAGING:
+            raise ParameterError(f"averaging must be one of {AVERAGING}, got {self.averaging!r}")
+        if self.solver not in SOLVERS:
+            raise ParameterError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
+
+    def _objective(self, X: Any, y: np.ndarray) -> Objective:
+        """The training objective for validated data (also used by tests and benchmarks)."""
+        self._check_params()
+        model, reg = self._build(self.taxonomy_, y)
+        self._model = model
+        return Objective(model, reg, X, y, float(self.C))
+
+    def _fit(self, X: np.ndarray | sp.csr_matrix, Y: Any, callbacks: Sequence[Callback]) -> None:
+        y = np.asarray(Y, dtype=np.int64)
+        obj = self._objective(X, y)
+        solver: RDA | BCFW
+        if self.solver == "bcfw":
+            solver = BCFW(max_iter=self.max_iter, max_time=self.max_time)
+        else:
+            solver = RDA(max_iter=self.max_iter, max_time=self.max_time, averaging=self.averaging)
+        result = self._run_solver(solver, obj, callbacks, tol=self.tol, rtol=self.rtol)
+        W = np.asarray(result.coef)
+        self.weights_ = W
+        self.coef_ = self._model.node_weights(W)
+        last = result.final
+        assert last is not None
+        self.objective_ = float(last.upper)
+        self.lower_bound_ = float(last.lower if last.lower is not None else np.nan)
+        self.gap_ = self.objective_ - self.lower_bound_
+
+    def node_scores(self, X: Any) -> np.ndarray:
+        """Node scores ``w_i^T x`` (path sums for TREELOSS), shape (n_samples, n_nodes), columns
+        in ``taxonomy_`` id order (column 0, the root, is zero)."""
+        check_is_fitted(self, "coef_")
+        X = check_X(X, self, reset=False)
+        return np.asarray(X @ self.coef_.T)
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """scikit-learn scores for ``classes_``, consistent with :meth:`predict`.
+
+        Flat methods (FLATMULT, TREELOSS): the node score of each class. Recursive methods
+        (ORTHOGNL, TRANSFER, HIERMULT): the smallest sibling margin ``s_i - max_{j in S(i)} s_j``
+        over the nodes ``i`` of the class's path ``A+(c)``, positive exactly when the recursive
+        classifier (eq. 1) walks through ``c``; so the arg-max class is the predicted node (or,
+        for an internal class, an ancestor of it).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes), or (n_samples,) for two classes (the score of
+        ``classes_[1]`` minus that of ``classes_[0]``)
+        """
+        S = self.node_scores(X)
+        cols = np.asarray(self.taxonomy_.index([str(c) for c in self.classes_]), dtype=np.int64)
+        index = getattr(self._model, "index", None)
+        if isinstance(self._model, FlatModel) or index is None:
+            out = S[:, cols]
+        else:
+            R, _ = index.rivals(S)
+            with np.errstate(invalid="ignore"):
+                M = S - R  # +inf where a node has no sibling (only child, root padding)
+            out = M[:, index.path_pad[cols]].min(axis=2)
+        if out.shape[1] == 2:
+            return out[:, 1] - out[:, 0]
+        return out
+
+    def _predict_ids(self, X: np.ndarray | sp.csr_matrix) -> np.ndarray:
+        S = np.asarray(X @ self.coef_.T)
+        return self._model.predict(S)
+
+
+class OrthogonalTransferClassifier(_RDAClassifier):
+    """ORTHOGNL: hierarchical SVM with orthogonal transfer (seed 000, eq. 4/7).
+
+    ``J(w) = 1/2 sum_ij K_ij |w_i^T w_j| + C/N sum_k max(0, max_{i in A+(y_k), j in S(i)}
+    1 - w_i^T x_k + w_j^T x_k)``, solved by RDA with ``Psi = lambda_min(Kbar)/2 ||w||^2``
+    (Section 4.3); recursive prediction (eq. 1).
+
+    Parameters
+    ----------
+    taxonomy : Taxonomy, optional
+    alpha : float, default 1.0
+        Off-diagonal weight of ``K`` in eq. (6). Must be below
+        :func:`~hierlab.core.regularizers.max_admissible_alpha` of the taxonomy.
+    K : ndarray, optional
+        A user matrix, shape (n_nodes - 1, n_nodes - 1) over the non-root nodes in id order or
+        (n_nodes, n_nodes) with a zero root row and column; overrides ``alpha``.
+    C, tol, rtol, max_iter, max_time, averaging
+        See the RDA parameters of :class:`FlatMulticlassClassifier`.
+    split : {"lambda_min", "jacobi"}, default "lambda_min"
+        RDA splitting: ``Psi = lambda_min/2 ||w||^2`` (Section 4.3) or the diagonally scaled
+        ``Psi`` of :class:`~hierlab.core.regularizers.Orthogonal`.
+
+    Attributes
+    ----------
+    K_ : ndarray of shape (n_nodes, n_nodes)
+        The ``K`` used (root row and column zero).
+    lambda_min_ : float
+        Smallest eigenvalue of the comparison matrix (the strong convexity of ``J``).
+    """
+
+    def __init__(
+        self,
+        taxonomy: Taxonomy | None = None,
+        alpha: float = 1.0,
+        K: Any = None,
+        C: float = 1.0,
+        tol: float = 1e-4,
+        rtol: float = 1e-3,
+        max_iter: int = 2000,
+        max_time: float | None = None,
+        averaging: str = "linesearch",
+        split: str = "lambda_min",
+        solver: str = "bcfw",
+    ) -> None:
+        super().__init__(taxonomy, C, tol, rtol, max_iter, max_time, averaging, solver)
+        self.alpha = alpha
+        self.K = K
+        self.split = split
+
+    def resolve_K(self, tax: Taxonomy) -> tuple[np.ndarray, float]:
+        """``K`` (n_nodes x n_nodes, zero root row/column) and ``lambda_min(Kbar)``.
+
+        Raises
+        ------
+        ParameterError
+            When ``K`` is not admissible; names the largest admissible ``alpha``.
+        """
+        m = tax.n_nodes
+        if self.K is None:
+            if not self.alpha >= 0:
+                raise ParameterError(f"alpha must be >= 0, got {self.alpha!r}")
+            K = orthogonal_K(tax, float(self.alpha))
+            lam = check_orthogonal_K(K[1:, 1:], tax, float(self.alpha))
+            return K, lam
+        Ku = np.asarray(self.K, dtype=np.float64)
+        if Ku.shape == (m - 1, m - 1):
+            K = np.zeros((m, m))
+            K[1:, 1:] = Ku
+        elif Ku.shape == (m, m):
+            if np.any(Ku[0] != 0) or np.any(Ku[:, 0] != 0):
+                raise ParameterError("K's root row and column must be zero (the root has no w)")
+            K = Ku
+        else:
+            raise ParameterError(
+                f"K must have shape ({m - 1}, {m - 1}) (non-root nodes) or ({m}, {m}), "
+                f"got {Ku.shape}"
+            )
+        lam = check_orthogonal_K(K[1:, 1:])
+        return K, lam
+
+    def _build(self, tax: Taxonomy, y: np.ndarray) -> tuple[Any, Regularizer]:
+        K, lam = self.resolve_K(tax)
+        self.K_ = K
+        self.lambda_min_ = lam
+        model = RecursiveModel(tax)
+        return model, Orthogonal(K, model.active_rows(y), lambda_min=lam, split=self.split)
+
+
+class FlatMulticlassClassifier(_RDAClassifier):
+    """FLATMULT: Crammer-Singer multiclass SVM over the leaves (seed 000, eq. 12).
+
+    Internal nodes used as training labels join the candidate set (an internal prediction is
+    then scored by the ancestor rule). Parameters: see :class:`_RDAClassifier`.
+    """
+
+    def _build(self, tax: Taxonomy, y: np.ndarray) -> tuple[Any, Regularizer]:
+        model = FlatModel(tax, zero_one_delta(tax), candidates="leaves")
+        return model, L2(model.active_rows(y))
+
+
+class HierarchicalMulticlassClassifier(_RDAClassifier):
+    """HIERMULT: one Crammer-Singer SVM per internal node, recursive prediction (Dumais & Chen).
+
+    The per-node problems are independent; they are solved together as one block-separable
+    objective, so every node keeps its own best iterate, RDA weight and bounds (their sums are
+    reported). Parameters: see :class:`_RDAClassifier`.
+    """
+
+    def _build(self, tax: Taxonomy, y: np.ndarray) -> tuple[Any, Regularizer]:
+        model = LocalModel(tax)
+        return model, L2(model.active_rows(y))
+
+
+class TransferClassifier(_RDAClassifier):
+    """TRANSFER: recursive classifier, sibling hinge, parent-child similarity regularizer.
+
+    ``Omega = 1/2 sum_{i in Y} (||w_i||^2 + sum_{j in C(i)} ||w_i - w_j||^2)`` (seed 000,
+    Section 5, errata ``||w_ii|| -> ||w_i||``). RDA takes ``Psi = Omega`` whole (a quadratic with
+    a closed-form step). Parameters: see :class:`_RDAClassifier`.
+    """
+
+    def _build(self, tax: Taxonomy, y: np.ndarray) -> tuple[Any, Regularizer]:
+        model = RecursiveModel(tax)
+        return model, Quadratic(transfer_matrix(tax), model.active_rows(y))
+
+
+class TreeLossClassifier(_RDAClassifier):
+    """TREELOSS: Cai & Hofmann's hierarchical SVM (seed 000, Section 5, errata).
+
+    Increments ``u_i`` with ``1/2 sum ||u_i||^2``, path-sum scores ``s_y = sum_{j in A+(y)}
+    u_j^T x``, slack rescaling by half the tree distance, flat prediction over every non-root
+    node. ``coef_`` holds the path sums ``w_y`` and ``weights_`` the increments ``u``.
+    Parameters: see :class:`_RDAClassifier`.
+    """
+
+    def _build(self, tax: Taxonomy, y: np.ndarray) -> tuple[Any, Regularizer]:
+        model = FlatModel(tax, tree_delta(tax, half=True), candidates="nodes", path_sum=True)
+        return model, L2(model.active_rows(y))
+
+
+def _params(extra: Sequence[Param] = ()) -> list[Param]:
+    return [
+        Param(
+            "C",
+            "float",
+            1.0,
+            low=1e-4,
+            high=1e5,
+            log=True,
+            help="weight of the mean hinge loss C/N sum xi (paper: C = 1)",
+        ),
+        *extra,
+        Param(
+            "tol", "float", 1e-4, low=0.0, high=1.0, help="absolute tolerance on the certified gap"
+        ),
+        Param(
+            "rtol",
+            "float",
+            1e-3,
+            low=0.0,
+            high=1.0,
+            help="relative tolerance: stop when gap <= rtol * upper",
+        ),
+        Param(
+            "solver",
+            "str",
+            "bcfw",
+            choices=SOLVERS,
+            help="bcfw: block-coordinate Frank-Wolfe on the dual (fast, certified); "
+            "rda: the paper's Algorithm 1",
+        ),
+        Param(
+            "max_iter",
+            "int",
+            2000,
+            low=1,
+            high=10**7,
+            log=True,
+            help="RDA iterations / BCFW epochs",
+        ),
+        Param(
+            "max_time",
+            "float",
+            None,
+            low=0.0,
+            high=1e6,
+            help="seconds of solver time (None: no limit)",
+        ),
+        Param(
+            "averaging",
+            "str",
+            "linesearch",
+            choices=AVERAGING,
+            help="RDA weights: 1/t (paper) or the lower-bound-maximising step",
+        ),
+    ]
+
+
+register(
+    "orthognl",
+    OrthogonalTransferClassifier,
+    params=_params(
+        [
+            Param(
+                "alpha",
+                "float",
+                1.0,
+                low=0.0,
+                high=100.0,
+                help="orthogonality weight K_ij of eq. (6); must stay below the taxonomy's "
+                "largest admissible alpha",
+            ),
+            Param(
+                "split",
+                "str",
+                "lambda_min",
+                choices=("lambda_min", "jacobi"),
+                help="RDA splitting: Psi = lambda_min/2 ||w||^2 (paper) or diagonally scaled",
+            ),
+        ]
+    ),
+    seed="000",
+    summary="Hierarchical SVM with orthogonal transfer (recursive, BCFW or RDA, certified bounds)",
+    bounds=True,
+)
+register(
+    "flatmult",
+    FlatMulticlassClassifier,
+    params=_params(),
+    seed="000",
+    summary="Flat Crammer-Singer multiclass SVM over the leaves (BCFW/RDA)",
+    bounds=True,
+)
+register(
+    "hiermult",
+    HierarchicalMulticlassClassifier,
+    params=_params(),
+    seed="000",
+    summary="One Crammer-Singer SVM per internal node, recursive prediction (BCFW/RDA)",
+    bounds=True,
+)
+register(
+    "transfer",
+    TransferClassifier,
+    params=_params(),
+    seed="000",
+    summary="Recursive SVM with parent-child similarity regularisation (BCFW/RDA)",
+    bounds=True,
+)
+register(
+    "treeloss",
+    TreeLossClassifier,
+    params=_params(),
+    seed="000",
+    summary="Cai & Hofmann hierarchical SVM: path sums, slack rescaled by tree distance (BCFW/RDA)",
+    bounds=True,
+)

@@ -1,0 +1,478 @@
+"""Scoring models and loss-augmented inference for seed 000 (orthogonal transfer) and its baselines.
+
+A model knows how scores are formed from a weight matrix ``W`` of shape (n_nodes, n_features)
+(one row per node, the root's row unused) and how to find each example's most violated
+constraint. Everything is vectorised over examples: the scores are one sparse-dense product
+``S = X @ W.T`` of shape (n_samples, n_nodes); the loss-augmented inference is a handful of
+gathers over index arrays precomputed from the taxonomy; the subgradient with respect to ``S``
+is a sparse matrix ``Gamma`` of shape (n_samples, n_nodes) with a few entries per row, and the
+subgradient with respect to ``W`` is the one product ``Gamma^T X`` (:meth:`backward`).
+
+Models
+------
+:class:`RecursiveModel`
+    The recursive classifier (eq. 1) and the sibling hinge of eq. (7): for example ``k``,
+    ``max(0, max_{i in A+(y_k), j in S(i)} 1 - w_i^T x_k + w_j^T x_k)`` (ORTHOGNL, TRANSFER).
+:class:`LocalModel`
+    HIERMULT: one Crammer-Singer problem per internal node ``p`` among ``C(p)``, each normalised
+    by its own number of examples ``N_p`` (the examples labelled strictly below ``p``). The
+    problems are independent, so their sum is one objective with one block per internal node.
+:class:`FlatModel`
+    The flat classifier (eq. 2) over a candidate set with slack rescaling by ``Delta``:
+    FLATMULT (Crammer-Singer over the leaves, eq. 12) and TREELOSS (path sums ``w_y = sum_{j in
+    A+(y)} u_j`` of eq. 3, ``Delta`` = half the tree distance; seed 000 Section 5 and errata).
+
+Labels at internal nodes are allowed in training: for the recursive models an internal label
+``y`` constrains the nodes of ``A+(y)`` only (as eq. 4 reads); for the flat models the labelled
+internal nodes join the candidate set.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from hierlab.core.model import DualBlocks, LinearModel, per_label_blocks, product, table
+from hierlab.core.taxonomy import Taxonomy
+
+__all__ = [
+    "FlatModel",
+    "LocalModel",
+    "RecursiveModel",
+    "SiblingIndex",
+    "recursive_predict",
+]
+
+Array = np.ndarray
+Matrix = Any  # ndarray or csr_matrix of shape (n_samples, n_features)
+
+
+class SiblingIndex:
+    """Index arrays for sibling maxima and paths of a tree (precomputed once).
+
+    Parameters
+    ----------
+    taxonomy : Taxonomy (a tree)
+
+    Attributes
+    ----------
+    order : ndarray of int, shape (n_nodes,)
+        Node ids grouped by parent (the root forms its own group).
+    starts : ndarray of int, shape (n_groups,)
+        Start of each sibling group in ``order``.
+    group_sorted : ndarray of int, shape (n_nodes,)
+        Group of each position of ``order``.
+    path_pad : ndarray of int, shape (n_nodes, max_depth)
+        Row ``i`` lists ``A+(i)`` without the root, padded with 0 (the root, which has no
+        siblings and so never carries a constraint).
+    children_pad : ndarray of int, shape (n_nodes, max_children)
+        Children of each node padded with -1.
+    """
+
+    def __init__(self, taxonomy: Taxonomy) -> None:
+        self.taxonomy = taxonomy
+        m = taxonomy.n_nodes
+        par = np.asarray(taxonomy.parent)
+        self.order = np.argsort(par, kind="stable")
+        key = par[self.order]
+        self.starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        self.group_sorted = np.cumsum(np.r_[0, (key[1:] != key[:-1]).astype(np.int64)])
+        self.inverse = np.empty(m, dtype=np.int64)
+        self.inverse[self.order] = np.arange(m)
+        D = max(int(taxonomy.max_depth), 1)
+        A = taxonomy.ancestor_matrix
+        path = np.zeros((m, D), dtype=np.int64)
+        for i in range(m):
+            row = A.indices[A.indptr[i] : A.indptr[i + 1]]
+            row = row[row != 0]
+            path[i, : len(row)] = row
+        self.path_pad = path
+        nc = np.asarray(taxonomy.n_children)
+        C = np.full((m, max(int(nc.max()), 1)), -1, dtype=np.int64)
+        for p in np.flatnonzero(nc):
+            kids = taxonomy.children(int(p))
+            C[p, : len(kids)] = kids
+        self.children_pad = C
+
+    def rivals(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Best sibling score of every node: ``R[k, i] = max_{j in S(i)} S[k, j]``.
+
+        Parameters
+        ----------
+        S : ndarray of shape (n_samples, n_nodes)
+
+        Returns
+        -------
+        R : ndarray of shape (n_samples, n_nodes)
+            ``-inf`` for nodes without siblings (the root, only children).
+        R_idx : ndarray of int, shape (n_samples, n_nodes)
+            The sibling attaining ``R`` (meaningless where ``R`` is ``-inf``).
+        """
+        m = S.shape[1]
+        So = S[:, self.order]
+        g = self.group_sorted
+        pos = np.arange(m)
+        M1 = np.maximum.reduceat(So, self.starts, axis=1)
+        is_max = So == M1[:, g]
+        i1 = np.minimum.reduceat(np.where(is_max, pos, m), self.starts, axis=1)
+        first = pos[None, :] == i1[:, g]
+        So2 = np.where(first, -np.inf, So)
+        M2 = np.maximum.reduceat(So2, self.starts, axis=1)
+        hit2 = (So2 == M2[:, g]) & ~first
+        i2 = np.minimum.reduceat(np.where(hit2, pos, m), self.starts, axis=1)
+        i2 = np.minimum(i2, m - 1)
+        R_sorted = np.where(first, M2[:, g], M1[:, g])
+        idx_sorted = np.where(first, i2[:, g], i1[:, g])
+        R = R_sorted[:, self.inverse]
+        R_idx = self.order[idx_sorted[:, self.inverse]]
+        return R, R_idx
+
+    def violations(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``V[k, i] = 1 - S[k, i] + max_{j in S(i)} S[k, j]`` and the arg-max sibling."""
+        R, R_idx = self.rivals(S)
+        return 1.0 - S + R, R_idx
+
+    def most_violated(self, S: np.ndarray, y: np.ndarray) -> tuple[Array, Array, Array]:
+        """The most violated sibling constraint of every example (loss-augmented inference).
+
+        ``(i(k), j(k)) = argmax_{i in A+(y_k), j in S(i)} 1 - S[k, i] + S[k, j]`` (seed 000,
+        Section 4.1).
+
+        Parameters
+        ----------
+        S : ndarray of shape (n_samples, n_nodes)
+        y : ndarray of int, shape (n_samples,)
+
+        Returns
+        -------
+        value : ndarray of shape (n_samples,)
+            The largest ``1 - s_i + s_j`` (``-inf`` when no node of the path has a sibling).
+        i, j : ndarray of int, shape (n_samples,)
+        """
+        V, R_idx = self.violations(S)
+        P = self.path_pad[y]
+        rows = np.arange(len(y))
+        vals = np.take_along_axis(V, P, axis=1)
+        a = np.argmax(vals, axis=1)
+        i = P[rows, a]
+        return vals[rows, a], i, R_idx[rows, i]
+
+
+def recursive_predict(index: SiblingIndex, S: np.ndarray) -> np.ndarray:
+    """The recursive classifier of eq. (1), vectorised over examples (one pass per level).
+
+    Parameters
+    ----------
+    index : SiblingIndex
+    S : ndarray of shape (n_samples, n_nodes)
+        ``S[k, i] = w_i^T x_k``.
+
+    Returns
+    -------
+    ndarray of int, shape (n_samples,)
+        A leaf per example.
+    """
+    n = S.shape[0]
+    at = np.zeros(n, dtype=np.int64)
+    C = index.children_pad
+    leaf = np.asarray(index.taxonomy.is_leaf)
+    for _ in range(int(index.taxonomy.max_depth)):
+        rows = np.flatnonzero(~leaf[at])
+        if len(rows) == 0:
+            break
+        cand = C[at[rows]]
+        vals = np.where(cand >= 0, S[rows[:, None], np.maximum(cand, 0)], -np.inf)
+        at[rows] = cand[np.arange(len(rows)), np.argmax(vals, axis=1)]
+    return at
+
+
+class RecursiveModel(LinearModel):
+    """Recursive classifier (eq. 1) with the sibling hinge of eq. (7) (ORTHOGNL, TRANSFER).
+
+    Parameters
+    ----------
+    taxonomy : Taxonomy (a tree)
+    """
+
+    def __init__(self, taxonomy: Taxonomy) -> None:
+        self._init_rows(taxonomy)
+        self.index = SiblingIndex(taxonomy)
+
+    def loss(self, S: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, sp.csr_matrix]:
+        """Mean sibling hinge and its subgradient with respect to ``S``.
+
+        Returns
+        -------
+        block_loss : ndarray of shape (1,)
+            ``1/N sum_k max(0, max_{i in A+(y_k), j in S(i)} 1 - s_ki + s_kj)``.
+        Gamma : csr_matrix of shape (n_samples, n_nodes)
+            ``-1/N`` at ``(k, i(k))``, ``+1/N`` at ``(k, j(k))`` for every violating example.
+        """
+        n = len(y)
+        val, i, j = self.index.most_violated(S, y)
+        pos = val > 0
+        loss = np.where(pos, val, 0.0)
+        k = np.flatnonzero(pos)
+        rows = np.r_[k, k]
+        cols = np.r_[i[k], j[k]]
+        data = np.r_[-np.ones(len(k)), np.ones(len(k))] / n
+        G = sp.csr_matrix((data, (rows, cols)), shape=S.shape)
+        return np.array([loss.sum() / n]), G
+
+    def dual_blocks(self, y: np.ndarray) -> DualBlocks:
+        """One block per example: labels ``(i, j)``, ``i in A+(y)`` (root excluded), ``j in
+        S(i)``, with ``L = 1``, ``U = e_i - e_j`` and weight ``1/N`` (eq. 7)."""
+        tax, m, n = self.taxonomy, self.n_rows, len(y)
+
+        def make(v: int) -> tuple[Array, Array]:
+            U, L = [], []
+            for i in self.index.path_pad[v]:
+                if i <= 0:
+                    continue
+                for j in tax.siblings(int(i)):
+                    u = np.zeros(m)
+                    u[i], u[int(j)] = 1.0, -1.0
+                    U.append(u)
+                    L.append(1.0)
+            return table(U, L, m, 1.0 / n)
+
+        return per_label_blocks(y, make)
+
+    def predict(self, S: np.ndarray) -> np.ndarray:
+        """Recursive prediction (eq. 1) from node scores, shape (n_samples,)."""
+        return recursive_predict(self.index, S)
+
+
+class LocalModel(LinearModel):
+    """HIERMULT: a Crammer-Singer problem per internal node, recursive prediction.
+
+    The objective of node ``p`` is ``1/2 sum_{c in C(p)} ||w_c||^2 + C/N_p sum_{k: y_k in D(p)}
+    max(0, max_{c' in C(p), c' != c_k} 1 - w_{c_k}^T x_k + w_{c'}^T x_k)`` with ``c_k`` the child
+    of ``p`` on the path to ``y_k`` and ``N_p`` the number of such examples (seed 000, Section 5).
+    The sum over ``p`` is separable: block ``b`` holds the children of the ``b``-th internal node.
+
+    Parameters
+    ----------
+    taxonomy : Taxonomy (a tree)
+    """
+
+    def __init__(self, taxonomy: Taxonomy) -> None:
+        self._init_rows(taxonomy)
+        self.index = SiblingIndex(taxonomy)
+        internal = np.asarray(taxonomy.internal_nodes)
+        self.n_blocks = len(internal)
+        self.block_nodes = internal
+        par = np.asarray(taxonomy.parent)
+        self.block_of_row = np.full(self.n_rows, -1, dtype=np.int64)
+        self.block_of_row[1:] = np.searchsorted(internal, par[1:])
+        self._cache: tuple[Any, np.ndarray] | None = None
+
+    def examples_below(self, y: np.ndarray) -> np.ndarray:
+        """``N_p``: number of examples labelled strictly below each node, shape (n_nodes,)."""
+        A = self.taxonomy.ancestor_matrix
+        through = np.bincount(A[y].indices, minlength=self.n_rows)
+        return through - np.bincount(y, minlength=self.n_rows)
+
+    def _weights(self, y: np.ndarray) -> np.ndarray:
+        if self._cache is not None and self._cache[0] is y:
+            return self._cache[1]
+        nb = self.examples_below(y).astype(np.float64)
+        w_node = np.zeros(self.n_rows)
+        par = np.asarray(self.taxonomy.parent)
+        has = nb[par[1:]] > 0
+        w_node[1:][has] = 1.0 / nb[par[1:]][has]
+        self._cache = (y, w_node)
+        return w_node
+
+    def loss(self, S: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, sp.csr_matrix]:
+        """Per-node mean Crammer-Singer hinge and the subgradient with respect to ``S``.
+
+        Returns
+        -------
+        block_loss : ndarray of shape (n_internal,)
+            ``1/N_p sum_k hinge_p(k)`` for every internal node ``p``.
+        Gamma : csr_matrix of shape (n_samples, n_nodes)
+        """
+        omega = self._weights(y)
+        V, R_idx = self.index.violations(S)
+        P = self.index.path_pad[y]
+        valid = P > 0
+        k, d = np.nonzero(valid)
+        i = P[k, d]
+        h = V[k, i]
+        pos = h > 0
+        k, i, h = k[pos], i[pos], h[pos]
+        w = omega[i]
+        j = R_idx[k, i]
+        block = np.bincount(self.block_of_row[i], weights=w * h, minlength=self.n_blocks)
+        rows = np.r_[k, k]
+        cols = np.r_[i, j]
+        data = np.r_[-w, w]
+        G = sp.csr_matrix((data, (rows, cols)), shape=S.shape)
+        return block, G
+
+    def dual_blocks(self, y: np.ndarray) -> DualBlocks:
+        """One block per example and node ``i`` of ``A+(y)`` with siblings: labels ``j in
+        S(i)`` with ``L = 1``, ``U = e_i - e_j``, weight ``1/N_p`` (``p`` the parent of ``i``,
+        the node problem the block belongs to)."""
+        tax, m = self.taxonomy, self.n_rows
+        omega = self._weights(y)
+        labels, inv = np.unique(y, return_inverse=True)
+        tables: list[tuple[Array, Array]] = []
+        per_label: list[list[int]] = []
+        for v in labels:
+            ids = []
+            for i in self.index.path_pad[int(v)]:
+                sib = tax.siblings(int(i)) if i > 0 else np.zeros(0, dtype=np.int64)
+                if i <= 0 or len(sib) == 0 or omega[i] == 0:
+                    continue
+                U, L = [], []
+                for j in sib:
+                    u = np.zeros(m)
+                    u[i], u[int(j)] = 1.0, -1.0
+                    U.append(u)
+                    L.append(1.0)
+                ids.append(len(tables))
+                tables.append(table(U, L, m, float(omega[i])))
+            per_label.append(ids)
+        counts = np.array([len(per_label[c]) for c in inv], dtype=np.int64)
+        ex = np.repeat(np.arange(len(y), dtype=np.int64), counts)
+        tab = np.array([t for c in inv for t in per_label[c]], dtype=np.int64)
+        return DualBlocks(tables, ex, tab)
+
+    def predict(self, S: np.ndarray) -> np.ndarray:
+        """Recursive prediction (eq. 1)."""
+        return recursive_predict(self.index, S)
+
+
+class FlatModel(LinearModel):
+    """Flat classifier (eq. 2) over candidate nodes with a slack-rescaled multiclass hinge.
+
+    Loss of example ``k``: ``max_{c in candidates} Delta(y_k, c) * max(0, 1 - (s_{y_k} - s_c))``
+    (``Delta(y, y) = 0``). With ``Delta`` zero-one this is Crammer-Singer (FLATMULT, eq. 12);
+    with half the tree distance and ``path_sum=True`` it is TREELOSS (Cai & Hofmann; seed 000,
+    Section 5 and errata), where ``W`` holds the increments ``u_j`` and ``s_y = sum_{j in A+(y)}
+    u_j^T x``.
+
+    Parameters
+    ----------
+    taxonomy : Taxonomy (a tree)
+    delta : ndarray of shape (n_nodes, n_nodes)
+        Label loss, zero on the diagonal (see :mod:`hierlab.core.losses`).
+    candidates : {"leaves", "nodes"}
+        ``"leaves"``: the leaves plus any internal node used as a training label (FLATMULT);
+        ``"nodes"``: every non-root node (TREELOSS, ``y in Y``).
+    path_sum : bool, default False
+        Parametrise by increments (eq. 3).
+    """
+
+    def __init__(
+        self,
+        taxonomy: Taxonomy,
+        delta: np.ndarray,
+        candidates: str = "leaves",
+        path_sum: bool = False,
+    ) -> None:
+        self._init_rows(taxonomy)
+        self.delta = np.asarray(delta, dtype=np.float64)
+        self.candidates = candidates
+        self.path_sum = path_sum
+        self.A = taxonomy.ancestor_matrix.tocsr()
+        self.cand_: np.ndarray = self._candidates(None)
+
+    def _candidates(self, y: np.ndarray | None) -> np.ndarray:
+        m = self.n_rows
+        mask = np.zeros(m, dtype=bool)
+        if self.candidates == "nodes":
+            mask[1:] = True
+        else:
+            mask[np.asarray(self.taxonomy.leaves)] = True
+            if y is not None:
+                mask[np.unique(y)] = True
+        mask[0] = False
+        return np.flatnonzero(mask)
+
+    def fit_candidates(self, y: np.ndarray) -> np.ndarray:
+        """Fix the candidate set from the training labels; returns it (ids, increasing)."""
+        self.cand_ = self._candidates(y)
+        return self.cand_
+
+    def active_rows(self, y: np.ndarray) -> np.ndarray:
+        """Variables: the candidates' rows (FLATMULT) or every non-root increment (TREELOSS)."""
+        if self.path_sum:
+            return super().active_rows(y)
+        act = np.zeros(self.n_rows, dtype=bool)
+        act[self.fit_candidates(y)] = True
+        act[0] = False
+        return act
+
+    def scores(self, X: Matrix, W: np.ndarray) -> np.ndarray:
+        """Node scores, shape (n_samples, n_nodes); path sums when ``path_sum``."""
+        Z = np.asarray(X @ np.ascontiguousarray(W.T))
+        if self.path_sum:
+            return np.asarray((self.A @ Z.T).T)
+        return Z
+
+    def backward(self, Gamma: sp.csr_matrix, X: Matrix, XT: Any = None) -> np.ndarray:
+        """``Gamma^T X`` (``(Gamma A)^T X`` for path sums)."""
+        if self.path_sum:
+            Gamma = sp.csr_matrix(Gamma @ self.A)
+        return product(Gamma, X, XT)
+
+    def node_weights(self, W: np.ndarray) -> np.ndarray:
+        """``w_y`` per node: path sums ``A @ U`` (eq. 3) or ``W`` itself."""
+        if self.path_sum:
+            return np.asarray(self.A @ W)
+        return W
+
+    def most_violated(self, S: np.ndarray, y: np.ndarray) -> tuple[Array, Array]:
+        """Loss-augmented inference: ``max_c Delta(y_k, c) max(0, 1 - s_{y_k} + s_c)``.
+
+        Returns
+        -------
+        value : ndarray of shape (n_samples,)
+            The example's loss (>= 0).
+        c : ndarray of int, shape (n_samples,)
+            The maximising candidate.
+        """
+        cand = self.cand_
+        rows = np.arange(len(y))
+        sy = S[rows, y]
+        L = self.delta[y][:, cand] * np.maximum(0.0, 1.0 - sy[:, None] + S[:, cand])
+        a = np.argmax(L, axis=1)
+        return L[rows, a], cand[a]
+
+    def loss(self, S: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, sp.csr_matrix]:
+        """Mean slack-rescaled hinge and its subgradient with respect to ``S``."""
+        n = len(y)
+        val, c = self.most_violated(S, y)
+        k = np.flatnonzero(val > 0)
+        d = self.delta[y[k], c[k]] / n
+        G = sp.csr_matrix((np.r_[d, -d], (np.r_[k, k], np.r_[c[k], y[k]])), shape=S.shape)
+        return np.array([val.sum() / n]), G
+
+    def dual_blocks(self, y: np.ndarray) -> DualBlocks:
+        """One block per example: labels ``c`` among the candidates with ``Delta(y, c) > 0``,
+        ``L = Delta``, ``U = Delta (a_y - a_c)`` with ``a`` the row of the ancestor matrix
+        (path sums, TREELOSS) or the unit vector, weight ``1/N`` (slack rescaling)."""
+        m, n = self.n_rows, len(y)
+        E = self.A.toarray() if self.path_sum else np.eye(m)
+
+        def make(v: int) -> tuple[Array, Array]:
+            U, L = [], []
+            for c in self.cand_:
+                dlt = float(self.delta[v, c])
+                if c == v or dlt <= 0:
+                    continue
+                U.append(dlt * (E[v] - E[c]))
+                L.append(dlt)
+            return table(U, L, m, 1.0 / n)
+
+        return per_label_blocks(y, make)
+
+    def predict(self, S: np.ndarray) -> np.ndarray:
+        """``argmax_{c in candidates} S[:, c]`` (eq. 2)."""
+        cand = self.cand_
+        return cand[np.argmax(S[:, cand], axis=1)]

@@ -1,1 +1,0 @@
-"""Joint feature maps, inference and loss-augmented inference, one module per family."""
