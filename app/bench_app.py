@@ -19,6 +19,7 @@ Targets (issue 8): < 10 s for the first, < 10% overhead for the second.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import sys
 import time
@@ -26,7 +27,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app" / "streamlit_app.py"
 
 
@@ -105,10 +106,9 @@ def bench_browser() -> dict[str, Any]:
             browser.close()
     finally:
         proc.terminate()
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        proc.kill()  # nothing happens when it has exited
     return out
 
 
@@ -130,10 +130,10 @@ class _SerialisingSlot:
 def bench_live_overhead(method: str, params: dict[str, Any], repeats: int = 5) -> dict[str, Any]:
     """Median wall time of ``fit`` with and without LivePlot, interleaved ``repeats`` times."""
     from app.state import default_method, load_builtin
-    from app.ui.figures import figure
     from app.ui.live import LivePlot
-    from hierlab.core.registry import list_methods, make_estimator
-    from hierlab.datasets.catalog import available_datasets
+    from hierlab import list_methods, make_estimator
+    from hierlab.datasets import available_datasets
+    from hierlab.plots import bounds_figure
 
     first = next(d for d in available_datasets() if not d.real)
     entry = load_builtin(f"catalog:{first.name}")
@@ -147,7 +147,7 @@ def bench_live_overhead(method: str, params: dict[str, Any], repeats: int = 5) -
             cbs: list[Any] = []
             live = None
             if live_on:
-                live = LivePlot(_SerialisingSlot(), lambda h: figure("bounds_figure", h))
+                live = LivePlot(_SerialisingSlot(), bounds_figure)
                 cbs.append(live)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")

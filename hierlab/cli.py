@@ -20,7 +20,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
@@ -28,6 +28,11 @@ from hierlab.core.exceptions import HierlabError
 from hierlab.core.solver import SolverState
 
 __all__ = ["ProgressBar", "main"]
+
+
+def _bar(filled: int) -> str:
+    """A 30-character progress bar: ``filled`` times ``#``, then ``-``."""
+    return "#" * filled + "-" * (30 - filled)
 
 
 class ProgressBar:
@@ -56,8 +61,7 @@ class ProgressBar:
 
     def _draw(self, state: SolverState) -> None:
         if self.total:
-            frac = min(1.0, state.iteration / self.total)
-            bar = "#" * int(30 * frac) + "-" * (30 - int(30 * frac))
+            bar = _bar(int(30 * min(1.0, state.iteration / self.total)))
             head = f"[{bar}] {state.iteration}/{self.total}"
         else:
             head = f"iter {state.iteration}"
@@ -133,6 +137,15 @@ def _cmd_datasets(args: argparse.Namespace) -> int:
 def _cmd_methods(args: argparse.Namespace) -> int:
     from hierlab.core.registry import get_method, list_methods
 
+    if args.name:
+        spec = get_method(args.name)
+        print(f"{spec.name} [{spec.seed}] {spec.summary}")
+        for q in spec.params:
+            sym = f" ({q.symbol})" if q.symbol and q.symbol != q.name else ""
+            print(f"  --param {q.name}=...{sym}  default {q.default!r}; {q.range_text()}")
+            if q.help:
+                print(f"      {q.help}")
+        return 0
     for name in list_methods():
         spec = get_method(name)
         params = ", ".join(f"{p.name}={p.default!r}" for p in spec.params)
@@ -207,10 +220,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_compare(args: argparse.Namespace) -> int:
-    from hierlab.evaluation.compare import compare
-
-    data = _load_data_whole(args)
+def _compare_methods(args: argparse.Namespace) -> list[tuple[str, dict[str, Any]]]:
+    """``(method, parameters)`` of ``compare --methods``, from its ``--param method:name=value``."""
     per_method: dict[str, dict[str, Any]] = {m: {} for m in args.methods}
     for item in args.param:
         if ":" not in item.split("=", 1)[0]:
@@ -219,24 +230,31 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         if method not in per_method:
             raise HierlabError(f"--param {item!r} names a method not in --methods")
         per_method[method].update(_parse_params([rest]))
-    methods = [(m, per_method[m]) for m in args.methods]
+    return [(m, per_method[m]) for m in args.methods]
 
-    def progress(done: int, total: int, method: str, split: int) -> None:
-        bar = "#" * int(30 * done / total) + "-" * (30 - int(30 * done / total))
-        sys.stderr.write(f"\r[{bar}] {done}/{total}  {method} split {split}      ")
-        if done == total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
 
+def _split_progress(done: int, total: int, method: str, split: int) -> None:
+    """``compare``'s progress bar on stderr: one step per (method, split) fit."""
+    bar = _bar(int(30 * done / total))
+    sys.stderr.write(f"\r[{bar}] {done}/{total}  {method} split {split}      ")
+    if done == total:
+        sys.stderr.write("\n")
+    sys.stderr.flush()
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from hierlab.evaluation.compare import compare
+
+    data = _load_data_whole(args)
     cmp = compare(
         data,
-        methods,
+        _compare_methods(args),
         split=args.split,
         n_splits=args.n_splits,
         test_size=args.test_size,
         random_state=args.seed,
         n_jobs=args.n_jobs,
-        progress=progress,
+        progress=_split_progress,
     )
     table = cmp.table()
     print(table.to_string())
@@ -276,100 +294,153 @@ def _load_data_whole(args: argparse.Namespace) -> Any:
     return data
 
 
-def _cmd_bench(args: argparse.Namespace) -> int:
-    from hierlab.benchmarks import bench
+def _note(msg: str) -> None:
+    """``bench``'s progress line on stderr."""
+    print(f"  ... {msg}", file=sys.stderr, flush=True)
 
-    def note(msg: str) -> None:
-        print(f"  ... {msg}", file=sys.stderr, flush=True)
 
-    out: dict[str, Any] = {}
-    budget = None if args.budget <= 0 else float(args.budget)
-    per_method: dict[str, dict[str, Any]] = {}  # --param: for the table and the scale curves
+def _bench_params(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """``method -> parameters`` of ``bench --param method:name=value`` (table and curves)."""
+    per_method: dict[str, dict[str, Any]] = {}
     for item in args.param:
         method, sep, rest = item.partition(":")
         if not sep:
             raise HierlabError(f"bench --param takes method:name=value, got {item!r}")
         per_method.setdefault(method.lower(), {}).update(_parse_params([rest]))
-    if not args.no_table:
-        from hierlab.datasets.catalog import load_builtin
+    return per_method
 
-        train, test = load_builtin(args.data, **_parse_params(args.data_param))
-        table = bench.bench_table(
-            train,
-            test,
-            methods=args.methods or None,
-            params=per_method,
-            hiclass=not args.no_hiclass,
-            progress=note,
-            budget=budget,
-            hard_timeout=args.hard_timeout,
-            use_bench_params=not args.defaults,
-            reference_each=args.ref_each,
-            blas_threads=args.blas_threads or None,
-        )
-        out["data"] = {
-            "name": args.data,
-            "n_train": train.n_samples,
-            "n_test": test.n_samples,
-            "n_features": train.n_features,
-            "nnz_train": int(train.X.nnz) if hasattr(train.X, "nnz") else None,
-            "n_nodes": train.taxonomy.n_nodes,
-        }
-        out["budget"] = budget
-        out["hiclass_installed"] = bench.hiclass_available()
-        out["table"] = bench.records(table)
-        if not args.json:
-            cols = [
-                "method",
-                "seed",
-                "fit_time",
-                "fit_ratio",
-                "cpu_ratio",
-                "predict_time",
-                "accuracy",
-                "tree_error",
-                "n_iter",
-                "budget_hit",
-            ]
-            print(
-                f"hierlab bench on {args.data} ({train.n_samples} train / {test.n_samples} "
-                f"test, {train.n_features} features); ratios to LinearSVC's fit time"
-                + (" refitted before each method" if args.ref_each else "")
-            )
-            shown = table[[c for c in cols if c in table.columns]]
-            print(shown.to_string(index=False, float_format=lambda v: f"{v:.4g}", na_rep="-"))
-            for _, r in table.iterrows():
-                if isinstance(r.get("error"), str):
-                    print(f"  {r['method']}: {r['error']}")
-                elif r.get("params") not in (None, "{}") and isinstance(r.get("params"), str):
-                    print(f"  {r['method']} params {r['params']}")
-            if not bench.hiclass_available() and not args.no_hiclass:
-                print("  (hiclass not installed: pip install 'hierlab[hiclass]' adds its row)")
+
+#: The columns of ``hierlab bench``'s printed table (the JSON has them all).
+_BENCH_SHOWN = (
+    "method",
+    "seed",
+    "fit_time",
+    "fit_ratio",
+    "cpu_ratio",
+    "predict_time",
+    "accuracy",
+    "tree_error",
+    "n_iter",
+    "budget_hit",
+)
+
+
+def _bench_table(
+    args: argparse.Namespace,
+    per_method: dict[str, dict[str, Any]],
+    budget: float | None,
+    out: dict[str, Any],
+) -> None:
+    """The method table of ``hierlab bench``: into ``out`` and, without ``--json``, printed.
+
+    Parameters
+    ----------
+    args : Namespace
+        The ``bench`` options.
+    per_method : dict
+        ``method -> parameters`` from ``--param``.
+    budget : float or None
+        Soft seconds per method.
+    out : dict
+        The JSON document; gains ``data``, ``budget``, ``hiclass_installed`` and ``table``.
+    """
+    from hierlab.benchmarks import bench
+    from hierlab.datasets.catalog import load_builtin
+
+    train, test = load_builtin(args.data, **_parse_params(args.data_param))
+    table = bench.bench_table(
+        train,
+        test,
+        methods=args.methods or None,
+        params=per_method,
+        hiclass=not args.no_hiclass,
+        progress=_note,
+        budget=budget,
+        hard_timeout=args.hard_timeout,
+        use_bench_params=not args.defaults,
+        reference_each=args.ref_each,
+        blas_threads=args.blas_threads or None,
+    )
+    out["data"] = {
+        "name": args.data,
+        "n_train": train.n_samples,
+        "n_test": test.n_samples,
+        "n_features": train.n_features,
+        "nnz_train": int(train.X.nnz) if hasattr(train.X, "nnz") else None,
+        "n_nodes": train.taxonomy.n_nodes,
+    }
+    out["budget"] = budget
+    out["hiclass_installed"] = bench.hiclass_available()
+    out["table"] = bench.records(table)
+    if not args.json:
+        _print_bench_table(args, train, test, table)
+
+
+def _print_bench_table(args: argparse.Namespace, train: Any, test: Any, table: Any) -> None:
+    """Print ``bench``'s table, then each method's error or non-default parameters."""
+    from hierlab.benchmarks import bench
+
+    print(
+        f"hierlab bench on {args.data} ({train.n_samples} train / {test.n_samples} "
+        f"test, {train.n_features} features); ratios to LinearSVC's fit time"
+        + (" refitted before each method" if args.ref_each else "")
+    )
+    shown = table[[c for c in _BENCH_SHOWN if c in table.columns]]
+    print(shown.to_string(index=False, float_format=lambda v: f"{v:.4g}", na_rep="-"))
+    for _, r in table.iterrows():
+        if isinstance(r.get("error"), str):
+            print(f"  {r['method']}: {r['error']}")
+        elif r.get("params") not in (None, "{}") and isinstance(r.get("params"), str):
+            print(f"  {r['method']} params {r['params']}")
+    if not bench.hiclass_available() and not args.no_hiclass:
+        print("  (hiclass not installed: pip install 'hierlab[hiclass]' adds its row)")
+
+
+def _bench_scale(
+    args: argparse.Namespace, per_method: dict[str, dict[str, Any]], out: dict[str, Any]
+) -> None:
+    """The scale curves of ``hierlab bench --scale``, into ``out["scale"]``.
+
+    The figure goes to ``--figure``; without ``--json`` the table and the slopes are printed.
+    """
+    from hierlab.benchmarks import bench
+
+    methods = args.scale or ["topdown"]
+    scale_params = {m: p for m, p in per_method.items() if m in methods}
+    df, slopes = bench.scale_curves_many(
+        methods,
+        n_docs=[int(v) for v in args.docs],
+        n_classes=[int(v) for v in args.classes],
+        docs_at_fixed_classes=args.classes_for_docs,
+        docs_for_class_curve=args.docs_for_classes,
+        n_features=args.features,
+        params=scale_params,
+        progress=_note,
+        budget=None if args.scale_budget <= 0 else float(args.scale_budget),
+        blas_threads=args.blas_threads or None,
+    )
+    out["scale"] = {"table": bench.records(df), "slopes": slopes}
+    if args.figure:
+        bench.scale_figure(df, slopes).write_html(args.figure, include_plotlyjs="cdn")
+        out["scale"]["figure"] = args.figure
+        _note(f"figure written to {args.figure}")
+    if not args.json:
+        print("\nscale curves on make_hierarchical_text (fit time, s):")
+        print(df.to_string(index=False, float_format=lambda v: f"{v:.4g}", na_rep="-"))
+        for m, s in slopes.items():
+            print(f"{m}: log-log slope vs nnz {s['nnz']:.3f}, vs classes {s['classes']:.3f}")
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from hierlab.benchmarks import bench
+
+    out: dict[str, Any] = {}
+    budget = None if args.budget <= 0 else float(args.budget)
+    per_method = _bench_params(args)  # --param: for the table and the scale curves
+    if not args.no_table:
+        _bench_table(args, per_method, budget, out)
     if args.scale is not None:
-        methods = args.scale or ["topdown"]
-        scale_params = {m: p for m, p in per_method.items() if m in methods}
-        df, slopes = bench.scale_curves_many(
-            methods,
-            n_docs=[int(v) for v in args.docs],
-            n_classes=[int(v) for v in args.classes],
-            docs_at_fixed_classes=args.classes_for_docs,
-            docs_for_class_curve=args.docs_for_classes,
-            n_features=args.features,
-            params=scale_params,
-            progress=note,
-            budget=None if args.scale_budget <= 0 else float(args.scale_budget),
-            blas_threads=args.blas_threads or None,
-        )
-        out["scale"] = {"table": bench.records(df), "slopes": slopes}
-        if args.figure:
-            bench.scale_figure(df, slopes).write_html(args.figure, include_plotlyjs="cdn")
-            out["scale"]["figure"] = args.figure
-            note(f"figure written to {args.figure}")
-        if not args.json:
-            print("\nscale curves on make_hierarchical_text (fit time, s):")
-            print(df.to_string(index=False, float_format=lambda v: f"{v:.4g}", na_rep="-"))
-            for m, s in slopes.items():
-                print(f"{m}: log-log slope vs nnz {s['nnz']:.3f}, vs classes {s['classes']:.3f}")
+        _bench_scale(args, per_method, out)
     if args.json:
         print(json.dumps(bench.json_safe(out), indent=1, allow_nan=False))
     return 0
@@ -424,20 +495,46 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     return int(mod.run(sub.parse_args(args.sub_args)))
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of the ``hierlab`` command."""
-    p = argparse.ArgumentParser(prog="hierlab", description=__doc__.split("\n")[0])
-    sub = p.add_subparsers(dest="command", required=True)
+if TYPE_CHECKING:  # the ``add_subparsers`` action (argparse keeps its class private)
+    _Sub = argparse._SubParsersAction[argparse.ArgumentParser]
 
+
+def _add_list_parsers(sub: _Sub) -> None:
+    """``hierlab datasets`` and ``hierlab methods [NAME]``."""
     s = sub.add_parser("datasets", help="list the built-in data sets")
     s.set_defaults(func=_cmd_datasets)
     s = sub.add_parser("methods", help="list the registered methods and their parameters")
+    s.add_argument("name", nargs="?", help="one method: its parameters, ranges and help")
     s.set_defaults(func=_cmd_methods)
 
-    s = sub.add_parser("fit", help="train a method and evaluate it on a test split")
-    s.add_argument("data", help="a built-in data set name or a data file (CSV, svmlight, ARFF)")
-    s.add_argument("--taxonomy", help="taxonomy file (edge list, a/b/c paths, JSON)")
-    s.add_argument("--test", help="a separate test file (else a random split)")
+
+_DATA_HELP = "a built-in data set name or a data file"
+
+#: Help of DATA, ``--taxonomy`` and ``--test`` of each sub-command that reads a data set.
+_DATA_ARGUMENTS = {
+    "fit": (
+        _DATA_HELP + " (CSV, svmlight, ARFF)",
+        "taxonomy file (edge list, a/b/c paths, JSON)",
+        "a separate test file (else a random split)",
+    ),
+    "compare": (_DATA_HELP, "taxonomy file", "a separate test file (then split='given')"),
+    "induce": (_DATA_HELP, "the given taxonomy, to compare with (MSE)", argparse.SUPPRESS),
+}
+
+
+def _data_parser(sub: _Sub, name: str, summary: str) -> argparse.ArgumentParser:
+    """Sub-command ``name`` with the data arguments: DATA, ``--taxonomy`` and ``--test``."""
+    data, taxonomy, test = _DATA_ARGUMENTS[name]
+    s = sub.add_parser(name, help=summary)
+    s.add_argument("data", help=data)
+    s.add_argument("--taxonomy", help=taxonomy)
+    s.add_argument("--test", help=test)
+    return s
+
+
+def _add_fit_parser(sub: _Sub) -> None:
+    """``hierlab fit DATA --method NAME --param NAME=VALUE ...``."""
+    s = _data_parser(sub, "fit", "train a method and evaluate it on a test split")
     s.add_argument("--test-size", type=float, default=0.3)
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--method", default="topdown")
@@ -446,6 +543,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="print JSON")
     s.set_defaults(func=_cmd_fit)
 
+
+def _add_evaluate_parser(sub: _Sub) -> None:
+    """``hierlab evaluate PREDICTIONS.csv --taxonomy FILE``."""
     s = sub.add_parser("evaluate", help="hierarchical metrics of a predictions CSV")
     s.add_argument("predictions", help="CSV with columns y_true and y_pred")
     s.add_argument("--taxonomy", required=True)
@@ -455,10 +555,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=_cmd_evaluate)
 
-    s = sub.add_parser("compare", help="compare methods on identical splits")
-    s.add_argument("data", help="a built-in data set name or a data file")
-    s.add_argument("--taxonomy", help="taxonomy file")
-    s.add_argument("--test", help="a separate test file (then split='given')")
+
+def _add_compare_parser(sub: _Sub) -> None:
+    """``hierlab compare DATA --methods A B ...`` on identical splits."""
+    s = _data_parser(sub, "compare", "compare methods on identical splits")
     s.add_argument("--methods", nargs="+", default=["topdown"], metavar="NAME")
     s.add_argument("--param", action="append", default=[], metavar="METHOD:NAME=VALUE")
     s.add_argument("--split", choices=["given", "repeated", "kfold"], default=None)
@@ -472,6 +572,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", help="write summary, results and tests as JSON here")
     s.set_defaults(func=_cmd_compare)
 
+
+def _add_bench_parser(sub: _Sub) -> None:
+    """``hierlab bench``: the method table options, then the scale-curve options."""
     s = sub.add_parser("bench", help="time every method beside LinearSVC; scale curves")
     s.add_argument("--data", default="20newsgroups", help="built-in data set of the table")
     s.add_argument(
@@ -504,6 +607,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--blas-threads", type=int, default=1, help="BLAS threads; 0: unlimited")
     s.add_argument("--no-hiclass", action="store_true", help="leave out the HiClass row")
     s.add_argument("--no-table", action="store_true", help="skip the method table")
+    _add_scale_arguments(s)
+    s.add_argument("--json", action="store_true", help="machine-readable output")
+    s.set_defaults(func=_cmd_bench)
+
+
+def _add_scale_arguments(s: argparse.ArgumentParser) -> None:
+    """The scale-curve options of ``hierlab bench`` (``--scale`` to ``--figure``)."""
     s.add_argument(
         "--scale",
         nargs="*",
@@ -523,22 +633,39 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds; a slower fit ends that method's curve; 0: none",
     )
     s.add_argument("--figure", default="scale_curves.html", help="plotly HTML of the curves")
-    s.add_argument("--json", action="store_true", help="machine-readable output")
-    s.set_defaults(func=_cmd_bench)
 
-    s = sub.add_parser("induce", help="induce a taxonomy from data (MF-Tree, CMTL)")
-    s.add_argument("data", help="a built-in data set name or a data file")
-    s.add_argument("--taxonomy", help="the given taxonomy, to compare with (MSE)")
-    s.add_argument("--test", help=argparse.SUPPRESS)
+
+def _add_induce_parser(sub: _Sub) -> None:
+    """``hierlab induce DATA --method mftree|cmtl|mftree-reference``."""
+    s = _data_parser(sub, "induce", "induce a taxonomy from data (MF-Tree, CMTL)")
     s.add_argument("--method", default="mftree", choices=["mftree", "cmtl", "mftree-reference"])
     s.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
     s.add_argument("--out", help="write the induced taxonomy here (edge list, .json, .paths)")
     s.set_defaults(func=_cmd_induce)
 
+
+def _add_reproduce_parser(sub: _Sub) -> None:
+    """``hierlab reproduce [TABLE] [its own options]``."""
     s = sub.add_parser("reproduce", help="reproduce a table of a seed paper")
     s.add_argument("table", nargs="?", default=None, help="which reproduction (none: list)")
     s.add_argument("sub_args", nargs=argparse.REMAINDER, help="its own options")
     s.set_defaults(func=_cmd_reproduce)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``hierlab`` command."""
+    p = argparse.ArgumentParser(prog="hierlab", description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    for add in (
+        _add_list_parsers,
+        _add_fit_parser,
+        _add_evaluate_parser,
+        _add_compare_parser,
+        _add_bench_parser,
+        _add_induce_parser,
+        _add_reproduce_parser,
+    ):
+        add(sub)
     return p
 
 

@@ -220,6 +220,49 @@ class _Decoder:
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
+#: model files written before the package took its current layout name classes by their old
+#: module paths and names; they are read through these two maps (data only, no code)
+_OLD_MODULES = {
+    "hierlab.taxonomy": "hierlab.core.taxonomy",
+    "hierlab.regularizers": "hierlab.core.regularizers",
+    "hierlab.solvers.block_cd": "hierlab.methods.hr.solver",
+    "hierlab.solvers.hieron": "hierlab.methods.hieron.solver",
+    "hierlab.models.hieron": "hierlab.methods.hieron.model",
+    "hierlab.solvers.shared_alpha": "hierlab.methods.nhsvm.shared_alpha",
+    "hierlab.solvers.shared_dual": "hierlab.methods.nhsvm.shared_dual",
+    "hierlab.models.nhsvm_dual": "hierlab.methods.nhsvm.dual",
+    "hierlab.models.nhsvm": "hierlab.methods.nhsvm.model",
+    "hierlab.models.orthogonal": "hierlab.methods.orthogonal.model",
+    "hierlab.estimators.base": "hierlab.methods.base",
+    "hierlab.estimators.orthogonal": "hierlab.methods.orthogonal.estimators",
+    "hierlab.estimators.hr": "hierlab.methods.hr.estimators",
+    "hierlab.estimators.hieron": "hierlab.methods.hieron.estimators",
+    "hierlab.estimators.nhsvm": "hierlab.methods.nhsvm.estimators",
+    "hierlab.estimators.mftree": "hierlab.methods.mftree.estimators",
+    "hierlab.estimators.topdown": "hierlab.methods.topdown",
+    "hierlab.induction.mftree": "hierlab.methods.mftree.induction",
+    "hierlab.induction.cmtl": "hierlab.methods.mftree.cmtl",
+    "hierlab.induction": "hierlab.methods.mftree.induce",
+    "hierlab.datasets.base": "hierlab.core.dataset",
+}
+_OLD_CLASSES = {
+    "OrthogonalTransferSVM": "OrthogonalTransferClassifier",
+    "FlatMulticlassSVM": "FlatMulticlassClassifier",
+    "HierarchicalMulticlassSVM": "HierarchicalMulticlassClassifier",
+    "TransferSVM": "TransferClassifier",
+    "TreeLossSVM": "TreeLossClassifier",
+    "HSVM": "HSVMClassifier",
+    "NHSVM": "NHSVMClassifier",
+    "SharedSVM": "SharedSVMClassifier",
+    "OneVsRestSVM": "OneVsRestSVMClassifier",
+    "OneVsRestLR": "OneVsRestLRClassifier",
+}
+
+
+def _current_path(mod_name: str, cls_name: str) -> tuple[str, str]:
+    """``(module, class)`` of today's layout for a path written by an earlier version."""
+    return _OLD_MODULES.get(mod_name, mod_name), _OLD_CLASSES.get(cls_name, cls_name)
+
 
 def _import_class(path: str) -> Any:
     """The class named by a dotted ``path`` in hierlab or scikit-learn.
@@ -232,7 +275,7 @@ def _import_class(path: str) -> Any:
         raise ModelFileError(f"model file names an invalid class path {path[:120]!r}")
     if any(p.startswith("__") for p in parts):
         raise ModelFileError(f"model file names a special module or attribute: {path[:120]!r}")
-    mod_name, cls_name = ".".join(parts[:-1]), parts[-1]
+    mod_name, cls_name = _current_path(".".join(parts[:-1]), parts[-1])
     try:
         mod = importlib.import_module(mod_name)
         cls = getattr(mod, cls_name)
@@ -317,6 +360,36 @@ def load(path: str | PathLike[str], max_bytes: int = MAX_ARRAY_BYTES) -> BaseEst
         version this hierlab does not know, a truncated/tampered file, an array of Python
         objects, or a file larger than the limits.
     """
+    _check_head(path)
+    manifest, arrays_bytes = _read_archive(path, max_bytes)
+    _check_manifest(path, manifest)
+    arrays = _read_arrays(path, arrays_bytes, max_bytes)
+    try:
+        est = _Decoder(arrays).decode(manifest["root"])
+    except ModelFileError as exc:
+        raise ModelFileError(f"{path}: {exc}") from None
+    except RecursionError:
+        raise ModelFileError(f"{path}: corrupt model file (nested too deeply)") from None
+    except (KeyError, TypeError, AttributeError, IndexError, *_READ_ERRORS) as exc:  # type: ignore[misc]
+        raise ModelFileError(f"{path}: corrupt model file ({type(exc).__name__}: {exc})") from None
+    if not isinstance(est, BaseEstimator):
+        raise ModelFileError(f"{path}: the file does not hold an estimator")
+    return est
+
+
+#: what reading a damaged archive or array can raise (each becomes a ModelFileError)
+_READ_ERRORS: tuple[type[BaseException], ...] = (
+    ValueError,
+    OSError,
+    EOFError,
+    NotImplementedError,  # an unsupported compression method
+    zipfile.BadZipFile,
+    zlib.error,
+)
+
+
+def _check_head(path: str | PathLike[str]) -> None:
+    """Refuse a pickle or anything that is not a zip archive, from the first bytes."""
     try:
         with open(path, "rb") as fh:
             head = fh.read(4)
@@ -329,6 +402,10 @@ def load(path: str | PathLike[str], max_bytes: int = MAX_ARRAY_BYTES) -> BaseEst
         )
     if not head.startswith(b"PK"):
         raise ModelFileError(f"{path}: not a hierlab model file (expected a zip archive)")
+
+
+def _read_archive(path: str | PathLike[str], max_bytes: int) -> tuple[Any, bytes]:
+    """The parsed manifest and the raw ``arrays.npz`` bytes, sizes checked before inflating."""
     try:
         with zipfile.ZipFile(path) as zf:
             names = set(zf.namelist())
@@ -337,24 +414,17 @@ def load(path: str | PathLike[str], max_bytes: int = MAX_ARRAY_BYTES) -> BaseEst
             _check_member(path, zf.getinfo("manifest.json"), MAX_MANIFEST_BYTES, "the manifest")
             _check_member(path, zf.getinfo("arrays.npz"), max_bytes, "the arrays")
             manifest = json.loads(zf.read("manifest.json").decode("utf-8"))
-            arrays_bytes = zf.read("arrays.npz")
+            return manifest, zf.read("arrays.npz")
     except ModelFileError:
         raise
     except RecursionError:
         raise ModelFileError(f"{path}: corrupt model file (manifest nested too deeply)") from None
-    except (
-        zipfile.BadZipFile,
-        zipfile.LargeZipFile,
-        UnicodeDecodeError,
-        json.JSONDecodeError,
-        KeyError,
-        ValueError,
-        NotImplementedError,  # an unsupported compression method
-        EOFError,
-        OSError,
-        zlib.error,
-    ) as exc:
+    except (zipfile.LargeZipFile, UnicodeDecodeError, KeyError, *_READ_ERRORS) as exc:  # type: ignore[misc]
         raise ModelFileError(f"{path}: corrupt model file ({exc})") from None
+
+
+def _check_manifest(path: str | PathLike[str], manifest: Any) -> None:
+    """Refuse a manifest of another format or version."""
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise ModelFileError(
             f"{path}: not a hierlab model file (format {manifest.get('format')!r})"
@@ -365,6 +435,10 @@ def load(path: str | PathLike[str], max_bytes: int = MAX_ARRAY_BYTES) -> BaseEst
         raise ModelFileError(
             f"{path}: model file version {manifest.get('version')!r}; this hierlab reads {VERSION}"
         )
+
+
+def _read_arrays(path: str | PathLike[str], arrays_bytes: bytes, max_bytes: int) -> Any:
+    """``np.load`` of the arrays (no pickles), every member's size checked first."""
     try:
         with zipfile.ZipFile(io.BytesIO(arrays_bytes)) as inner:
             infos = inner.infolist()
@@ -375,37 +449,8 @@ def load(path: str | PathLike[str], max_bytes: int = MAX_ARRAY_BYTES) -> BaseEst
                 raise ModelFileError(
                     f"{path}: the arrays would inflate to {total:,} bytes (limit {max_bytes:,})"
                 )
-        arrays = np.load(io.BytesIO(arrays_bytes), allow_pickle=False)
+        return np.load(io.BytesIO(arrays_bytes), allow_pickle=False)
     except ModelFileError:
         raise
-    except (
-        ValueError,
-        OSError,
-        EOFError,
-        NotImplementedError,
-        zipfile.BadZipFile,
-        zlib.error,
-    ) as exc:
+    except _READ_ERRORS as exc:
         raise ModelFileError(f"{path}: corrupt arrays ({exc})") from None
-    try:
-        est = _Decoder(arrays).decode(manifest["root"])
-    except ModelFileError as exc:
-        raise ModelFileError(f"{path}: {exc}") from None
-    except RecursionError:
-        raise ModelFileError(f"{path}: corrupt model file (nested too deeply)") from None
-    except (
-        KeyError,
-        TypeError,
-        ValueError,
-        AttributeError,
-        IndexError,
-        OSError,
-        EOFError,
-        NotImplementedError,
-        zipfile.BadZipFile,
-        zlib.error,
-    ) as exc:
-        raise ModelFileError(f"{path}: corrupt model file ({type(exc).__name__}: {exc})") from None
-    if not isinstance(est, BaseEstimator):
-        raise ModelFileError(f"{path}: the file does not hold an estimator")
-    return est

@@ -151,45 +151,88 @@ def taxonomy_figure(
     """
     vals = _per_node(node_values, tax, "node_values")
     sizes = _per_node(node_sizes, tax, "node_sizes")
-    names = [str(x) for x in tax.names]
     if kind in ("sunburst", "treemap"):
-        if not tax.is_tree:
-            raise DataError(f"a {kind} needs a tree; draw a DAG with kind='tree'")
-        parents = ["" if p < 0 else names[int(p)] for p in tax.parent]
-        marker: dict[str, Any] = {}
-        if vals is not None:
-            marker = {
-                "colors": np.nan_to_num(vals, nan=0.0),
-                "colorscale": colorscale,
-                "showscale": True,
-                "colorbar": {"title": value_name},
-            }
-        common: dict[str, Any] = {
-            "ids": names,
-            "labels": names,
-            "parents": parents,
-            "marker": marker,
-            "customdata": vals if vals is not None else np.full(tax.n_nodes, np.nan),
-            "hovertemplate": f"%{{label}}<br>{value_name}: %{{customdata:.3g}}<extra></extra>",
-        }
-        if sizes is not None:
-            # totals: each node's area covers its children's
-            common["values"] = np.nan_to_num(sizes, nan=0.0)
-            common["branchvalues"] = "total"
-        trace = go.Sunburst(**common) if kind == "sunburst" else go.Treemap(**common)
-        fig = go.Figure(trace)
-        fig.update_layout(title=title, margin={"t": 40 if title else 10, "l": 0, "r": 0, "b": 0})
-        return fig
+        return _hierarchy_chart(tax, kind, vals, sizes, value_name, colorscale, title)
     if kind != "tree":
         raise DataError(f"kind must be 'tree', 'sunburst' or 'treemap', not {kind!r}")
     x, y = taxonomy_layout(tax)
+    if show_labels is None:
+        show_labels = tax.n_nodes <= 60
+    node_trace = _node_trace(tax, x, y, vals, sizes, value_name, colorscale, show_labels)
+    fig = go.Figure([_edge_trace(tax, x, y), node_trace])
+    fig.update_layout(
+        title=title,
+        xaxis={"visible": False},
+        yaxis={"visible": False},
+        plot_bgcolor="white",
+        margin={"t": 40 if title else 10, "l": 10, "r": 10, "b": 10},
+    )
+    return fig
+
+
+def _hierarchy_chart(
+    tax: Taxonomy,
+    kind: str,
+    vals: np.ndarray | None,
+    sizes: np.ndarray | None,
+    value_name: str,
+    colorscale: str,
+    title: str | None,
+) -> go.Figure:
+    """The ``"sunburst"`` or ``"treemap"`` kind of :func:`taxonomy_figure` (trees only).
+
+    Parameters
+    ----------
+    tax : Taxonomy
+    kind : {"sunburst", "treemap"}
+    vals, sizes : ndarray of shape (n_nodes,) or None
+        Colour and area per node (``nan``: none).
+    value_name, colorscale, title : str
+        As in :func:`taxonomy_figure`.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    if not tax.is_tree:
+        raise DataError(f"a {kind} needs a tree; draw a DAG with kind='tree'")
+    names = [str(n) for n in tax.names]
+    parents = ["" if p < 0 else names[int(p)] for p in tax.parent]
+    marker: dict[str, Any] = {}
+    if vals is not None:
+        marker = {
+            "colors": np.nan_to_num(vals, nan=0.0),
+            "colorscale": colorscale,
+            "showscale": True,
+            "colorbar": {"title": value_name},
+        }
+    common: dict[str, Any] = {
+        "ids": names,
+        "labels": names,
+        "parents": parents,
+        "marker": marker,
+        "customdata": vals if vals is not None else np.full(tax.n_nodes, np.nan),
+        "hovertemplate": f"%{{label}}<br>{value_name}: %{{customdata:.3g}}<extra></extra>",
+    }
+    if sizes is not None:
+        # totals: each node's area covers its children's
+        common["values"] = np.nan_to_num(sizes, nan=0.0)
+        common["branchvalues"] = "total"
+    trace = go.Sunburst(**common) if kind == "sunburst" else go.Treemap(**common)
+    fig = go.Figure(trace)
+    fig.update_layout(title=title, margin={"t": 40 if title else 10, "l": 0, "r": 0, "b": 0})
+    return fig
+
+
+def _edge_trace(tax: Taxonomy, x: np.ndarray, y: np.ndarray) -> go.Scatter:
+    """Every edge of ``tax`` at the node positions ``(x, y)`` in one line trace (NaN breaks)."""
     edges = tax.to_edges()
     ids = tax.index(np.asarray([e for pair in edges for e in pair], dtype=object)).reshape(-1, 2)
     ex = np.full(3 * len(ids), np.nan)
     ey = np.full(3 * len(ids), np.nan)
     ex[0::3], ex[1::3] = x[ids[:, 0]], x[ids[:, 1]]
     ey[0::3], ey[1::3] = y[ids[:, 0]], y[ids[:, 1]]
-    edge_trace = go.Scatter(
+    return go.Scatter(
         x=ex,
         y=ey,
         mode="lines",
@@ -198,8 +241,38 @@ def taxonomy_figure(
         name="edges",
         showlegend=False,
     )
-    if show_labels is None:
-        show_labels = tax.n_nodes <= 60
+
+
+def _node_trace(
+    tax: Taxonomy,
+    x: np.ndarray,
+    y: np.ndarray,
+    vals: np.ndarray | None,
+    sizes: np.ndarray | None,
+    value_name: str,
+    colorscale: str,
+    show_labels: bool,
+) -> go.Scatter:
+    """The nodes of ``tax`` at ``(x, y)`` in one marker trace, coloured by ``vals``.
+
+    Parameters
+    ----------
+    tax : Taxonomy
+    x, y : ndarray of shape (n_nodes,)
+        Positions (:func:`taxonomy_layout`).
+    vals, sizes : ndarray of shape (n_nodes,) or None
+        Colour and marker size per node; without ``vals`` every node is blue.
+    value_name, colorscale : str
+        As in :func:`taxonomy_figure`.
+    show_labels : bool
+        Write the node names under the markers.
+
+    Returns
+    -------
+    plotly.graph_objects.Scatter
+        Its ``customdata`` is the node index (for click events).
+    """
+    names = [str(n) for n in tax.names]
     hover = [
         f"{nm}<br>depth {d}" + ("" if vals is None else f"<br>{value_name}: {v:.3g}")
         for nm, d, v in zip(
@@ -220,7 +293,7 @@ def taxonomy_figure(
         s = np.nan_to_num(sizes, nan=0.0)
         top = s.max() if s.size and s.max() > 0 else 1.0
         node_marker["size"] = 6 + 24 * np.sqrt(s / top)
-    node_trace = go.Scatter(
+    return go.Scatter(
         x=x,
         y=y,
         mode="markers+text" if show_labels else "markers",
@@ -233,18 +306,47 @@ def taxonomy_figure(
         name="nodes",
         showlegend=False,
     )
-    fig = go.Figure([edge_trace, node_trace])
-    fig.update_layout(
-        title=title,
-        xaxis={"visible": False},
-        yaxis={"visible": False},
-        plot_bgcolor="white",
-        margin={"t": 40 if title else 10, "l": 10, "r": 10, "b": 10},
-    )
-    return fig
 
 
 # ---------------------------------------------------------------------------- convergence
+def _add_bounds(fig: go.Figure, name: str, df: pd.DataFrame, x: str, color: str) -> None:
+    """Add one run's traces to :func:`bounds_figure`'s two rows.
+
+    The upper bound (the objective when the run has no lower bound) goes on the top row; a
+    lower bound joins it there, and the gap goes on the bottom row.
+    """
+    prefix = f"{name}: " if name else ""
+    xs = df[x].to_numpy() if x in df.columns else np.arange(1, len(df) + 1)
+    upper = pd.to_numeric(df["upper"], errors="coerce").to_numpy(dtype=float)
+    lower = (
+        pd.to_numeric(df["lower"], errors="coerce").to_numpy(dtype=float)
+        if "lower" in df.columns
+        else np.full(len(df), np.nan)
+    )
+    has_lower = bool(np.isfinite(lower).any())
+    # (row, values, label, dash)
+    lines: list[tuple[int, np.ndarray, str, str | None]] = [
+        (1, upper, "upper" if has_lower else "objective", None)
+    ]
+    if has_lower:
+        gap = upper - lower
+        gap = np.where(gap > 0, gap, np.nan)  # a log axis cannot show 0
+        lines += [(1, lower, "lower", "dash"), (2, gap, "gap", "dot")]
+    for row, ys, label, dash in lines:
+        fig.add_trace(
+            go.Scatter(
+                x=xs,
+                y=ys,
+                mode="lines",
+                name=prefix + label,
+                line={"color": color} if dash is None else {"color": color, "dash": dash},
+                legendgroup=name,
+            ),
+            row=row,
+            col=1,
+        )
+
+
 def bounds_figure(history: Any, x: str = "iteration", title: str | None = None) -> go.Figure:
     """Upper bound, lower bound and gap against iterations (or seconds).
 
@@ -273,55 +375,7 @@ def bounds_figure(history: Any, x: str = "iteration", title: str | None = None) 
     )
     palette = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#9d755d"]
     for k, (name, df) in enumerate(runs.items()):
-        color = palette[k % len(palette)]
-        prefix = f"{name}: " if name else ""
-        xs = df[x].to_numpy() if x in df.columns else np.arange(1, len(df) + 1)
-        upper = pd.to_numeric(df["upper"], errors="coerce").to_numpy(dtype=float)
-        lower = (
-            pd.to_numeric(df["lower"], errors="coerce").to_numpy(dtype=float)
-            if "lower" in df.columns
-            else np.full(len(df), np.nan)
-        )
-        has_lower = bool(np.isfinite(lower).any())
-        fig.add_trace(
-            go.Scatter(
-                x=xs,
-                y=upper,
-                mode="lines",
-                name=prefix + ("upper" if has_lower else "objective"),
-                line={"color": color},
-                legendgroup=name,
-            ),
-            row=1,
-            col=1,
-        )
-        if has_lower:
-            fig.add_trace(
-                go.Scatter(
-                    x=xs,
-                    y=lower,
-                    mode="lines",
-                    name=prefix + "lower",
-                    line={"color": color, "dash": "dash"},
-                    legendgroup=name,
-                ),
-                row=1,
-                col=1,
-            )
-            gap = upper - lower
-            gap = np.where(gap > 0, gap, np.nan)  # a log axis cannot show 0
-            fig.add_trace(
-                go.Scatter(
-                    x=xs,
-                    y=gap,
-                    mode="lines",
-                    name=prefix + "gap",
-                    line={"color": color, "dash": "dot"},
-                    legendgroup=name,
-                ),
-                row=2,
-                col=1,
-            )
+        _add_bounds(fig, name, df, x, palette[k % len(palette)])
     # one label per decade: minor labels (2, 5, ...) crowd the short gap panel
     fig.update_yaxes(type="log", dtick=1, row=2, col=1, title_text="gap")
     fig.update_yaxes(title_text="objective", row=1, col=1)
@@ -332,7 +386,9 @@ def bounds_figure(history: Any, x: str = "iteration", title: str | None = None) 
 
 # ---------------------------------------------------------------------------- error breakdowns
 def error_per_level_figure(data: Any, title: str | None = None) -> go.Figure:
-    """Error per level (:func:`hierlab.evaluation.metrics.error_per_level`), one bar group per method.
+    """Error per level, one bar group per method.
+
+    The data are tables of :func:`hierlab.evaluation.metrics.error_per_level`.
 
     Parameters
     ----------

@@ -22,7 +22,7 @@ from hierlab.core.objective import Objective
 from hierlab.core.regularizers import Orthogonal, orthogonal_K
 from hierlab.core.solver import solve
 from hierlab.methods.orthogonal.estimators import OrthogonalTransferClassifier, TransferClassifier
-from hierlab.solvers.bcfw import BCFW, DualMetric
+from hierlab.solvers.bcfw import BCFW
 from tests.test_rda import (
     CASES,
     ESTIMATORS,
@@ -35,7 +35,7 @@ from tests.test_rda import (
 
 def _objective(method: str, tree: str, seed: int, X_kind: str = "dense") -> Objective:
     tax, X, y = make_problem(TREES[tree], seed=seed)
-    est = ESTIMATORS[method](tax)
+    est = ESTIMATORS[method](taxonomy=tax)
     est.taxonomy_ = tax
     return est._objective(sp.csr_matrix(X) if X_kind == "csr" else X, y)
 
@@ -65,7 +65,7 @@ def test_dual_tables_reproduce_the_loss(method: str, tree: str) -> None:
 def test_optimum_matches_slsqp_and_certificate(method: str, tree: str, seed: int) -> None:
     tax, X, y = make_problem(TREES[tree], seed=seed)
     J_star = cached_optimum(method, tree, seed)
-    est = ESTIMATORS[method](tax, C=1.0, tol=0.0, rtol=2e-5, max_iter=5000, solver="bcfw")
+    est = ESTIMATORS[method](taxonomy=tax, C=1.0, tol=0.0, rtol=2e-5, max_iter=5000, solver="bcfw")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         est.fit(X, tax.names[y])
@@ -83,7 +83,9 @@ def test_orthognl_bcfw_and_rda_meet() -> None:
     tax, X, y = make_problem(TREES["9 nodes, depth 3"], seed=4)
     fits = {}
     for solver in ("bcfw", "rda"):
-        est = OrthogonalTransferClassifier(tax, alpha=0.6, tol=0.0, rtol=1e-4, max_iter=20000)
+        est = OrthogonalTransferClassifier(
+            taxonomy=tax, alpha=0.6, tol=0.0, rtol=1e-4, max_iter=20000
+        )
         est.set_params(solver=solver)
         with warnings.catch_warnings():
             warnings.simplefilter("error")
@@ -103,7 +105,7 @@ def test_sigma_relaxation_lower_bounds_omega() -> None:
     act[0] = False
     reg = Orthogonal(K, act)
     rng = np.random.default_rng(1)
-    metric = DualMetric(reg)
+    metric = reg.dual_metric()
     for _ in range(20):
         W = rng.normal(size=(tax.n_nodes, 4))
         W[0] = 0
@@ -170,7 +172,7 @@ def test_compiled_pass_equals_numpy_pass(method: str) -> None:
 def test_estimator_solver_parameter_and_limits() -> None:
     tax, X, y = make_problem(TREES["5 nodes"], seed=1)
     with pytest.raises(ParameterError, match="solver"):
-        TransferClassifier(tax, solver="sgd").fit(X, tax.names[y])
+        TransferClassifier(taxonomy=tax, solver="sgd").fit(X, tax.names[y])
     with pytest.raises(ParameterError):
         BCFW(max_iter=0)
     with pytest.raises(ParameterError):

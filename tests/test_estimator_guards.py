@@ -2,7 +2,7 @@
 
 - Non-finite features: ``fit`` raises scikit-learn's usual ``ValueError`` (from ``check_array``).
 - Divergence: a solver state with a non-finite objective or bound stops training with a
-  :class:`~hierlab.core.exceptions.ConvergenceError` (through ``solve`` and through a real estimator).
+  :class:`~hierlab.ConvergenceError` (through ``solve`` and through a real estimator).
 - Timeouts: :class:`~hierlab.core.callbacks.Timeout` passed to ``fit(..., callbacks=[...])`` stops
   every registered method that runs an iterative solver right after the state on which it fired.
   No assertion is made on wall-clock time: the budget is tiny, so it fires on the first state,
@@ -127,7 +127,7 @@ def test_divergence_through_a_real_estimator(name: str, solver: str) -> None:
 def test_the_same_estimator_trains_on_sane_data() -> None:
     """Control for the test above: the same estimator converges when C and X are sane."""
     tax, X, y = _problem(n=60)
-    est = FlatMulticlassClassifier(tax, C=1.0, max_iter=2000).fit(X, y)
+    est = FlatMulticlassClassifier(taxonomy=tax, C=1.0, max_iter=2000).fit(X, y)
     assert np.isfinite(est.coef_).all() and est.converged_
 
 
@@ -179,10 +179,10 @@ def test_max_time_parameter_is_a_timeout() -> None:
     tax, X, y = _problem()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ref = FlatMulticlassClassifier(tax, tol=0.0, rtol=0.0, max_iter=300).fit(X, y)
-        est = FlatMulticlassClassifier(tax, tol=0.0, rtol=0.0, max_iter=300, max_time=1e-12).fit(
-            X, y
-        )
+        ref = FlatMulticlassClassifier(taxonomy=tax, tol=0.0, rtol=0.0, max_iter=300).fit(X, y)
+        est = FlatMulticlassClassifier(
+            taxonomy=tax, tol=0.0, rtol=0.0, max_iter=300, max_time=1e-12
+        ).fit(X, y)
     assert ref.n_iter_ == 300
     assert est.n_iter_ < ref.n_iter_
 
@@ -192,14 +192,14 @@ def test_non_admissible_alpha_is_refused_before_training() -> None:
     tax, X, y = _problem()
     amax = max_admissible_alpha(tax)
     rec = _Recorder()
-    est = OrthogonalTransferClassifier(tax, alpha=amax * 1.5)
+    est = OrthogonalTransferClassifier(taxonomy=tax, alpha=amax * 1.5)
     with pytest.raises(ParameterError, match="not admissible") as info:
         est.fit(X, y, callbacks=[rec])
     assert f"{amax:.6g}" in str(info.value)  # the message names the largest admissible alpha
     assert rec.iterations == []  # refused before the solver ran a single iteration
     assert not hasattr(est, "coef_")
     # just below the limit it trains
-    ok = OrthogonalTransferClassifier(tax, alpha=amax * 0.5, max_iter=50)
+    ok = OrthogonalTransferClassifier(taxonomy=tax, alpha=amax * 0.5, max_iter=50)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ok.fit(X, y)
@@ -216,7 +216,7 @@ def test_non_admissible_user_K_is_refused_before_training() -> None:
         (np.triu(np.ones((m, m))), "symmetric"),
         (np.eye(m + 3), "shape"),
     ]:
-        est = OrthogonalTransferClassifier(tax, K=K)
+        est = OrthogonalTransferClassifier(taxonomy=tax, K=K)
         with pytest.raises(ParameterError, match=pattern):
             est.fit(X, y, callbacks=[rec])
     assert rec.iterations == []

@@ -18,12 +18,18 @@ from scipy.optimize import minimize
 
 import hierlab.methods.hieron.model as mh
 from hierlab.core.exceptions import DataError, ParameterError
+from hierlab.core.losses import delta
 from hierlab.core.registry import get_method, make_estimator
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.datasets.hieron import make_hieron_synthetic, symmetric_tree
 from hierlab.methods.hieron.estimators import HieronClassifier, HieronGreedyClassifier
-from hierlab.methods.hieron.model import Kernel, PathGeometry, prototypes_from_increments
-from hierlab.methods.hieron.solver import GreedyHieronSolver, HieronSolver, HieronStream
+from hierlab.methods.hieron.model import (
+    HieronStream,
+    Kernel,
+    PathGeometry,
+    prototypes_from_increments,
+)
+from hierlab.methods.hieron.solver import GreedyHieronSolver, HieronSolver
 
 
 # ---------------------------------------------------------------------- helpers
@@ -134,6 +140,29 @@ def test_path_geometry_sparse_branch(monkeypatch):
     list(s.iterate(HieronStream(X, y)))
     w_ref, _, _ = naive_hieron(parent, X, y, "max-loss")
     np.testing.assert_allclose(s.increments(), w_ref, atol=1e-10)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 40))
+def test_sqrt_gamma_row_is_the_shared_sqrt_hamming_row(seed, n_nodes):
+    """Hieron's margin sqrt(gamma(y, v)) (eq. 4-5) is the "sqrt_hamming" loss of the shared table
+    (hierlab.core.losses): the O(n_nodes) row from the path overlaps is its row y, on the dense
+    and on the sparse overlap branch, and the max-loss update's dense matrix is the whole table."""
+    rng = np.random.default_rng(seed)
+    parent = random_parent(rng, n_nodes)
+    tax = Taxonomy.from_parent_array(parent)
+    nodes = np.arange(n_nodes)
+    dense = PathGeometry(parent)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(mh, "DENSE_OVERLAP_LIMIT", 0)
+        sparse_g = PathGeometry(parent)
+    assert sparse_g.overlap is None
+    table = delta("sqrt_hamming", tax, nodes, nodes)
+    for y in nodes:
+        want = delta("sqrt_hamming", tax, [y], nodes)[0]
+        np.testing.assert_array_equal(dense.sqrt_gamma_row(int(y)), want)
+        np.testing.assert_array_equal(sparse_g.sqrt_gamma_row(int(y)), want)
+    np.testing.assert_array_equal(dense.sqrt_gamma_matrix(), table)
 
 
 def test_path_geometry_rejects_bad_order():
@@ -337,7 +366,7 @@ def test_dual_scores_are_the_kernel_sums_of_eq12(name):
     parent, X, y = small_problem(8, n=40, d=4)
     kern = Kernel(name, gamma=0.5, degree=2, coef0=1.0)
     est = HieronClassifier(
-        Taxonomy.from_parent_array(parent), kernel=name, gamma=0.5, degree=2, epochs=2
+        taxonomy=Taxonomy.from_parent_array(parent), kernel=name, gamma=0.5, degree=2, epochs=2
     ).fit(X, y.astype(str))
     alpha = est.dual_coef_  # (n_support, n_nodes) increments
     SV = est.support_vectors_
@@ -365,9 +394,9 @@ def test_rbf_learns_what_linear_cannot():
     X = rng.uniform(-2, 2, (400, 2))
     y = np.where(np.linalg.norm(X, axis=1) < 1.2, "in", "out")
     tax = Taxonomy([("root", "in"), ("root", "out")])
-    lin = HieronClassifier(tax, update="max-loss", average=True, epochs=5).fit(X, y)
+    lin = HieronClassifier(taxonomy=tax, update="max-loss", average=True, epochs=5).fit(X, y)
     rbf = HieronClassifier(
-        tax, update="max-loss", average=True, epochs=5, kernel="rbf", gamma=2.0
+        taxonomy=tax, update="max-loss", average=True, epochs=5, kernel="rbf", gamma=2.0
     ).fit(X, y)
     Xt = rng.uniform(-2, 2, (400, 2))
     yt = np.where(np.linalg.norm(Xt, axis=1) < 1.2, "in", "out")
@@ -384,11 +413,11 @@ def _tax_problem(seed=2, n=80):
 
 def test_partial_fit_and_learn_one_equal_fit():
     tax, X, y = _tax_problem()
-    full = HieronClassifier(tax, update="max-loss").fit(X, y)
-    part = HieronClassifier(tax, update="max-loss")
+    full = HieronClassifier(taxonomy=tax, update="max-loss").fit(X, y)
+    part = HieronClassifier(taxonomy=tax, update="max-loss")
     for s in range(0, len(y), 17):
         part.partial_fit(X[s : s + 17], y[s : s + 17])
-    one = HieronClassifier(tax, update="max-loss")
+    one = HieronClassifier(taxonomy=tax, update="max-loss")
     for i in range(len(y)):
         one.learn_one({j: X[i, j] for j in range(6)} if i else X[i], y[i])
     for est in (part, one):
@@ -411,9 +440,9 @@ def test_partial_fit_flat_needs_classes():
 
 def test_flat_variant_equals_hieron_on_flat_taxonomy():
     tax, X, y = _tax_problem(4)
-    flat = HieronClassifier(tax, hierarchy="flat", update="max-loss").fit(X, y)
+    flat = HieronClassifier(taxonomy=tax, hierarchy="flat", update="max-loss").fit(X, y)
     flat_tax = Taxonomy.from_parent_array([-1] + [0] * 9, tax.names)
-    ref = HieronClassifier(flat_tax, update="max-loss").fit(X, y)
+    ref = HieronClassifier(taxonomy=flat_tax, update="max-loss").fit(X, y)
     np.testing.assert_array_equal(flat.predict(X), ref.predict(X))
     # tree-induced errors are charged on the real taxonomy
     preds = tax.index(flat.predict(X))
@@ -426,7 +455,7 @@ def test_flat_variant_equals_hieron_on_flat_taxonomy():
 def test_candidates_seen_never_predicts_unseen():
     tax, X, y = _tax_problem(6)
     keep = np.isin(y, ["n1", "n2", "n5"])
-    est = HieronClassifier(tax, candidates="seen", epochs=3).fit(X[keep], y[keep])
+    est = HieronClassifier(taxonomy=tax, candidates="seen", epochs=3).fit(X[keep], y[keep])
     assert set(est.predict(X)) <= {"n1", "n2", "n5"}
 
 
@@ -440,7 +469,7 @@ def test_parameter_errors():
         {"hierarchy": "dag"},
     ):
         with pytest.raises(ParameterError):
-            HieronClassifier(tax, **bad).fit(X, y)
+            HieronClassifier(taxonomy=tax, **bad).fit(X, y)
 
 
 # ---------------------------------------------------------------------- greedy
@@ -459,7 +488,7 @@ def test_greedy_local_problems_and_routing():
         for r, t in zip(rows, local):
             # the target is the child of v on the path to y_r
             assert kids[t - 1] in path(parent, y[r])
-    est = HieronGreedyClassifier(tax).fit(X, y.astype(str))
+    est = HieronGreedyClassifier(taxonomy=tax).fit(X, y.astype(str))
     S = est.node_scores(X)
     pred = est.predict(X).astype(int)
     for i in range(120):  # walk down by hand
@@ -473,7 +502,7 @@ def test_greedy_local_problems_and_routing():
 
 def test_greedy_allow_stop_can_predict_internal():
     tr, te = make_hieron_synthetic(random_state=0, n_train_per_label=10, n_test_per_label=3)
-    est = HieronGreedyClassifier(tr.taxonomy, allow_stop=True, epochs=2).fit(tr.X, tr.y)
+    est = HieronGreedyClassifier(taxonomy=tr.taxonomy, allow_stop=True, epochs=2).fit(tr.X, tr.y)
     pred = tr.taxonomy.index(est.predict(te.X))
     assert (~tr.taxonomy.is_leaf[pred]).any()
 
@@ -526,9 +555,9 @@ def test_kernel_models_survive_a_model_file(tmp_path):
 
     tax, X, y = _tax_problem(3)
     for est in (
-        HieronClassifier(tax, kernel="rbf", gamma=0.3, epochs=2),
-        HieronClassifier(tax, form="dual", update="max-loss"),
-        HieronGreedyClassifier(tax, kernel="poly", degree=2),
+        HieronClassifier(taxonomy=tax, kernel="rbf", gamma=0.3, epochs=2),
+        HieronClassifier(taxonomy=tax, form="dual", update="max-loss"),
+        HieronGreedyClassifier(taxonomy=tax, kernel="poly", degree=2),
     ):
         est.fit(X, y)
         save(est, tmp_path / "m.hlm")

@@ -21,13 +21,8 @@ from hierlab.methods.hr.estimators import (
     OneVsRestLRClassifier,
     OneVsRestSVMClassifier,
 )
-from hierlab.methods.hr.solver import (
-    BlockCoordinateDescent,
-    HRProblem,
-    leaf_labels,
-    logistic_leaf_objective,
-    solve_logistic_leaf,
-)
+from hierlab.methods.hr.model import HRProblem, leaf_labels, logistic_leaf_objective
+from hierlab.methods.hr.solver import BlockCoordinateDescent, solve_logistic_leaf
 from hierlab.solvers.dual_cd import (
     binary_dual_cd,
     leaf_dual_objective,
@@ -236,7 +231,7 @@ def _direct_hr_svm(tax: Taxonomy, X: np.ndarray, y: np.ndarray, C: float) -> np.
 def test_flat_hr_svm_matches_direct_solve() -> None:
     tax, X, y = _flat_problem()
     W_ref = _direct_hr_svm(tax, X, y, C=0.5)
-    est = HRSVMClassifier(tax, C=0.5, max_iter=3000, tol=1e-9, inner_tol=1e-3).fit(X, y)
+    est = HRSVMClassifier(taxonomy=tax, C=0.5, max_iter=3000, tol=1e-9, inner_tol=1e-3).fit(X, y)
     assert est.converged_
     np.testing.assert_allclose(est.coef_, W_ref, atol=1e-4 * np.abs(W_ref).max())
     # the root is the closed form of eq. (4) over its children
@@ -254,7 +249,7 @@ def test_hr_svm_deeper_tree_matches_direct_solve() -> None:
     X = X + rng.normal(size=X.shape)
     y = tax.names[lab].astype(object)
     W_ref = _direct_hr_svm(tax, X, y, C=0.3)
-    est = HRSVMClassifier(tax, C=0.3, max_iter=5000, tol=1e-9, inner_tol=1e-3).fit(X, y)
+    est = HRSVMClassifier(taxonomy=tax, C=0.3, max_iter=5000, tol=1e-9, inner_tol=1e-3).fit(X, y)
     np.testing.assert_allclose(est.coef_, W_ref, atol=1e-4 * np.abs(W_ref).max())
 
 
@@ -272,7 +267,7 @@ def test_hr_lr_matches_direct_solve_of_eq3() -> None:
         return 0.5 * np.sum((W - P) ** 2) + C * np.sum(np.logaddexp(0.0, -Y * Z))
 
     ref = minimize(J, np.zeros(N * d), method="BFGS", options={"gtol": 1e-9})
-    est = HRLRClassifier(tax, C=C, max_iter=3000, tol=1e-10, inner_tol=1e-6).fit(X, y)
+    est = HRLRClassifier(taxonomy=tax, C=C, max_iter=3000, tol=1e-10, inner_tol=1e-6).fit(X, y)
     assert est.converged_
     np.testing.assert_allclose(est.coef_.ravel(), ref.x, atol=1e-4)
     assert est.objective_ == pytest.approx(ref.fun, rel=1e-8)
@@ -311,8 +306,8 @@ def test_serial_joblib_and_dask_give_the_same_weights(cls: type) -> None:
     kw = {"C": 1.0, "max_iter": 12, "tol": 1e-7, "inner_tol": 1e-3}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        serial = cls(tax, n_jobs=1, **kw).fit(Xs, y)
-        par = cls(tax, n_jobs=2, **kw).fit(Xs, y)
+        serial = cls(taxonomy=tax, n_jobs=1, **kw).fit(Xs, y)
+        par = cls(taxonomy=tax, n_jobs=2, **kw).fit(Xs, y)
         with (
             distributed.LocalCluster(
                 n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
@@ -320,7 +315,7 @@ def test_serial_joblib_and_dask_give_the_same_weights(cls: type) -> None:
             distributed.Client(cluster),
             joblib.parallel_backend("dask"),
         ):
-            dask = cls(tax, n_jobs=2, **kw).fit(Xs, y)
+            dask = cls(taxonomy=tax, n_jobs=2, **kw).fit(Xs, y)
     assert serial.n_iter_ == par.n_iter_ == dask.n_iter_
     np.testing.assert_allclose(par.coef_, serial.coef_, rtol=0, atol=1e-8)
     np.testing.assert_allclose(dask.coef_, serial.coef_, rtol=0, atol=1e-8)
@@ -329,8 +324,8 @@ def test_serial_joblib_and_dask_give_the_same_weights(cls: type) -> None:
 def test_dense_and_sparse_agree() -> None:
     tax = _tree()
     X, y = _hier_data(tax, seed=2)
-    a = HRSVMClassifier(tax, max_iter=20).fit(X, y)
-    b = HRSVMClassifier(tax, max_iter=20).fit(sp.csr_matrix(X), y)
+    a = HRSVMClassifier(taxonomy=tax, max_iter=20).fit(X, y)
+    b = HRSVMClassifier(taxonomy=tax, max_iter=20).fit(sp.csr_matrix(X), y)
     np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-10)
     np.testing.assert_array_equal(a.predict(X), b.predict(sp.csr_matrix(X)))
 
@@ -362,7 +357,7 @@ def test_multilabel_fit_and_predict() -> None:
     tax = _tree()
     X, y = _hier_data(tax, n=150, seed=3)
     y_ml = [(lab,) if i % 3 else (lab, "c") for i, lab in enumerate(y)]
-    est = HRSVMClassifier(tax, max_iter=15, tol=0.05).fit(X, y_ml)
+    est = HRSVMClassifier(taxonomy=tax, max_iter=15, tol=0.05).fit(X, y_ml)
     pred = est.predict(X)
     assert all(isinstance(p, tuple) and len(p) >= 1 for p in pred)
     assert all(set(p) <= set(tax.names[tax.leaves]) for p in pred)
@@ -371,7 +366,7 @@ def test_multilabel_fit_and_predict() -> None:
 def test_ovr_baselines_equal_liblinear_per_leaf() -> None:
     tax = _tree()
     X, y = _hier_data(tax, seed=5)
-    ovr = OneVsRestSVMClassifier(tax, C=0.5).fit(X, y)
+    ovr = OneVsRestSVMClassifier(taxonomy=tax, C=0.5).fit(X, y)
     ids = tax.index(y)
     for leaf in tax.leaves:
         yk = np.where(ids == leaf, 1, -1)
@@ -380,7 +375,7 @@ def test_ovr_baselines_equal_liblinear_per_leaf() -> None:
         )
         np.testing.assert_allclose(ovr.coef_[leaf], ref.fit(X, yk).coef_[0], atol=1e-10)
     assert np.all(ovr.coef_[tax.internal_nodes] == 0)
-    lr = OneVsRestLRClassifier(tax, C=0.5).fit(X, y)
+    lr = OneVsRestLRClassifier(taxonomy=tax, C=0.5).fit(X, y)
     assert lr.score(X, y) > 0.5 and ovr.score(X, y) > 0.5
 
 
@@ -396,4 +391,4 @@ def test_registry_entries_and_validation() -> None:
         make_estimator("hr-lr", C=-1.0)
     X, y = _hier_data(_tree(), n=40)
     with pytest.raises(ParameterError):
-        HRSVMClassifier(_tree(), C=0.0).fit(X, y)
+        HRSVMClassifier(taxonomy=_tree(), C=0.0).fit(X, y)

@@ -1,5 +1,5 @@
-"""Every metric of hierlab.evaluation.metrics against a brute-force Python version (networkx, loops, sets)
-on random trees and DAGs, plus the worked examples the seeds print."""
+"""Every metric of hierlab.evaluation.metrics against a brute-force Python version (networkx,
+loops, sets) on random trees and DAGs, plus the worked examples the seeds print."""
 
 from __future__ import annotations
 

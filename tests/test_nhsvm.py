@@ -356,7 +356,9 @@ def test_pegasos_reaches_the_primal_optimum() -> None:
     leaves = tax.leaves
     X = rng.normal(size=(30, 2))
     y = leaves[rng.integers(0, len(leaves), size=30)]
-    est = NHSVMClassifier(tax, lam=0.05, epochs=300, batch_size=5, tol=1e-9, random_state=0)
+    est = NHSVMClassifier(
+        taxonomy=tax, lam=0.05, epochs=300, batch_size=5, tol=1e-9, random_state=0
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est.fit(X, tax.names[y])
@@ -375,7 +377,7 @@ def test_pegasos_reaches_the_primal_optimum() -> None:
 def _margins(
     cls: type, tax: Taxonomy, X: np.ndarray, y: np.ndarray, grid: np.ndarray
 ) -> np.ndarray:
-    est = cls(tax, lam=0.02, epochs=60, batch_size=40, tol=1e-10, random_state=0)
+    est = cls(taxonomy=tax, lam=0.02, epochs=60, batch_size=40, tol=1e-10, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est.fit(X, y)
@@ -438,13 +440,19 @@ def _blobs(tax: Taxonomy, n: int = 240, d: int = 8, seed: int = 0):
 @pytest.mark.parametrize(
     "make",
     [
-        lambda t: HSVMClassifier(t, lam=1e-3, epochs=10, random_state=0),
-        lambda t: NHSVMClassifier(t, lam=1e-3, epochs=10, random_state=0),
-        lambda t: NHSVMClassifier(t, lam=1e-3, epochs=10, variant="eq13", random_state=0),
-        lambda t: NHSVMClassifier(t, lam=1e-3, epochs=10, alpha_rule="eq7", random_state=0),
-        lambda t: SharedSVMClassifier(t, lam=1e-3, rounds=2, epochs_per_alpha=3, random_state=0),
-        lambda t: HSVMClassifier(t, lam=1e-3, epochs=10, solver="bcfw", tol=1e-3),
-        lambda t: NHSVMClassifier(t, lam=1e-3, epochs=10, variant="eq13", solver="bcfw", tol=1e-3),
+        lambda t: HSVMClassifier(taxonomy=t, lam=1e-3, epochs=10, random_state=0),
+        lambda t: NHSVMClassifier(taxonomy=t, lam=1e-3, epochs=10, random_state=0),
+        lambda t: NHSVMClassifier(taxonomy=t, lam=1e-3, epochs=10, variant="eq13", random_state=0),
+        lambda t: NHSVMClassifier(
+            taxonomy=t, lam=1e-3, epochs=10, alpha_rule="eq7", random_state=0
+        ),
+        lambda t: SharedSVMClassifier(
+            taxonomy=t, lam=1e-3, rounds=2, epochs_per_alpha=3, random_state=0
+        ),
+        lambda t: HSVMClassifier(taxonomy=t, lam=1e-3, epochs=10, solver="bcfw", tol=1e-3),
+        lambda t: NHSVMClassifier(
+            taxonomy=t, lam=1e-3, epochs=10, variant="eq13", solver="bcfw", tol=1e-3
+        ),
     ],
 )
 def test_estimators_fit_dense_and_csr_identically(tree: Taxonomy, make) -> None:
@@ -470,12 +478,12 @@ def test_estimators_fit_dense_and_csr_identically(tree: Taxonomy, make) -> None:
 @pytest.mark.parametrize(
     "make",
     [
-        lambda t: NHSVMClassifier(t, lam=1e-2, epochs=4, batch_size=4, random_state=1),
-        lambda t: HSVMClassifier(t, lam=1e-4, epochs=3, batch_size=8, random_state=2),
+        lambda t: NHSVMClassifier(taxonomy=t, lam=1e-2, epochs=4, batch_size=4, random_state=1),
+        lambda t: HSVMClassifier(taxonomy=t, lam=1e-4, epochs=3, batch_size=8, random_state=2),
         # large lambda: the projection onto the ball of radius sqrt(max loss / lam) binds
-        lambda t: HSVMClassifier(t, lam=3.0, epochs=2, batch_size=2, random_state=4),
+        lambda t: HSVMClassifier(taxonomy=t, lam=3.0, epochs=2, batch_size=2, random_state=4),
         lambda t: SharedSVMClassifier(
-            t, lam=1e-2, rounds=2, epochs_per_alpha=2, batch_size=4, random_state=3
+            taxonomy=t, lam=1e-2, rounds=2, epochs_per_alpha=2, batch_size=4, random_state=3
         ),
     ],
 )
@@ -543,10 +551,12 @@ def test_sparse_multilabel_steps_match_dense(dag: bool) -> None:
     y = [sets[i] for i in rng.integers(0, len(sets), size=120)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        dense = NHSVMClassifier(tax, lam=1e-2, epochs=3, batch_size=4, random_state=0).fit(
+        dense = NHSVMClassifier(taxonomy=tax, lam=1e-2, epochs=3, batch_size=4, random_state=0).fit(
             Xs.toarray(), y
         )
-        sparse = NHSVMClassifier(tax, lam=1e-2, epochs=3, batch_size=4, random_state=0).fit(Xs, y)
+        sparse = NHSVMClassifier(
+            taxonomy=tax, lam=1e-2, epochs=3, batch_size=4, random_state=0
+        ).fit(Xs, y)
     np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-7, atol=1e-10)
 
 
@@ -555,7 +565,7 @@ def test_ssvm_alpha_is_feasible_and_objective_decreases(tree: Taxonomy) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est = SharedSVMClassifier(
-            tree, lam=1e-3, rounds=4, epochs_per_alpha=3, tol=0, random_state=0
+            taxonomy=tree, lam=1e-3, rounds=4, epochs_per_alpha=3, tol=0, random_state=0
         )
         est.fit(X, y)
     P = leaf_path_matrix(tree).toarray()
@@ -583,7 +593,7 @@ def test_multilabel_fit_predict_consistent_sets(dag: bool) -> None:
     X = np.stack([sum(cent[lab] for lab in row) for row in Y]) + 0.5 * rng.normal(size=(150, 6))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        est = NHSVMClassifier(tax, lam=1e-3, epochs=15, random_state=0).fit(X, Y)
+        est = NHSVMClassifier(taxonomy=tax, lam=1e-3, epochs=15, random_state=0).fit(X, Y)
     assert est.multilabel_ and est.leaf_terminated_
     ind = est.decision_path(X).toarray().astype(bool)
     # predicted sets are consistent with the hierarchy: closed under parents and leaf-terminated
@@ -607,7 +617,7 @@ def test_multilabel_internal_labels_use_the_closed_space() -> None:
     X = np.random.default_rng(0).normal(size=(40, 3))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        est = HSVMClassifier(tax, lam=1e-2, epochs=3, random_state=0).fit(X, Y)
+        est = HSVMClassifier(taxonomy=tax, lam=1e-2, epochs=3, random_state=0).fit(X, Y)
     assert est.leaf_terminated_ is False
 
 
@@ -615,7 +625,7 @@ def test_eq13_rejects_multilabel(tree: Taxonomy) -> None:
     X = np.zeros((4, 2))
     Y = [("a1",), ("a1", "b1"), ("b1",), ("c1",)]
     with pytest.raises(ParameterError, match=r"eq\. \(13\)"):
-        NHSVMClassifier(tree, variant="eq13").fit(X, Y)
+        NHSVMClassifier(taxonomy=tree, variant="eq13").fit(X, Y)
 
 
 def test_registry_entries() -> None:
@@ -735,7 +745,7 @@ def test_bcfw_reaches_the_slsqp_optimum_with_a_certificate(cls: type) -> None:
     leaves = tax.leaves
     X = rng.normal(size=(30, 2))
     y = leaves[rng.integers(0, len(leaves), size=30)]
-    est = cls(tax, lam=0.05, epochs=2000, tol=1e-9, solver="bcfw")
+    est = cls(taxonomy=tax, lam=0.05, epochs=2000, tol=1e-9, solver="bcfw")
     est.fit(X, tax.names[y])
     assert est.converged_
     opt = _primal_qp(_hinge_for(est, X, y), X)
@@ -753,10 +763,10 @@ def test_bcfw_and_pegasos_minimise_the_same_objective(tree: Taxonomy) -> None:
     X, y, _ = _blobs(tree, n=120, d=4)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        b = NHSVMClassifier(tree, lam=1e-2, epochs=2000, tol=1e-4, solver="bcfw").fit(X, y)
-        p = NHSVMClassifier(tree, lam=1e-2, epochs=300, batch_size=8, tol=1e-9, random_state=0).fit(
-            X, y
-        )
+        b = NHSVMClassifier(taxonomy=tree, lam=1e-2, epochs=2000, tol=1e-4, solver="bcfw").fit(X, y)
+        p = NHSVMClassifier(
+            taxonomy=tree, lam=1e-2, epochs=300, batch_size=8, tol=1e-9, random_state=0
+        ).fit(X, y)
     assert b.converged_
     assert p.objective_ >= b.lower_bound_ - 1e-12
     assert p.objective_ <= b.objective_ * 1.01
@@ -767,6 +777,6 @@ def test_bcfw_refuses_multilabel_and_unknown_solvers(tree: Taxonomy) -> None:
     y = np.empty(20, dtype=object)
     y[:] = [("a1", "b1")] * 20
     with pytest.raises(ParameterError, match="single-label"):
-        HSVMClassifier(tree, solver="bcfw").fit(X, y)
+        HSVMClassifier(taxonomy=tree, solver="bcfw").fit(X, y)
     with pytest.raises(ParameterError, match="solver"):
-        HSVMClassifier(tree, solver="newton").fit(X, ["a1", "b1"] * 10)
+        HSVMClassifier(taxonomy=tree, solver="newton").fit(X, ["a1", "b1"] * 10)

@@ -315,18 +315,18 @@ def test_orthognl_refuses_inadmissible_alpha_and_names_the_bound() -> None:
     tax, X, y = _small_problem(3, internal=False)
     amax = max_admissible_alpha(tax)
     with pytest.raises(ParameterError, match=f"{amax:.6g}"):
-        OrthogonalTransferClassifier(tax, alpha=amax * 1.01).fit(X, tax.names[y])
+        OrthogonalTransferClassifier(taxonomy=tax, alpha=amax * 1.01).fit(X, tax.names[y])
     bad = orthogonal_K(tax, amax * 2)[1:, 1:]
     with pytest.raises(ParameterError, match="not admissible"):
-        OrthogonalTransferClassifier(tax, K=bad).fit(X, tax.names[y])
+        OrthogonalTransferClassifier(taxonomy=tax, K=bad).fit(X, tax.names[y])
     with pytest.raises(ParameterError, match="nonnegative"):
-        OrthogonalTransferClassifier(tax, K=-np.eye(tax.n_nodes - 1)).fit(X, tax.names[y])
+        OrthogonalTransferClassifier(taxonomy=tax, K=-np.eye(tax.n_nodes - 1)).fit(X, tax.names[y])
 
 
 def test_user_K_equals_eq6() -> None:
     tax, X, y = _small_problem(4)
-    a = OrthogonalTransferClassifier(tax, alpha=0.5, rtol=1e-3).fit(X, tax.names[y])
-    b = OrthogonalTransferClassifier(tax, K=orthogonal_K(tax, 0.5)[1:, 1:], rtol=1e-3).fit(
+    a = OrthogonalTransferClassifier(taxonomy=tax, alpha=0.5, rtol=1e-3).fit(X, tax.names[y])
+    b = OrthogonalTransferClassifier(taxonomy=tax, K=orthogonal_K(tax, 0.5)[1:, 1:], rtol=1e-3).fit(
         X, tax.names[y]
     )
     np.testing.assert_allclose(a.coef_, b.coef_)
@@ -350,8 +350,8 @@ def test_transfer_matrix() -> None:
 def test_dense_and_csr_agree(cls: type) -> None:
     tax, X, y = _small_problem(5)
     kw = {"alpha": 0.5} if cls is OrthogonalTransferClassifier else {}
-    a = cls(tax, rtol=1e-3, **kw).fit(X, tax.names[y])
-    b = cls(tax, rtol=1e-3, **kw).fit(sp.csr_matrix(X), tax.names[y])
+    a = cls(taxonomy=tax, rtol=1e-3, **kw).fit(X, tax.names[y])
+    b = cls(taxonomy=tax, rtol=1e-3, **kw).fit(sp.csr_matrix(X), tax.names[y])
     assert a.objective_ == pytest.approx(b.objective_, rel=1e-3)
     assert b.gap_ <= 1e-3 * b.objective_ + 1e-12
     np.testing.assert_array_equal(a.predict(X), b.predict(sp.csr_matrix(X)))
@@ -365,7 +365,7 @@ def test_decision_function_agrees_with_predict_on_a_tree(cls: type) -> None:
     predicted leaf (recursive methods: the path's smallest sibling margin)."""
     tax, X, y = _small_problem(7, internal=False)
     kw = {"alpha": 0.5} if cls is OrthogonalTransferClassifier else {}
-    est = cls(tax, rtol=1e-2, **kw).fit(X, tax.names[y])
+    est = cls(taxonomy=tax, rtol=1e-2, **kw).fit(X, tax.names[y])
     D = est.decision_function(X)
     assert D.shape == (len(X), len(est.classes_))
     pred = est.predict(X)
@@ -391,7 +391,9 @@ def test_unconverged_warns_with_gap(solver: str) -> None:
     tax, X, y = _small_problem(6)
     from sklearn.exceptions import ConvergenceWarning
 
-    est = OrthogonalTransferClassifier(tax, alpha=0.5, rtol=0, tol=0, max_iter=5, solver=solver)
+    est = OrthogonalTransferClassifier(
+        taxonomy=tax, alpha=0.5, rtol=0, tol=0, max_iter=5, solver=solver
+    )
     with pytest.warns(ConvergenceWarning, match="upper - lower"):
         est.fit(X, tax.names[y])
     assert not est.converged_ and est.n_iter_ == 5
@@ -429,8 +431,10 @@ def test_orthognl_beats_hiermult_when_features_differ_by_level() -> None:
         tax, Xtr, ytr, Xte, yte = _levels_data(seed)
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # both must converge (certified gap)
-            o = OrthogonalTransferClassifier(tax, alpha=0.8, C=1.0, rtol=1e-2, max_iter=5000)
-            h = HierarchicalMulticlassClassifier(tax, C=1.0, rtol=1e-2, max_iter=5000)
+            o = OrthogonalTransferClassifier(
+                taxonomy=tax, alpha=0.8, C=1.0, rtol=1e-2, max_iter=5000
+            )
+            h = HierarchicalMulticlassClassifier(taxonomy=tax, C=1.0, rtol=1e-2, max_iter=5000)
             o.fit(Xtr, tax.names[ytr])
             h.fit(Xtr, tax.names[ytr])
         err_o.append(zero_one_error(tax.names[yte], o.predict(Xte), tax))

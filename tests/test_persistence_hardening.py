@@ -102,7 +102,7 @@ def test_object_arrays_are_refused_as_pickles(good: Path, tmp_path: Path) -> Non
         ("hierlab.__main__.main", "special module"),
         ("sklearn.base.np", "not a hierlab/sklearn class"),
         ("sklearn.base.clone", "not an estimator class"),
-        ("hierlab.io.Path", "not a hierlab/sklearn class"),
+        ("hierlab.io.decoding.Path", "not a hierlab/sklearn class"),
         ("hierlab.io.os.system", "unknown class|not a hierlab/sklearn class"),
         ("hierlab..x", "invalid class path"),
         ("hierlab.core.taxonomy.Taxonomy;import os", "invalid class path"),

@@ -240,7 +240,7 @@ def reference_optimum(method: str, tax: Taxonomy, X: np.ndarray, y: np.ndarray, 
 
 
 ESTIMATORS = {
-    "orthognl": lambda tax, **kw: OrthogonalTransferClassifier(tax, alpha=0.6, **kw),
+    "orthognl": lambda **kw: OrthogonalTransferClassifier(alpha=0.6, **kw),
     "flatmult": FlatMulticlassClassifier,
     "hiermult": HierarchicalMulticlassClassifier,
     "transfer": TransferClassifier,
@@ -268,7 +268,7 @@ def test_optimum_matches_slsqp(method: str, tree: str, seed: int) -> None:
     """5-9 node trees, 30 examples (one with an internal label), 3 features, C = 1."""
     tax, X, y = make_problem(TREES[tree], seed=seed)
     J_star = cached_optimum(method, tree, seed)
-    est = ESTIMATORS[method](tax, C=1.0, tol=0.0, rtol=5e-5, max_iter=60000, solver="rda")
+    est = ESTIMATORS[method](taxonomy=tax, C=1.0, tol=0.0, rtol=5e-5, max_iter=60000, solver="rda")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         est.fit(X, tax.names[y])
@@ -287,7 +287,7 @@ def test_paper_uniform_averaging_certificate(method: str) -> None:
     tax, X, y = make_problem(TREES[tree], seed=seed)
     J_star = cached_optimum(method, tree, seed)
     est = ESTIMATORS[method](
-        tax, averaging="uniform", tol=0.0, rtol=0.0, max_iter=400, solver="rda"
+        taxonomy=tax, averaging="uniform", tol=0.0, rtol=0.0, max_iter=400, solver="rda"
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -305,7 +305,7 @@ def test_paper_uniform_averaging_certificate(method: str) -> None:
 
 def test_rda_on_objective_directly_and_limits() -> None:
     tax, X, y = make_problem(TREES["5 nodes"], seed=1)
-    est = TransferClassifier(tax)
+    est = TransferClassifier(taxonomy=tax)
     est.taxonomy_ = tax
     obj: Objective = est._objective(X, y)
     res = solve(RDA(max_iter=50), obj, warn=False)
@@ -325,7 +325,7 @@ def test_orthognl_jacobi_split_same_optimum_and_certificate() -> None:
     tax, X, y = make_problem(TREES[tree], seed=seed)
     J_star = cached_optimum("orthognl", tree, seed)
     est = OrthogonalTransferClassifier(
-        tax, alpha=0.6, split="jacobi", tol=0.0, rtol=5e-5, solver="rda"
+        taxonomy=tax, alpha=0.6, split="jacobi", tol=0.0, rtol=5e-5, solver="rda"
     )
     est.set_params(max_iter=60000)
     with warnings.catch_warnings():

@@ -1,4 +1,4 @@
-"""Shared SVM solved to a certified gap (``hierlab.methods.nhsvm.shared_dual``) and BCFW warm starts.
+"""Shared SVM solved to a certified gap (``hierlab.methods.nhsvm.shared_dual``), BCFW warm starts.
 
 Oracles: brute-force enumeration and ``scipy.optimize.linprog`` for the antichain maximum;
 SLSQP on the joint problem over ``(U, alpha, xi)`` of eq. (14) for the Shared SVM optimum.
@@ -134,7 +134,7 @@ def test_ssvm_bcfw_reaches_the_joint_optimum_with_a_certificate(loss: str) -> No
     tax, X, y = _problem(3)
     lam = 0.05
     est = SharedSVMClassifier(
-        tax, lam=lam, loss=loss, solver="bcfw", rounds=400, epochs_per_alpha=200, tol=1e-6
+        taxonomy=tax, lam=lam, loss=loss, solver="bcfw", rounds=400, epochs_per_alpha=200, tol=1e-6
     )
     est.fit(X, tax.names[y])
     assert est.converged_
@@ -156,11 +156,13 @@ def test_ssvm_bcfw_beats_its_pegasos_objective_and_is_dense_sparse_equal() -> No
     names = tax.names[y]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        b = SharedSVMClassifier(tax, lam=1e-2, solver="bcfw", rounds=50, tol=1e-4).fit(X, names)
-        bs = SharedSVMClassifier(tax, lam=1e-2, solver="bcfw", rounds=50, tol=1e-4).fit(
+        b = SharedSVMClassifier(taxonomy=tax, lam=1e-2, solver="bcfw", rounds=50, tol=1e-4).fit(
+            X, names
+        )
+        bs = SharedSVMClassifier(taxonomy=tax, lam=1e-2, solver="bcfw", rounds=50, tol=1e-4).fit(
             sp.csr_matrix(X), names
         )
-        p = SharedSVMClassifier(tax, lam=1e-2, rounds=5, epochs_per_alpha=5).fit(X, names)
+        p = SharedSVMClassifier(taxonomy=tax, lam=1e-2, rounds=5, epochs_per_alpha=5).fit(X, names)
     np.testing.assert_allclose(b.coef_, bs.coef_, atol=1e-10)
     assert b.lower_bound_ <= p.objective_ + 1e-12  # the bound holds for any (U, alpha)
     assert b.objective_ <= p.objective_ + 1e-12
@@ -222,6 +224,6 @@ def test_bcfw_warm_start_resumes_from_the_dual_point() -> None:
 def test_ssvm_bcfw_refuses_unknown_losses() -> None:
     tax, X, y = _problem(6, n=10)
     with pytest.raises(ParameterError, match="loss"):
-        SharedSVMClassifier(tax, loss="normalized", solver="bcfw").fit(X, tax.names[y])
+        SharedSVMClassifier(taxonomy=tax, loss="normalized", solver="bcfw").fit(X, tax.names[y])
     with pytest.raises(ParameterError, match="solver"):
-        SharedSVMClassifier(tax, solver="sgd").fit(X, tax.names[y])
+        SharedSVMClassifier(taxonomy=tax, solver="sgd").fit(X, tax.names[y])

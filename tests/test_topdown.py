@@ -10,7 +10,7 @@ from sklearn.svm import LinearSVC
 
 import hierlab
 from hierlab import DataError, ParameterError, Taxonomy
-from hierlab.core.registry import Param
+from hierlab.core.params import Param
 from hierlab.methods.topdown import TopDownClassifier
 
 

@@ -2,51 +2,46 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 
 from app.state import (
+    AppState,
+    Comparison,
+    DatasetEntry,
     compare_methods,
     compatible_methods,
     default_method,
-    get_state,
     runs_json,
 )
 from app.ui.errors import show_error
-from app.ui.figures import figure
-from hierlab.core.registry import get_method
+from app.ui.page import run_with_progress, training_page
+from hierlab import Taxonomy, get_method
+from hierlab.plots import error_per_level_figure, metric_bars_figure
 
-state = get_state()
-st.title("Compare")
-entry = state.dataset
-if entry is None:
-    st.info("Load a data set on the Data page first.")
-    st.stop()
-tax, tax_source = state.training_taxonomy()
-st.caption(
-    f"Data: **{entry.name}** · taxonomy: {tax_source}. Every configuration is fitted on "
-    "the same splits."
-)
 
-source = st.radio(
-    "Compare",
-    ["methods", "runs"],
-    horizontal=True,
-    key="compare_source",
-    format_func=lambda s: (
-        "registered methods (default parameters)"
-        if s == "methods"
-        else "runs from the history (their parameters)"
-    ),
-)
-configs: list[dict] = []
-if source == "methods":
-    methods = compatible_methods(entry.train, tax)
-    first = default_method(methods)
-    default = [m for m in ("topdown", first) if m in methods]
-    default = list(dict.fromkeys(default)) or methods[:2]
-    chosen = st.multiselect("Methods", methods, default=default, key="compare_methods")
-    configs = [{"label": m, "method": m, "params": get_method(m).defaults()} for m in chosen]
-else:
+def choose_configs(state: AppState, methods: list[str]) -> list[dict[str, Any]]:
+    """The configurations to compare: registered methods with their defaults, or past runs."""
+    source = st.radio(
+        "Compare",
+        ["methods", "runs"],
+        horizontal=True,
+        key="compare_source",
+        format_func=lambda s: (
+            "registered methods (default parameters)"
+            if s == "methods"
+            else "runs from the history (their parameters)"
+        ),
+    )
+    if source == "methods":
+        default = list(
+            dict.fromkeys(m for m in ("topdown", default_method(methods)) if m in methods)
+        )
+        chosen = st.multiselect(
+            "Methods", methods, default=default or methods[:2], key="compare_methods"
+        )
+        return [{"label": m, "method": m, "params": get_method(m).defaults()} for m in chosen]
     if not state.runs:
         st.info("No run yet: train on the Train page, or compare registered methods.")
     labels = {r.id: r.label for r in state.runs}
@@ -57,72 +52,40 @@ else:
         format_func=lambda i: labels[i],
         key="compare_runs",
     )
-    for i in picked:
-        r = state.run(i)
-        if r is not None:
-            configs.append({"label": r.label, "method": r.method, "params": dict(r.params)})
+    runs = [r for r in (state.run(i) for i in picked) if r is not None]
+    return [{"label": r.label, "method": r.method, "params": dict(r.params)} for r in runs]
 
-c1, c2, c3, c4 = st.columns(4)
-plans = ["repeated"] + (["own"] if entry.own_split is not None else [])
-plan = c1.radio(
-    "Splits",
-    plans,
-    key="compare_plan",
-    format_func=lambda p: (
-        "repeated random splits" if p == "repeated" else "the data set's own split"
-    ),
-)
-n_splits = int(
-    c2.number_input("Number of splits", 1, 20, 3, key="compare_n_splits", disabled=plan == "own")
-)
-test_size = c3.slider(
-    "Test fraction", 0.1, 0.5, 0.3, 0.05, key="compare_test_size", disabled=plan == "own"
-)
-seed = int(c4.number_input("Seed", value=0, step=1, key="compare_seed"))
-labels_now = [c["label"] for c in configs]
-baseline = st.selectbox(
-    "Baseline (significance is tested against it)", labels_now or ["-"], key="compare_baseline"
-)
 
-if st.button("Run comparison", key="run_compare", type="primary", disabled=not configs):
-    bar = st.progress(0.0, text="starting ...")
-    try:
-        comp = compare_methods(
-            state,
-            entry,
-            configs,
-            n_splits=0 if plan == "own" else n_splits,
-            test_size=test_size,
-            seed=seed,
-            baseline=baseline if baseline in labels_now else None,
-            taxonomy=tax,
-            progress=lambda f, t: bar.progress(f, text=t),
-        )
-        state.comparisons.append(comp)
-    except Exception as exc:
-        show_error(exc, "Comparison")
-    bar.empty()
+def choose_plan(has_own_split: bool) -> dict[str, Any]:
+    """``compare_methods``'s split arguments: ``n_splits`` (0 = own split), test size, seed."""
+    c1, c2, c3, c4 = st.columns(4)
+    plan = c1.radio(
+        "Splits",
+        ["repeated"] + (["own"] if has_own_split else []),
+        key="compare_plan",
+        format_func=lambda p: (
+            "repeated random splits" if p == "repeated" else "the data set's own split"
+        ),
+    )
+    own = plan == "own"
+    n_splits = int(
+        c2.number_input("Number of splits", 1, 20, 3, key="compare_n_splits", disabled=own)
+    )
+    test_size = c3.slider(
+        "Test fraction", 0.1, 0.5, 0.3, 0.05, key="compare_test_size", disabled=own
+    )
+    seed = int(c4.number_input("Seed", value=0, step=1, key="compare_seed"))
+    return {"n_splits": 0 if own else n_splits, "test_size": test_size, "seed": seed}
 
-if not state.comparisons:
-    st.stop()
 
-comp = state.comparisons[-1]
-st.subheader(f"Comparison #{comp.id} on {comp.dataset_name}")
-plan_txt = (
-    "the data set's own split"
-    if comp.plan.get("mode") == "own"
-    else f"{comp.plan['n_splits']} random splits, test fraction {comp.plan['test_size']:.0%}, "
-    f"seed {comp.plan['seed']}"
-)
-st.caption(f"{plan_txt}; baseline {comp.baseline}. Mean ± std over splits.")
-table = comp.table()
-st.dataframe(table, hide_index=True, key="compare_table")
-
-metrics = sorted(comp.results["metric"].unique())
-if len(comp.configs) > 1:
-    m_default = metrics.index("accuracy") if "accuracy" in metrics else 0
+def show_significance(comp: Comparison) -> None:
+    """The significance tests against the baseline, on a metric the user picks."""
+    metrics = sorted(comp.results["metric"].unique())
     sig_metric = st.selectbox(
-        "Significance against the baseline on", metrics, index=m_default, key="compare_sig_metric"
+        "Significance against the baseline on",
+        metrics,
+        index=metrics.index("accuracy") if "accuracy" in metrics else 0,
+        key="compare_sig_metric",
     )
     try:
         st.dataframe(comp.tests(sig_metric), hide_index=True, key="compare_tests")
@@ -133,48 +96,97 @@ if len(comp.configs) > 1:
     except Exception as exc:
         show_error(exc, "Significance tests")
 
-try:
-    st.plotly_chart(
-        figure("metric_bars_figure", comp.summary_long()), key="compare_bars", theme=None
-    )
-except Exception as exc:
-    show_error(exc, "Bar chart")
-if not comp.per_level.empty:
-    g = comp.per_level.groupby(["config", "level"], sort=False)["error"]
-    lv = g.mean().rename("error").to_frame().join(g.std().rename("error_std")).reset_index()
-    frames = {c: df for c, df in lv.groupby("config", sort=False)}
-    st.plotly_chart(
-        figure("error_per_level_figure", frames, title="Error per level (mean ± std over splits)"),
-        key="compare_levels",
-        theme=None,
-    )
-st.dataframe(
-    comp.times().rename(columns={"fit_time": "fit s (mean)", "predict_time": "predict s (mean)"}),
-    hide_index=True,
-)
 
-d1, d2, d3 = st.columns(3)
-d1.download_button(
-    "Table (CSV)",
-    table.to_csv(index=False),
-    file_name="hierlab_compare.csv",
-    mime="text/csv",
-    key="dl_summary",
+def show_charts(comp: Comparison) -> None:
+    """Metric bars with error bars, error per level, and the mean times."""
+    try:
+        st.plotly_chart(metric_bars_figure(comp.summary_long()), key="compare_bars", theme=None)
+    except Exception as exc:
+        show_error(exc, "Bar chart")
+    if not comp.per_level.empty:
+        st.plotly_chart(
+            error_per_level_figure(
+                comp.level_summary(), title="Error per level (mean ± std over splits)"
+            ),
+            key="compare_levels",
+            theme=None,
+        )
+    st.dataframe(
+        comp.times().rename(
+            columns={"fit_time": "fit s (mean)", "predict_time": "predict s (mean)"}
+        ),
+        hide_index=True,
+    )
+
+
+def show_downloads(state: AppState, comp: Comparison, table_csv: str) -> None:
+    """The summary table, the whole comparison and the run history, as files."""
+    files = [
+        ("Table (CSV)", table_csv, "hierlab_compare.csv", "text/csv", "dl_summary"),
+        (
+            "All results (JSON)",
+            comp.to_json(),
+            "hierlab_compare.json",
+            "application/json",
+            "dl_json",
+        ),
+        ("Runs (JSON)", runs_json(state.runs), "hierlab_runs.json", "application/json", "dl_runs"),
+    ]
+    for col, (label, data, name, mime, key) in zip(st.columns(3), files):
+        col.download_button(
+            label,
+            data,
+            file_name=name,
+            mime=mime,
+            key=key,
+            disabled=key == "dl_runs" and not state.runs,
+        )
+
+
+def run_comparison(
+    state: AppState, entry: DatasetEntry, configs: list[dict[str, Any]], tax: Taxonomy
+) -> None:
+    """The plan and baseline widgets, and the button that runs the comparison."""
+    plan = choose_plan(entry.own_split is not None)
+    labels_now = [c["label"] for c in configs]
+    baseline = st.selectbox(
+        "Baseline (significance is tested against it)", labels_now or ["-"], key="compare_baseline"
+    )
+    if st.button("Run comparison", key="run_compare", type="primary", disabled=not configs):
+        comp = run_with_progress(
+            lambda progress: compare_methods(
+                state,
+                entry,
+                configs,
+                baseline=baseline if baseline in labels_now else None,
+                taxonomy=tax,
+                progress=progress,
+                **plan,
+            ),
+            "Comparison",
+        )
+        if comp is not None:
+            state.comparisons.append(comp)
+
+
+state, entry, tax, tax_source = training_page("Compare")
+st.caption(
+    f"Data: **{entry.name}** · taxonomy: {tax_source}. Every configuration is fitted on "
+    "the same splits."
 )
-d2.download_button(
-    "All results (JSON)",
-    comp.to_json(),
-    file_name="hierlab_compare.json",
-    mime="application/json",
-    key="dl_json",
-)
-d3.download_button(
-    "Runs (JSON)",
-    runs_json(state.runs),
-    file_name="hierlab_runs.json",
-    mime="application/json",
-    key="dl_runs",
-    disabled=not state.runs,
-)
+configs = choose_configs(state, compatible_methods(entry.train, tax))
+run_comparison(state, entry, configs, tax)
+if not state.comparisons:
+    st.stop()
+
+comp = state.comparisons[-1]
+st.subheader(f"Comparison #{comp.id} on {comp.dataset_name}")
+st.caption(f"{comp.describe_plan()}; baseline {comp.baseline}. Mean ± std over splits.")
+table = comp.table()
+st.dataframe(table, hide_index=True, key="compare_table")
+if len(comp.configs) > 1:
+    show_significance(comp)
+show_charts(comp)
+show_downloads(state, comp, table.to_csv(index=False))
 with st.expander("Per-split results"):
     st.dataframe(comp.results, hide_index=True)

@@ -13,7 +13,9 @@ if str(ROOT) not in sys.path:  # when the page runs on its own (AppTest.from_fil
 
 import streamlit as st  # noqa: E402
 
+from app.state import get_state, load_builtin, run_from_result, session_dict  # noqa: E402
 from app.ui.errors import show_error  # noqa: E402
+from app.ui.page import stored_result  # noqa: E402
 from hierlab.lab.demos import DEMOS, DemoResult, run_demo  # noqa: E402
 from hierlab.lab.export import export_notebook, export_script  # noqa: E402
 
@@ -24,7 +26,7 @@ st.caption(
     "Each demo sets the data, the taxonomy, the methods and their parameters in one click, runs "
     "them through the hierlab engine (small sizes: a few seconds), and tells you what to look at."
 )
-results: dict[str, DemoResult] = st.session_state.setdefault(RESULTS_KEY, {})
+results: dict[str, DemoResult] = session_dict(RESULTS_KEY)
 
 name = st.radio(
     "Demo",
@@ -59,18 +61,14 @@ st.markdown("**What to look at**")
 for k, text in enumerate(preset.look_at, start=1):
     st.markdown(f"{k}. {text}")
 
-if st.button("Run this demo", key="demo_run", type="primary"):
-    bar = st.progress(0.0, text="starting")
-    try:
-        results[name] = run_demo(name, progress=lambda f, text: bar.progress(min(f, 1.0), text))
-    except Exception as exc:
-        show_error(exc, f"Running the demo {preset.title!r}")
-    bar.empty()
-
-res = results.get(name)
-if res is None:
-    st.info("Press **Run this demo**.")
-    st.stop()
+res = stored_result(
+    results,
+    name,
+    lambda progress: run_demo(name, progress=progress),
+    button=("Run this demo", "demo_run"),
+    what=f"Running the demo {preset.title!r}",
+    hint="Press **Run this demo**.",
+)
 
 st.success(f"Done in {res.seconds:.1f} s. What it shows:")
 for text in res.observations:
@@ -109,37 +107,12 @@ with right:
     )
 if open_in_lab:
     try:
-        from app.state import Run, get_state, load_builtin
-
         state = get_state()
         entry = load_builtin(f"catalog:{preset.data}", dict(preset.data_params))
         state.add_dataset(entry)
-        for r in res.runs:
-            state.runs.append(
-                Run(
-                    id=state.new_id(),
-                    method=r.spec.method,
-                    params=dict(r.spec.params),
-                    dataset_key=entry.key,
-                    dataset_name=entry.name,
-                    split=dict(entry.split),
-                    taxonomy_source=r.spec.taxonomy,
-                    taxonomy=r.taxonomy,
-                    fit_time=r.fit_time,
-                    predict_time=r.predict_time,
-                    solver_time=float(r.history["elapsed"].iloc[-1])
-                    if "elapsed" in r.history and len(r.history)
-                    else r.fit_time,
-                    metrics=dict(r.metrics),
-                    history=r.history,
-                    estimator=r.estimator,
-                    y_test=entry.test.y.astype(object),
-                    y_pred=r.y_pred,
-                    converged=bool(getattr(r.estimator, "converged_", True)),
-                )
-            )
+        state.runs += [run_from_result(state, entry, r) for r in res.runs]
         st.success(
             f"Loaded {entry.name} and {len(res.runs)} run(s) into the lab: see Explore and Compare."
         )
-    except Exception as exc:  # the lab's state may not offer this: say so, keep the demo
+    except Exception as exc:  # the demo stays on the page
         show_error(exc, "Opening the demo in the lab")

@@ -12,8 +12,8 @@ if str(ROOT) not in sys.path:  # when the page runs on its own (AppTest.from_fil
 import streamlit as st  # noqa: E402
 
 from app.ui.method_card import show_card  # noqa: E402
-from hierlab.core.cards import cards_markdown, missing_cards  # noqa: E402
-from hierlab.core.registry import get_method, list_methods  # noqa: E402
+from hierlab.core.cards import cards_markdown  # noqa: E402
+from hierlab.core.registry import MethodSpec, get_method, list_methods  # noqa: E402
 
 SEEDS = {
     "000": "000 — orthogonal transfer (Zhou, Xiao, Wu 2011)",
@@ -30,10 +30,10 @@ st.caption(
     "training objective with the seed paper's equation numbers, what each parameter does, the "
     "solver and what its bounds certify, and the citation."
 )
-names = list_methods()
+specs = {n: get_method(n) for n in list_methods()}
 left, right = st.columns([1, 2])
 with left:
-    groups = sorted({get_method(n).seed for n in names}, key=lambda s: (s == "baseline", s))
+    groups = sorted({s.seed for s in specs.values()}, key=lambda s: (s == "baseline", s))
     chosen = st.multiselect(
         "Papers",
         groups,
@@ -44,32 +44,25 @@ with left:
 with right:
     query = st.text_input("Search (name, title or idea)", key="methods_search").strip().lower()
 
-shown = [n for n in names if get_method(n).seed in chosen]
-if query:
-    from hierlab.core.cards import CARDS
 
-    shown = [
-        n
-        for n in shown
-        if query in n
-        or (n in CARDS and (query in CARDS[n].title.lower() or query in CARDS[n].idea.lower()))
-    ]
-missing = missing_cards()
-if missing:
-    st.warning("Methods without a card yet: " + ", ".join(missing))
+def matches(spec: MethodSpec) -> bool:
+    """In a chosen paper, and the query (if any) in its name, title or idea."""
+    text = f"{spec.name} {spec.card.title} {spec.card.idea}".lower()
+    return spec.seed in chosen and query in text
+
+
+shown = [n for n, spec in specs.items() if matches(spec)]
 if not shown:
     st.info("No method matches.")
     st.stop()
 
-from hierlab.core.cards import CARDS  # noqa: E402
-
 overview = [
     {
         "method": n,
-        "name": CARDS[n].title if n in CARDS else "(no card)",
-        "paper": SEEDS.get(get_method(n).seed, get_method(n).seed),
-        "equations": CARDS[n].equations if n in CARDS else "",
-        "certificate": "upper + lower bound" if get_method(n).bounds else "-",
+        "name": specs[n].card.title,
+        "paper": SEEDS.get(specs[n].seed, specs[n].seed),
+        "equations": specs[n].card.equations,
+        "certificate": "upper + lower bound" if specs[n].bounds else "-",
     }
     for n in shown
 ]
@@ -78,14 +71,14 @@ method = st.selectbox(
     "Method",
     shown,
     key="methods_method",
-    format_func=lambda n: f"{n} — {get_method(n).summary}",
+    format_func=lambda n: f"{n} — {specs[n].summary}",
 )
 show_card(method, key="methods_card")
 
 st.divider()
 st.download_button(
     "Download every card (Markdown)",
-    cards_markdown([n for n in names if n not in missing]),
+    cards_markdown(list(specs)),
     file_name="hierlab_method_cards.md",
     mime="text/markdown",
     key="methods_download",

@@ -13,7 +13,10 @@ if str(ROOT) not in sys.path:  # when the page runs on its own (AppTest.from_fil
 
 import streamlit as st  # noqa: E402
 
-from app.ui.errors import show_error  # noqa: E402
+from app.state import session_dict  # noqa: E402
+from app.ui.page import stored_result  # noqa: E402
+from app.ui.widgets import param_widget  # noqa: E402
+from hierlab.core.params import Param  # noqa: E402
 from hierlab.lab.tables import (  # noqa: E402
     ReproResult,
     reproduction_options,
@@ -40,7 +43,7 @@ names = reproductions()
 if not names:
     st.info("No reproduction is installed.")
     st.stop()
-results: dict[str, ReproResult] = st.session_state.setdefault(RESULTS_KEY, {})
+results: dict[str, ReproResult] = session_dict(RESULTS_KEY)
 name = st.selectbox(
     "Reproduction", list(names), format_func=lambda n: f"{n} — {names[n]}", key="papers_name"
 )
@@ -52,6 +55,21 @@ quick = st.toggle(
     disabled=name not in QUICK,
 )
 
+
+def option_value(name: str, default: Any, helptext: str, key: str) -> Any:
+    """One option of the reproduction's command line, as a widget of its default's type."""
+    label = name.replace("_", " ")
+    if not isinstance(default, list | tuple):
+        kind = {bool: "bool", int: "int", float: "float"}.get(type(default), "str")
+        return param_widget(Param(name, kind, default, symbol=label, help=helptext), key)
+    text = st.text_input(label, value=" ".join(str(v) for v in default), key=key, help=helptext)
+    try:
+        return [type(default[0])(v) for v in text.split()] if default else []
+    except ValueError:
+        st.error(f"{label}: expected {len(default)} numbers separated by spaces")
+        st.stop()
+
+
 overrides: dict[str, Any] = {}
 with st.expander("Options", expanded=False):
     for opt in reproduction_options(name):
@@ -60,43 +78,16 @@ with st.expander("Options", expanded=False):
             continue
         default = QUICK.get(name, {}).get(oname, opt["default"]) if quick else opt["default"]
         key = f"papers_opt_{name}_{oname}_{quick}"
-        label, helptext = oname.replace("_", " "), opt["help"] or None
-        if isinstance(default, bool):
-            overrides[oname] = st.checkbox(label, value=default, key=key, help=helptext)
-        elif isinstance(default, int):
-            overrides[oname] = int(
-                st.number_input(label, value=default, step=1, key=key, help=helptext)
-            )
-        elif isinstance(default, float):
-            overrides[oname] = float(
-                st.number_input(label, value=default, format="%g", key=key, help=helptext)
-            )
-        elif isinstance(default, list | tuple):
-            text = st.text_input(
-                label, value=" ".join(str(v) for v in default), key=key, help=helptext
-            )
-            try:
-                overrides[oname] = [type(default[0])(v) for v in text.split()] if default else []
-            except ValueError:
-                st.error(f"{label}: expected {len(default)} numbers separated by spaces")
-                st.stop()
-        else:
-            overrides[oname] = st.text_input(label, value=str(default), key=key, help=helptext)
+        overrides[oname] = option_value(oname, default, opt["help"] or "", key)
 
-if st.button("Run", key="papers_run", type="primary"):
-    bar = st.progress(0.0, text="starting")
-    try:
-        results[name] = run_reproduction(
-            name, progress=lambda f, text: bar.progress(min(max(f, 0.0), 1.0), text), **overrides
-        )
-    except Exception as exc:
-        show_error(exc, f"Running the reproduction {name!r}")
-    bar.empty()
-
-res = results.get(name)
-if res is None:
-    st.info("Press **Run** (classroom size takes a few seconds).")
-    st.stop()
+res = stored_result(
+    results,
+    name,
+    lambda progress: run_reproduction(name, progress=progress, **overrides),
+    button=("Run", "papers_run"),
+    what=f"Running the reproduction {name!r}",
+    hint="Press **Run** (classroom size takes a few seconds).",
+)
 
 st.success(f"{name}: done in {res.seconds:.1f} s.")
 if res.checks:

@@ -1,12 +1,13 @@
 """``LivePlot``: a solver callback that redraws the bounds figure in an ``st.empty()`` slot.
 
-It is an ordinary :mod:`hierlab.core.callbacks` callback (called with every ``SolverState``), so the
-engine never imports streamlit. It keeps every state (cheap), and redraws at most a few times a
-second: the interval between redraws is stretched so that drawing never takes more than
-``max_overhead`` of the wall time. Building the figure with ``hierlab.plots.bounds_figure`` costs
-~40 ms (plotly's subplots), so it is built once and then only its traces' arrays are replaced
-(~3 ms) while the set of traces stays the same (``upper``/``objective``, ``lower``, ``gap``);
-a patched figure equals a fresh one (tested). The solver's own clock excludes callbacks anyway
+It is an ordinary solver callback (``hierlab.core.solver.Callback``, called with every
+``SolverState``), so the engine never imports streamlit. It keeps every state (cheap), and
+redraws at most a few times a second: the interval between redraws is stretched so that
+drawing never takes more than ``max_overhead`` of the wall time. Building the figure with
+``hierlab.plots.bounds_figure`` costs ~40 ms (plotly's subplots), so it is built once and then
+only its traces' arrays are replaced (~3 ms) while the set of traces stays the same
+(``upper``/``objective``, ``lower``, ``gap``); a patched figure equals a fresh one (tested). The
+solver's own clock excludes callbacks anyway
 (``hierlab.core.solver.solve``).
 
 Stopping. A click anywhere in the app (the Stop button in particular) makes Streamlit interrupt
@@ -23,6 +24,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -40,6 +42,7 @@ except ImportError:  # pragma: no cover - older layout
     )
 
 
+@dataclass(eq=False)
 class LivePlot:
     """Redraw the bounds figure live while a solver runs.
 
@@ -69,32 +72,24 @@ class LivePlot:
         Seconds spent drawing.
     interrupt : BaseException or None
         The Streamlit rerun/stop request caught while drawing.
+    n_builds : int
+        Figures built from scratch (the others only had their arrays replaced).
     """
 
-    def __init__(
-        self,
-        chart: Any,
-        figure: Callable[[pd.DataFrame], Any],
-        progress: Any = None,
-        total: int | None = None,
-        key: str = "bounds",
-        min_interval: float = 0.25,
-        max_overhead: float = 0.05,
-    ) -> None:
-        self.chart = chart
-        self.figure = figure
-        self.progress = progress
-        self.total = total
-        self.key = key
-        self.min_interval = min_interval
-        self.max_overhead = max_overhead
-        self.states: list[dict[str, Any]] = []
-        self.n_draws = 0
-        self.draw_time = 0.0
-        self.interrupt: BaseException | None = None
-        self.n_builds = 0
-        self._next = 0.0
-        self._fig: Any = None
+    chart: Any
+    figure: Callable[[pd.DataFrame], Any]
+    progress: Any = None
+    total: int | None = None
+    key: str = "bounds"
+    min_interval: float = 0.25
+    max_overhead: float = 0.05
+    states: list[dict[str, Any]] = field(default_factory=list, init=False)
+    n_draws: int = field(default=0, init=False)
+    draw_time: float = field(default=0.0, init=False)
+    interrupt: BaseException | None = field(default=None, init=False)
+    n_builds: int = field(default=0, init=False)
+    _next: float = field(default=0.0, init=False, repr=False)
+    _fig: Any = field(default=None, init=False, repr=False)
 
     @property
     def history(self) -> pd.DataFrame:

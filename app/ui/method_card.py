@@ -12,8 +12,14 @@ import pandas as pd
 import streamlit as st
 
 from hierlab.core.cards import MethodCard, MissingCardError, method_card
+from hierlab.core.registry import MethodSpec
 
-__all__ = ["params_frame", "show_card"]
+__all__ = ["method_tags", "params_frame", "show_card"]
+
+
+def method_tags(spec: MethodSpec) -> str:
+    """``"seed 000 · certified lower bound · DAG taxonomies"``: what a method is, in one line."""
+    return str(spec.card.tags())
 
 
 def params_frame(card: MethodCard) -> pd.DataFrame:
@@ -71,16 +77,9 @@ def show_card(name: str, compact: bool = False, key: str | None = None) -> Metho
     except MissingCardError as exc:
         st.info(str(exc))
         return None
-    spec = card.spec
-    tags = [f"seed {spec.seed}" if spec.seed != "baseline" else "baseline"]
-    tags.append("certified lower bound" if spec.bounds else "no certificate")
-    if spec.multilabel:
-        tags.append("multi-label")
-    if spec.dag:
-        tags.append("DAG taxonomies")
     if not compact:
         st.subheader(card.title)
-    st.caption(" · ".join(tags) + f" · {card.equations}")
+    st.caption(f"{method_tags(card.spec)} · {card.equations}")
     st.markdown(card.idea)
     for line in card.objective_lines():
         st.latex(line)

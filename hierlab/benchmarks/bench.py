@@ -35,6 +35,7 @@ import time
 import traceback
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -271,6 +272,115 @@ def hiclass_available() -> bool:
     return True
 
 
+@dataclass
+class _BenchRun:
+    """One ``bench_table`` run: the split, the budgets, and every fit guarded the same way."""
+
+    train: HierDataset
+    test: HierDataset
+    budget: float | None
+    hard_timeout: float | None
+    isolate: bool
+    blas_threads: int | None
+    progress: Callable[[str], None] | None
+
+    def guarded(self, fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        """``fn``'s row, run under the hard timeout and the BLAS thread limit."""
+        return _run_guarded(fn, self.isolate, self.hard_timeout, self.blas_threads)
+
+    def note(self, text: str) -> None:
+        """Report ``text`` to ``progress`` when there is one."""
+        if self.progress:
+            self.progress(text)
+
+    def reference(self) -> dict[str, Any]:
+        """A LinearSVC row (a failed fit still names the reference)."""
+        self.note("LinearSVC")
+        row = self.guarded(lambda: _reference_row(self.train, self.test))
+        row.setdefault("method", REFERENCE)
+        row.setdefault("seed", "sklearn")
+        return row
+
+    def method(self, name: str, params: dict[str, Any], ref: tuple[float, float]) -> dict[str, Any]:
+        """The row of registry method ``name`` fitted with ``params``.
+
+        ``ref`` are LinearSVC's (wall-clock, CPU) fit seconds for the ratios; an unknown name
+        gives a row with only its error.
+        """
+        try:
+            seed = get_method(name).seed
+        except Exception as exc:  # unknown name: a row with its error
+            return {"method": name, "error": f"{type(exc).__name__}: {exc}"}
+        row = self.guarded(lambda: _method_row(name, params, self.budget, self.train, self.test))
+        row.update(method=name, seed=seed, params=json.dumps(params, sort_keys=True, default=str))
+        return _with_ref(row, ref)
+
+    def hiclass(self, ref: tuple[float, float]) -> dict[str, Any]:
+        """The HiClass LCPN row, against LinearSVC's ``ref`` times."""
+        self.note("hiclass LCPN")
+        row = self.guarded(lambda: _hiclass_row(self.train, self.test))
+        row.update(method=HICLASS, seed="hiclass")
+        return _with_ref(row, ref)
+
+
+def _ref_times(row: dict[str, Any]) -> tuple[float, float]:
+    """The wall-clock and CPU fit seconds of a LinearSVC row (NaN when it failed)."""
+    return row.get("fit_time", math.nan), row.get("fit_cpu", math.nan)
+
+
+def _with_ref(row: dict[str, Any], ref: tuple[float, float]) -> dict[str, Any]:
+    """``row`` with the LinearSVC times its ratios use."""
+    row["ref_fit_time"], row["ref_fit_cpu"] = ref
+    return row
+
+
+_BENCH_COLUMNS = (
+    "method",
+    "seed",
+    "fit_time",
+    "fit_ratio",
+    "fit_cpu",
+    "cpu_ratio",
+    "predict_time",
+    "accuracy",
+    "tree_error",
+    "n_iter",
+    "converged",
+    "budget_hit",
+    "ref_fit_time",
+    "ref_fit_cpu",
+    "params",
+    "error",
+)
+
+
+def _bench_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """The rows of :func:`bench_table` as its table: every column present, ratios added.
+
+    Parameters
+    ----------
+    rows : list of dict
+        LinearSVC's row first, then one per method (error rows lack the times).
+
+    Returns
+    -------
+    DataFrame
+        The columns of :data:`_BENCH_COLUMNS` that occur, in that order.
+    """
+    df = pd.DataFrame(rows)
+    for col in ("fit_time", "fit_cpu", "predict_time", "accuracy", "tree_error"):
+        if col not in df:
+            df[col] = math.nan
+        df[col] = df[col].astype(float)
+    for col in ("params", "error"):
+        if col not in df:
+            df[col] = None
+    df = df.drop(columns=["killed"], errors="ignore")
+    df["fit_ratio"] = df["fit_time"] / df["ref_fit_time"].astype(float)
+    df["cpu_ratio"] = df["fit_cpu"] / df["ref_fit_cpu"].astype(float)
+    return df[[c for c in _BENCH_COLUMNS if c in df.columns]]
+
+
 def bench_table(
     train: HierDataset,
     test: HierDataset,
@@ -329,85 +439,20 @@ def bench_table(
         hard_timeout = 2.0 * budget + 60.0
     base = dict(BENCH_PARAMS) if use_bench_params else {}
     given = params or {}
-
-    def guarded(fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-        return _run_guarded(fn, isolate, hard_timeout, blas_threads)
-
-    def reference() -> dict[str, Any]:
-        if progress:
-            progress("LinearSVC")
-        row = guarded(lambda: _reference_row(train, test))
-        row.setdefault("method", REFERENCE)
-        row.setdefault("seed", "sklearn")
-        return row
-
-    rows: list[dict[str, Any]] = []
-    ref = reference()
-    rows.append(ref)
-    ref_time = ref.get("fit_time", math.nan)
-    ref_cpu = ref.get("fit_cpu", math.nan)
-    rows[0]["ref_fit_time"] = ref_time
-    rows[0]["ref_fit_cpu"] = ref_cpu
+    run = _BenchRun(train, test, budget, hard_timeout, isolate, blas_threads, progress)
+    first = run.reference()
+    ref = _ref_times(first)
+    rows = [_with_ref(first, ref)]
     for name in methods or list_methods():
         if reference_each and rows[-1]["method"] != REFERENCE:
-            r = reference()
-            ref_time, ref_cpu = r.get("fit_time", math.nan), r.get("fit_cpu", math.nan)
-        if progress:
-            progress(name)
-        p = {**base.get(name, {}), **given.get(name, {})}
-        try:
-            seed = get_method(name).seed
-        except Exception as exc:  # unknown name: a row with its error
-            rows.append({"method": name, "error": f"{type(exc).__name__}: {exc}"})
-            continue
-
-        def run(name: str = name, p: dict[str, Any] = p) -> dict[str, Any]:
-            return _method_row(name, p, budget, train, test)
-
-        row = guarded(run)
-        row.update(method=name, seed=seed, params=json.dumps(p, sort_keys=True, default=str))
-        row["ref_fit_time"], row["ref_fit_cpu"] = ref_time, ref_cpu
-        rows.append(row)
+            ref = _ref_times(run.reference())
+        run.note(name)
+        rows.append(run.method(name, {**base.get(name, {}), **given.get(name, {})}, ref))
     if hiclass and hiclass_available():
         if reference_each:
-            r = reference()
-            ref_time, ref_cpu = r.get("fit_time", math.nan), r.get("fit_cpu", math.nan)
-        if progress:
-            progress("hiclass LCPN")
-        row = guarded(lambda: _hiclass_row(train, test))
-        row.update(method=HICLASS, seed="hiclass")
-        row["ref_fit_time"], row["ref_fit_cpu"] = ref_time, ref_cpu
-        rows.append(row)
-    df = pd.DataFrame(rows)
-    for col in ("fit_time", "fit_cpu", "predict_time", "accuracy", "tree_error"):
-        if col not in df:
-            df[col] = math.nan
-        df[col] = df[col].astype(float)
-    for col in ("params", "error"):
-        if col not in df:
-            df[col] = None
-    df = df.drop(columns=["killed"], errors="ignore")
-    df["fit_ratio"] = df["fit_time"] / df["ref_fit_time"].astype(float)
-    df["cpu_ratio"] = df["fit_cpu"] / df["ref_fit_cpu"].astype(float)
-    order = [
-        "method",
-        "seed",
-        "fit_time",
-        "fit_ratio",
-        "fit_cpu",
-        "cpu_ratio",
-        "predict_time",
-        "accuracy",
-        "tree_error",
-        "n_iter",
-        "converged",
-        "budget_hit",
-        "ref_fit_time",
-        "ref_fit_cpu",
-        "params",
-        "error",
-    ]
-    return df[[c for c in order if c in df.columns]]
+            ref = _ref_times(run.reference())
+        rows.append(run.hiclass(ref))
+    return _bench_frame(rows)
 
 
 def loglog_slope(x: Sequence[float], t: Sequence[float]) -> float:
@@ -437,6 +482,111 @@ def _scale_slopes(df: pd.DataFrame) -> dict[str, float]:
         "nnz": loglog_slope(docs.nnz, docs.fit_time),
         "classes": loglog_slope(cls.n_classes, cls.fit_time),
     }
+
+
+_SCALE_COLUMNS = [
+    "method",
+    "curve",
+    "n_docs",
+    "n_classes",
+    "n_nodes",
+    "nnz",
+    "fit_time",
+    "fit_cpu",
+    "error",
+]
+
+
+@dataclass
+class _ScaleRun:
+    """The fits of :func:`scale_curves_many`: the shared settings and the curves that ended."""
+
+    methods: Sequence[str]
+    n_features: int
+    params: dict[str, dict[str, Any]]
+    random_state: int
+    progress: Callable[[str], None] | None
+    budget: float | None
+    isolate: bool
+    blas_threads: int | None
+    #: (method, curve) -> why that method's curve ended
+    stopped: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    def note(self, text: str) -> None:
+        """Report ``text`` to ``progress`` when there is one."""
+        if self.progress:
+            self.progress(text)
+
+    def point(self, curve: str, nd: int, nc: int) -> list[dict[str, Any]]:
+        """The rows of one grid point: its data set built once and every method fitted on it.
+
+        Parameters
+        ----------
+        curve : {"docs", "classes"}
+        nd, nc : int
+            Documents and classes asked of :func:`make_hierarchical_text`.
+
+        Returns
+        -------
+        list of dict
+            One row per method (skipped methods carry the reason as their error).
+        """
+        from hierlab.datasets.text import make_hierarchical_text
+
+        point: dict[str, Any] = {"curve": curve, "n_classes": nc}
+        if all((m, curve) in self.stopped for m in self.methods):
+            return [
+                {**point, "method": m, "n_docs": nd, "error": self.stopped[(m, curve)]}
+                for m in self.methods
+            ]
+        self.note(f"data: {nd} documents, {nc} classes")
+        train, _ = make_hierarchical_text(
+            n_samples=nd,
+            n_classes=nc,
+            n_features=self.n_features,
+            depth=3,
+            test_size=0.01,
+            random_state=self.random_state,
+        )
+        point.update(n_docs=train.n_samples, n_nodes=train.taxonomy.n_nodes, nnz=int(train.X.nnz))
+        return [self.fit(m, train, point, nd) for m in self.methods]
+
+    def fit(self, m: str, train: HierDataset, point: dict[str, Any], nd: int) -> dict[str, Any]:
+        """Method ``m``'s row at ``point``, fitted on ``train`` unless its curve has ended.
+
+        A failure, or a fit over the budget, ends that method's curve. ``nd`` is the number of
+        documents asked for (the progress line).
+        """
+        curve = point["curve"]
+        if (m, curve) in self.stopped:
+            return {**point, "method": m, "error": self.stopped[(m, curve)]}
+        self.note(f"{m}: {curve} curve, {nd} documents, {point['n_classes']} classes")
+
+        def run() -> dict[str, Any]:
+            est = make_estimator(m, taxonomy=train.taxonomy, **self.params.get(m, {}))
+            _, t, c = _time_fit(est, train.X, train.y)
+            return {"fit_time": t, "fit_cpu": c}
+
+        hard = 2.0 * self.budget + 60.0 if self.budget is not None else None
+        res = _run_guarded(run, self.isolate, hard, self.blas_threads)
+        res.pop("killed", None)
+        t = res.get("fit_time")
+        if "error" in res:
+            self.stopped[(m, curve)] = "skipped (an earlier point failed)"
+        elif self.budget is not None and t is not None and t > self.budget:
+            self.stopped[(m, curve)] = "skipped (over budget)"
+        return {**point, "method": m, **res}
+
+
+def _scale_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """The rows of :func:`scale_curves_many` as its table (every column present, in order)."""
+    df = pd.DataFrame(rows)
+    for col in ("fit_time", "fit_cpu", "nnz", "n_nodes"):
+        if col not in df:
+            df[col] = math.nan
+    if "error" not in df:
+        df["error"] = None
+    return df[_SCALE_COLUMNS]
 
 
 def scale_curves_many(
@@ -494,77 +644,16 @@ def scale_curves_many(
         ``method -> {"nnz": slope of log time vs log nnz, "classes": slope vs log classes}``
         over the measured points (NaN with fewer than two).
     """
-    from hierlab.datasets.text import make_hierarchical_text
-
-    hard = 2.0 * budget + 60.0 if budget is not None else None
-    params = params or {}
-    stopped: dict[tuple[str, str], str] = {}  # (method, curve) -> why the curve ended
+    run = _ScaleRun(
+        methods, n_features, params or {}, random_state, progress, budget, isolate, blas_threads
+    )
     rows: list[dict[str, Any]] = []
     for curve, grid in (("docs", n_docs), ("classes", n_classes)):
         for v in grid:
             nd = int(v) if curve == "docs" else int(docs_for_class_curve)
             nc = int(docs_at_fixed_classes) if curve == "docs" else int(v)
-            todo = [m for m in methods if (m, curve) not in stopped]
-            point = {"curve": curve, "n_classes": nc}
-            if not todo:
-                rows.extend(
-                    {**point, "method": m, "n_docs": nd, "error": stopped[(m, curve)]}
-                    for m in methods
-                )
-                continue
-            if progress:
-                progress(f"data: {nd} documents, {nc} classes")
-            train, _ = make_hierarchical_text(
-                n_samples=nd,
-                n_classes=nc,
-                n_features=n_features,
-                depth=3,
-                test_size=0.01,
-                random_state=random_state,
-            )
-            point.update(
-                n_docs=train.n_samples, n_nodes=train.taxonomy.n_nodes, nnz=int(train.X.nnz)
-            )
-            for m in methods:
-                if (m, curve) in stopped:
-                    rows.append({**point, "method": m, "error": stopped[(m, curve)]})
-                    continue
-                if progress:
-                    progress(f"{m}: {curve} curve, {nd} documents, {nc} classes")
-
-                def run(m: str = m, train: HierDataset = train) -> dict[str, Any]:
-                    est = make_estimator(m, taxonomy=train.taxonomy, **params.get(m, {}))
-                    _, t, c = _time_fit(est, train.X, train.y)
-                    return {"fit_time": t, "fit_cpu": c}
-
-                res = _run_guarded(run, isolate, hard, blas_threads)
-                res.pop("killed", None)
-                rows.append({**point, "method": m, **res})
-                t = res.get("fit_time")
-                if "error" in res:
-                    stopped[(m, curve)] = "skipped (an earlier point failed)"
-                elif budget is not None and t is not None and t > budget:
-                    stopped[(m, curve)] = "skipped (over budget)"
-            del train
-    df = pd.DataFrame(rows)
-    for col in ("fit_time", "fit_cpu", "nnz", "n_nodes"):
-        if col not in df:
-            df[col] = math.nan
-    if "error" not in df:
-        df["error"] = None
-    df = df[
-        [
-            "method",
-            "curve",
-            "n_docs",
-            "n_classes",
-            "n_nodes",
-            "nnz",
-            "fit_time",
-            "fit_cpu",
-            "error",
-        ]
-    ]
+            rows.extend(run.point(curve, nd, nc))
+    df = _scale_frame(rows)
     slopes = {m: _scale_slopes(df[df.method == m]) for m in methods}
     return df, slopes
 
@@ -635,32 +724,24 @@ def scale_figure(df: pd.DataFrame, slopes: dict[str, Any], method: str | None = 
             df = df.assign(method=name)
     fig = make_subplots(rows=1, cols=2, subplot_titles=("fit time vs nnz", "fit time vs classes"))
     palette = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
+    # panel column, curve, x column, slope key, line dash
+    panels = ((1, "docs", "nnz", "nnz", None), (2, "classes", "n_classes", "classes", "dash"))
     for k, (m, s) in enumerate(slopes.items()):
         color = palette[k % len(palette)]
-        d = df[(df.method == m) & (df.curve == "docs") & df.fit_time.notna()]
-        c = df[(df.method == m) & (df.curve == "classes") & df.fit_time.notna()]
-        fig.add_trace(
-            go.Scatter(
-                x=d.nnz,
-                y=d.fit_time,
-                mode="lines+markers",
-                name=f"{m}: slope {s['nnz']:.2f} in nnz",
-                line={"color": color},
-            ),
-            1,
-            1,
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=c.n_classes,
-                y=c.fit_time,
-                mode="lines+markers",
-                name=f"{m}: slope {s['classes']:.2f} in classes",
-                line={"color": color, "dash": "dash"},
-            ),
-            1,
-            2,
-        )
+        for col, curve, xcol, key, dash in panels:
+            d = df[(df.method == m) & (df.curve == curve) & df.fit_time.notna()]
+            line = {"color": color} if dash is None else {"color": color, "dash": dash}
+            fig.add_trace(
+                go.Scatter(
+                    x=d[xcol],
+                    y=d.fit_time,
+                    mode="lines+markers",
+                    name=f"{m}: slope {s[key]:.2f} in {key}",
+                    line=line,
+                ),
+                1,
+                col,
+            )
     fig.update_xaxes(type="log", title_text="nnz of the training matrix", row=1, col=1)
     fig.update_xaxes(type="log", title_text="classes (leaves)", row=1, col=2)
     fig.update_yaxes(type="log", title_text="fit time (s)")

@@ -15,19 +15,25 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
 
+T = TypeVar("T")
 
-def _t(fn, *a, **k):  # type: ignore[no-untyped-def]
+
+def _t(fn: Callable[..., T], *a: Any, **k: Any) -> tuple[T, float]:
+    """``fn(*a, **k)`` and its wall-clock seconds."""
     t0 = time.perf_counter()
     out = fn(*a, **k)
     return out, time.perf_counter() - t0
 
 
-def _tc(fn, *a, **k):  # type: ignore[no-untyped-def]
-    """Wall-clock and CPU seconds (the CPU time is what counts on a loaded shared machine)."""
+def _tc(fn: Callable[..., T], *a: Any, **k: Any) -> tuple[T, float, float]:
+    """``fn(*a, **k)``, its wall-clock and CPU seconds (the CPU time is what counts on a loaded
+    shared machine)."""
     c0, t0 = time.process_time(), time.perf_counter()
     out = fn(*a, **k)
     return out, time.perf_counter() - t0, time.process_time() - c0

@@ -26,8 +26,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from hierlab.datasets.hieron import make_hieron_synthetic
-from hierlab.methods.hieron.model import Kernel, PathGeometry
-from hierlab.methods.hieron.solver import HieronSolver, HieronStream
+from hierlab.methods.hieron.model import HieronStream, Kernel, PathGeometry
+from hierlab.methods.hieron.solver import HieronSolver
 
 TARGET = 20_000.0
 

@@ -3,10 +3,10 @@
 Data sets: 20 Newsgroups with the 6-group taxonomy (``load_20newsgroups()``, "bydate" split,
 sublinear TF-IDF) and ``make_hierarchical_text`` with about 1,000 leaf classes. Every method runs
 in the same process on the same split; the table reports training time, the ratio to OvR SVM's
-time, micro-F1 and macro-F1 on the test part (``hierlab.evaluation.metrics``, over the leaf classes), the
-outer iterations and the final certified relative duality gap of the HR methods. A second table
-times HR-SVM with 1 and with 2 joblib workers (loky) on the same data and checks that the two
-give the same weights.
+time, micro-F1 and macro-F1 on the test part (``hierlab.evaluation.metrics``, over the leaf
+classes), the outer iterations and the final certified relative duality gap of the HR methods.
+A second table times HR-SVM with 1 and with 2 joblib workers (loky) on the same data and checks
+that the two give the same weights.
 
 Run::
 

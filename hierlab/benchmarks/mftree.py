@@ -6,9 +6,10 @@ Run ``python -m hierlab.benchmarks.mftree`` (all sections) or pick sections with
 Sections
 --------
 speed
-    Induction time of the fast linear path (:class:`~hierlab.methods.mftree.induce.MFTree`) against the
-    explicit-kernel reference (:class:`~hierlab.methods.mftree.induce.MFTreeReference`, the paper's
-    ``O(n^2)`` form) at n = 2,000 / 5,000 / 20,000, and whether the two trees are identical.
+    Induction time of the fast linear path
+    (:class:`~hierlab.methods.mftree.induction.MFTree`) against the explicit-kernel reference
+    (:class:`~hierlab.methods.mftree.induction.MFTreeReference`, the paper's ``O(n^2)`` form)
+    at n = 2,000 / 5,000 / 20,000, and whether the two trees are identical.
 tau
     Approximate MF-Tree (Algorithm 3) at tau = 0..6 on 1,000 classes: induction time,
     % improvement over tau = 0, macro-F1, depth (the shape of the paper's Table 3).
@@ -34,7 +35,6 @@ import io
 import os
 import tarfile
 import time
-from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -44,8 +44,10 @@ from sklearn.linear_model import RidgeClassifier
 from sklearn.svm import LinearSVC
 from threadpoolctl import threadpool_limits
 
+from hierlab.benchmarks.taxonomy import best_of
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.evaluation.metrics import macro_f1, tree_similarity_mse
+from hierlab.methods.mftree.cmtl import CMTLTree
 from hierlab.methods.mftree.estimators import CMTLClassifier, MFTreeClassifier
 from hierlab.methods.mftree.induction import MFTree, MFTreeReference
 from hierlab.methods.topdown import TopDownClassifier
@@ -56,16 +58,17 @@ SHARED = Path(
 
 
 # ---------------------------------------------------------------------------- helpers
-def _best_time(fn: Callable[[], Any], repeat: int = 3) -> tuple[float, Any]:
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
+def _print_mse_summary(res: list[tuple[float, float]]) -> None:
+    """The mean tree-similarity MSE of MF-Tree and CMTL over the seeds, and who won how often."""
+    r = np.asarray(res)
+    print(
+        f"mean {r[:, 0].mean():.5f} vs {r[:, 1].mean():.5f}; "
+        f"MF-Tree lower on {(r[:, 0] < r[:, 1]).sum()}/{len(r)} seeds"
+    )
 
 
 def _flat_macro_f1(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    """Macro-F1 over the classes of ``y_true`` (a flat taxonomy)."""
     labels = sorted({str(v) for v in y_true})
     tax = Taxonomy.flat(labels)
     return macro_f1(
@@ -150,6 +153,7 @@ def clade_report(truth: Taxonomy, induced: Taxonomy) -> list[tuple[str, int, int
 
 # ---------------------------------------------------------------------------- sections
 def bench_speed(quick: bool) -> None:
+    """Section ``speed``: the fast linear path against the explicit-kernel reference."""
     print("\n== speed: fast linear path vs explicit-kernel reference (induction) ==")
     print(
         f"{'n':>7} {'c':>4} {'d':>4} {'fast (s)':>10} {'reference (s)':>14} {'ratio':>8} identical"
@@ -161,14 +165,15 @@ def bench_speed(quick: bool) -> None:
         means = rng.normal(size=(c, d)) * 0.6
         y = np.concatenate([np.arange(c), rng.integers(0, c, n - c)])
         X = means[y] + rng.normal(size=(n, d))
-        t_fast, fast = _best_time(partial(MFTree().fit, X, y), repeat=3)
-        t_ref, ref = _best_time(partial(MFTreeReference().fit, X, y), repeat=1)
+        t_fast, fast = best_of(partial(MFTree().fit, X, y), repeat=3)
+        t_ref, ref = best_of(partial(MFTreeReference().fit, X, y), repeat=1)
         same = fast.partitions() == ref.partitions()
         print(f"{n:>7} {c:>4} {d:>4} {t_fast:>10.4f} {t_ref:>14.2f} {t_ref / t_fast:>7.0f}x {same}")
         del ref
 
 
 def bench_tau(quick: bool) -> None:
+    """Section ``tau``: approximate MF-Tree (Algorithm 3) at tau = 0..6."""
     print("\n== tau: approximate MF-Tree (Algorithm 3) on 1,000 classes (cf. Table 3) ==")
     b = 6 if quick else 10
     Xtr, ytr, Xte, yte, truth = hierarchical_gaussians(branching=b, seed=0, unequal=True)
@@ -178,7 +183,7 @@ def bench_tau(quick: bool) -> None:
     )
     base = None
     for tau in range(7):
-        t, m = _best_time(partial(MFTree(tau=tau).fit, Xtr, ytr), repeat=3)
+        t, m = best_of(partial(MFTree(tau=tau).fit, Xtr, ytr), repeat=3)
         base = t if base is None else base
         f1 = _flat_macro_f1(yte, m.predict(Xte))
         mse = tree_similarity_mse(truth, m.taxonomy_)
@@ -187,13 +192,14 @@ def bench_tau(quick: bool) -> None:
 
 
 def bench_test(quick: bool) -> None:
+    """Section ``test``: test time per example, MF-Tree routing against one-vs-rest."""
     print("\n== test: test time per example, MF-Tree routing vs one-vs-rest, 1,000 classes ==")
     b = 6 if quick else 10
     Xtr, ytr, Xte, yte, _ = hierarchical_gaussians(branching=b, seed=1, n_test=20)
     mf = MFTreeClassifier().fit(Xtr, ytr)
     ovr = RidgeClassifier(alpha=1.0).fit(Xtr, ytr)  # one linear score per class, argmax
-    t_mf, p_mf = _best_time(lambda: mf.predict(Xte), repeat=5)
-    t_ovr, p_ovr = _best_time(lambda: ovr.predict(Xte), repeat=5)
+    t_mf, p_mf = best_of(lambda: mf.predict(Xte), repeat=5)
+    t_ovr, p_ovr = best_of(lambda: ovr.predict(Xte), repeat=5)
     n = Xte.shape[0]
     print(
         f"{n} test examples, d = {Xte.shape[1]}, {len(set(ytr))} classes, "
@@ -215,8 +221,8 @@ def bench_test(quick: bool) -> None:
     )
     mf = MFTreeClassifier().fit(tr.X, tr.y)
     ovr = RidgeClassifier(alpha=1.0, solver="sparse_cg").fit(tr.X, tr.y)
-    t_mf, p_mf = _best_time(partial(mf.predict, te.X), repeat=5)
-    t_ovr, p_ovr = _best_time(partial(ovr.predict, te.X), repeat=5)
+    t_mf, p_mf = best_of(partial(mf.predict, te.X), repeat=5)
+    t_ovr, p_ovr = best_of(partial(ovr.predict, te.X), repeat=5)
     n = te.X.shape[0]
     print(
         f"sparse text (make_hierarchical_text): {n} test examples, {te.X.shape[1]} features, "
@@ -228,6 +234,7 @@ def bench_test(quick: bool) -> None:
 
 
 def bench_mse(quick: bool) -> None:
+    """Section ``mse``: tree-similarity MSE of MF-Tree and CMTL to a known taxonomy."""
     from hierlab.datasets.text import make_hierarchical_text
 
     print("\n== mse: induced tree vs known taxonomy (make_hierarchical_text), 5 seeds ==")
@@ -256,11 +263,7 @@ def bench_mse(quick: bool) -> None:
         )
         res.append((m1, m2))
         print(f"{seed:>4} {m1:>12.5f} {m2:>9.5f} {f1:>11.4f} {f2:>8.4f} {f3:>15.4f}")
-    r = np.asarray(res)
-    print(
-        f"mean {r[:, 0].mean():.5f} vs {r[:, 1].mean():.5f}; "
-        f"MF-Tree lower on {(r[:, 0] < r[:, 1]).sum()}/5 seeds"
-    )
+    _print_mse_summary(res)
 
 
 def load_20newsgroups_tfidf() -> tuple[Any, np.ndarray, Any, np.ndarray, Taxonomy]:
@@ -304,6 +307,7 @@ def load_20newsgroups_tfidf() -> tuple[Any, np.ndarray, Any, np.ndarray, Taxonom
 
 
 def bench_20ng(quick: bool) -> None:
+    """Section ``20ng``: the induced trees of 20 Newsgroups against its 6-group taxonomy."""
     print("\n== 20ng: induced trees vs the 6-group taxonomy, 5 seeds (80% of train each) ==")
     if not (SHARED / "20newsgroups").exists():
         print(f"skipped: {SHARED / '20newsgroups'} not found")
@@ -320,21 +324,15 @@ def bench_20ng(quick: bool) -> None:
         rng = np.random.default_rng(seed)
         idx = np.sort(rng.choice(Xtr.shape[0], int(0.8 * Xtr.shape[0]), replace=False))
         mf = MFTree().fit(Xtr[idx], ytr[idx])
-        from hierlab.methods.mftree.cmtl import CMTLTree
-
         cm = CMTLTree(random_state=seed).fit(Xtr[idx], ytr[idx])
         m1 = tree_similarity_mse(truth, mf.taxonomy_)
         m2 = tree_similarity_mse(truth, cm.taxonomy_)
         res.append((m1, m2))
         print(f"{seed:>4} {m1:>12.5f} {m2:>9.5f}")
-    r = np.asarray(res)
-    print(
-        f"mean {r[:, 0].mean():.5f} vs {r[:, 1].mean():.5f}; "
-        f"MF-Tree lower on {(r[:, 0] < r[:, 1]).sum()}/{len(r)} seeds"
-    )
+    _print_mse_summary(res)
     # full training set: the induced tree, classifiers, test time
-    t_ind, mf_clf = _best_time(lambda: MFTreeClassifier().fit(Xtr, ytr), repeat=1)
-    t_cm, cm_clf = _best_time(lambda: CMTLClassifier(random_state=0).fit(Xtr, ytr), repeat=1)
+    t_ind, mf_clf = best_of(lambda: MFTreeClassifier().fit(Xtr, ytr), repeat=1)
+    t_cm, cm_clf = best_of(lambda: CMTLClassifier(random_state=0).fit(Xtr, ytr), repeat=1)
     ovr = LinearSVC(C=1.0).fit(Xtr, ytr)
     mf_svm = TopDownClassifier(taxonomy=mf_clf.taxonomy_).fit(Xtr, ytr)
     print(f"\nfit: MF-Tree {t_ind:.2f}s, CMTL {t_cm:.2f}s (OvR confusion + node SVMs)")
@@ -347,7 +345,7 @@ def bench_20ng(quick: bool) -> None:
         ("OvR SVM", ovr, Taxonomy.flat(sorted(set(ytr)), root="r")),
     ]
     for name, clf, tax in rows:
-        t, p = _best_time(partial(clf.predict, Xte), repeat=3)
+        t, p = best_of(partial(clf.predict, Xte), repeat=3)
         print(
             f"{name:>12} {_flat_macro_f1(yte, p):>9.4f} {1e6 * t / Xte.shape[0]:>11.2f} "
             f"{tax.max_depth:>6} {tax.n_nodes:>6} {tree_similarity_mse(truth, tax):>8.5f}"
@@ -375,6 +373,7 @@ SECTIONS = {
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point: run the chosen sections with a fixed number of BLAS threads."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sections", default=",".join(SECTIONS), help="comma-separated sections")
     parser.add_argument("--quick", action="store_true", help="small sizes (smoke run)")

@@ -129,7 +129,12 @@ def bench_real(
             if label not in methods:
                 continue
             est = cls(
-                tax, lam=lam, epochs=ep, batch_size=batch_size, label_space="closed", random_state=0
+                taxonomy=tax,
+                lam=lam,
+                epochs=ep,
+                batch_size=batch_size,
+                label_space="closed",
+                random_state=0,
             )
             t0 = time.perf_counter()
             with warnings.catch_warnings():

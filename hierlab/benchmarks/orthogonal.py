@@ -55,8 +55,8 @@ def scores(y_true: Any, y_pred: Any, tax: Any) -> dict[str, float]:
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the benchmark and print the table."""
+def _parser() -> argparse.ArgumentParser:
+    """The options of ``python -m hierlab.benchmarks.orthogonal``."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
     ap.add_argument("--C", type=float, default=None, help="RDA C (default: N, LinearSVC's C=1)")
@@ -70,75 +70,90 @@ def main(argv: list[str] | None = None) -> int:
         "--solvers", nargs="+", default=["bcfw"], choices=("bcfw", "rda"), help="solvers to run"
     )
     ap.add_argument("--profile", action="store_true", help="cProfile each fit (top 12)")
-    args = ap.parse_args(argv)
+    return ap
 
-    t0 = time.perf_counter()
-    train, test = load()
-    tax = train.taxonomy
-    print(
-        f"20 Newsgroups: train {train.X.shape}, test {test.X.shape}, nnz {train.X.nnz}, "
-        f"{tax!r} (loaded in {time.perf_counter() - t0:.1f} s)"
-    )
-    rows: list[dict[str, Any]] = []
+
+def _svc_row(train: Any, test: Any) -> dict[str, Any]:
+    """The LinearSVC (one-vs-rest, ``C = 1``) row; its ``time_s`` is every ratio's unit."""
     t0 = time.perf_counter()
     svc = LinearSVC().fit(train.X, train.y)
     t_svc = time.perf_counter() - t0
-    rows.append(
-        {
-            "method": "LinearSVC OvR",
-            "C": 1.0,
-            "time_s": t_svc,
-            "ratio": 1.0,
-            **scores(test.y, svc.predict(test.X), tax),
-            "iters": int(np.max(svc.n_iter_)),
-            "gap": np.nan,
-            "rel_gap": np.nan,
-            "certified": "-",
-        }
+    return {
+        "method": "LinearSVC OvR",
+        "C": 1.0,
+        "time_s": t_svc,
+        "ratio": 1.0,
+        **scores(test.y, svc.predict(test.X), train.taxonomy),
+        "iters": int(np.max(svc.n_iter_)),
+        "gap": np.nan,
+        "rel_gap": np.nan,
+        "certified": "-",
+    }
+
+
+def _method_row(
+    name: str, solver: str, args: argparse.Namespace, C: float, t_svc: float, train: Any, test: Any
+) -> dict[str, Any]:
+    """Fit seed-000 method ``name`` with ``solver`` (budget ``args.budget * t_svc``) and score it.
+
+    With ``args.profile`` the fit is profiled and the 12 most expensive functions are printed.
+    """
+    kw: dict[str, Any] = {
+        "solver": solver,
+        "C": C,
+        "tol": 0.0,
+        "rtol": args.rtol,
+        "max_iter": args.max_iter,
+        "max_time": args.budget * t_svc,
+        "averaging": args.averaging,
+    }
+    if name == "orthognl":
+        kw["alpha"] = args.alpha
+        kw["split"] = args.split
+    est = make_estimator(name, taxonomy=train.taxonomy, **kw)
+    prof = cProfile.Profile() if args.profile else None
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if prof is not None:
+            prof.enable()
+        est.fit(train.X, train.y)
+        if prof is not None:
+            prof.disable()
+    el = time.perf_counter() - t0
+    row = {
+        "method": f"{name.upper()} ({solver})",
+        "C": C,
+        "time_s": el,
+        "ratio": el / t_svc,
+        **scores(test.y, est.predict(test.X), train.taxonomy),
+        "iters": est.n_iter_,
+        "gap": est.gap_,
+        "rel_gap": est.gap_ / est.objective_,
+        "certified": "yes" if est.converged_ else "no",
+    }
+    print(pd.DataFrame([row]).to_string(index=False, float_format="%.4g"), flush=True)
+    if prof is not None:
+        s = io.StringIO()
+        pstats.Stats(prof, stream=s).sort_stats("tottime").print_stats(12)
+        print(s.getvalue())
+    return row
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark and print the table."""
+    args = _parser().parse_args(argv)
+    t0 = time.perf_counter()
+    train, test = load()
+    print(
+        f"20 Newsgroups: train {train.X.shape}, test {test.X.shape}, nnz {train.X.nnz}, "
+        f"{train.taxonomy!r} (loaded in {time.perf_counter() - t0:.1f} s)"
     )
+    rows: list[dict[str, Any]] = [_svc_row(train, test)]
+    t_svc = rows[0]["time_s"]
     C = float(args.C) if args.C is not None else float(train.X.shape[0])
     for name, solver in [(n, s) for n in args.methods for s in args.solvers]:
-        kw: dict[str, Any] = {
-            "solver": solver,
-            "C": C,
-            "tol": 0.0,
-            "rtol": args.rtol,
-            "max_iter": args.max_iter,
-            "max_time": args.budget * t_svc,
-            "averaging": args.averaging,
-        }
-        if name == "orthognl":
-            kw["alpha"] = args.alpha
-            kw["split"] = args.split
-        est = make_estimator(name, taxonomy=tax, **kw)
-        prof = cProfile.Profile() if args.profile else None
-        t0 = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            if prof is not None:
-                prof.enable()
-            est.fit(train.X, train.y)
-            if prof is not None:
-                prof.disable()
-        el = time.perf_counter() - t0
-        rows.append(
-            {
-                "method": f"{name.upper()} ({solver})",
-                "C": C,
-                "time_s": el,
-                "ratio": el / t_svc,
-                **scores(test.y, est.predict(test.X), tax),
-                "iters": est.n_iter_,
-                "gap": est.gap_,
-                "rel_gap": est.gap_ / est.objective_,
-                "certified": "yes" if est.converged_ else "no",
-            }
-        )
-        print(pd.DataFrame(rows[-1:]).to_string(index=False, float_format="%.4g"), flush=True)
-        if prof is not None:
-            s = io.StringIO()
-            pstats.Stats(prof, stream=s).sort_stats("tottime").print_stats(12)
-            print(s.getvalue())
+        rows.append(_method_row(name, solver, args, C, t_svc, train, test))
     table = pd.DataFrame(rows)
     print()
     print(table.to_string(index=False, float_format="%.4g"))

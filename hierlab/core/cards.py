@@ -145,19 +145,21 @@ class MethodCard:
             for p in self.spec.params
         ]
 
+    def tags(self) -> str:
+        """``"seed 000 · certified lower bound · DAG taxonomies"``: the method in one line."""
+        spec = self.spec
+        flags = {"multi-label": spec.multilabel, "DAG taxonomies": spec.dag}
+        first = f"seed {spec.seed}" if spec.seed != "baseline" else "baseline"
+        bounds = "certified lower bound" if spec.bounds else "no certificate"
+        return " · ".join([first, bounds, *(tag for tag, on in flags.items() if on)])
+
     def markdown(self, heading: str = "###") -> str:
         """The card as Markdown (LaTeX in ``$$ ... $$`` blocks, parameters as a table)."""
         spec = self.spec
-        tags = [f"seed {spec.seed}" if spec.seed != "baseline" else "baseline"]
-        tags.append("certified lower bound" if spec.bounds else "no certificate")
-        if spec.multilabel:
-            tags.append("multi-label")
-        if spec.dag:
-            tags.append("DAG taxonomies")
         lines = [
             f"{heading} {self.title} (`{self.name}`)",
             "",
-            f"*{' · '.join(tags)}* — {spec.summary}",
+            f"*{self.tags()}* — {spec.summary}",
             "",
             self.idea,
             "",

@@ -25,12 +25,8 @@ class HierlabError(Exception):
 class TaxonomyError(HierlabError, ValueError):
     """An invalid taxonomy: cycle, self loop, several roots, unknown parent, duplicate edge, ...
 
-    Parameters
-    ----------
-    message : str
-        What is wrong and what to do.
-    node : str, optional
-        The offending node, when there is one.
+    ``TaxonomyError(message, node=None)``: what is wrong and what to do, and the offending
+    node when there is one (kept as ``.node``).
     """
 
     def __init__(self, message: str, node: str | None = None) -> None:

@@ -4,7 +4,8 @@ The training problems of seed 000 all read (eq. 7 and Section 5)
 
     J(W) = Omega(W) + C * L(W),   L(W) = 1/N sum_k loss_k(X W^T)
 
-with a model (scores and loss-augmented inference, :mod:`hierlab.models`) and a regularizer
+with a model (scores and loss-augmented inference: :class:`Model`, e.g.
+:mod:`hierlab.methods.orthogonal.model`, built on :mod:`hierlab.core.model`) and a regularizer
 (:mod:`hierlab.core.regularizers`). For Algorithm 1 the objective is split (Section 4.3) as
 ``J = phi + Psi`` with ``Psi`` the regularizer's strongly convex quadratic part and ``phi =
 (Omega - Psi) + C L`` convex.
@@ -30,7 +31,10 @@ __all__ = ["Evaluation", "Model", "Objective"]
 
 
 class Model(Protocol):
-    """What :class:`Objective` needs from a model (see :mod:`hierlab.methods.orthogonal.model`)."""
+    """What :class:`Objective` (and BCFW, through :meth:`dual_blocks`) needs from a model.
+
+    See :class:`hierlab.core.model.LinearModel` and :mod:`hierlab.methods.orthogonal.model`.
+    """
 
     n_rows: int
     n_blocks: int

@@ -226,7 +226,8 @@ def _interval(p: Param) -> str:
     lo = None if p.low is None else _num(p.low)
     hi = None if p.high is None else _num(p.high)
     if lo is not None and hi is not None:
-        return f"{lo} {'<' if p.low_open else '≤'} · {'<' if p.high_open else '≤'} {hi}"
+        ends = [b for b, is_open in ((lo, p.low_open), (hi, p.high_open)) if is_open]
+        return f"{lo} … {hi}" + (f" ({' and '.join(ends)} excluded)" if ends else "")
     if lo is not None:
         return f"{'>' if p.low_open else '≥'} {lo}"
     if hi is not None:
@@ -262,7 +263,7 @@ def check_declarations(cls: type, ignore: Iterable[str] = ("taxonomy",)) -> None
     Every keyword of the constructor (but ``ignore``) is declared, every declaration is a
     keyword-only constructor argument, and the defaults are equal.
     """
-    sig = inspect.signature(cls.__init__)
+    sig = inspect.signature(cls.__init__)  # type: ignore[misc]
     args = {n: a for n, a in sig.parameters.items() if n != "self" and n not in set(ignore)}
     decl = declared(cls)
     if set(args) != set(decl):

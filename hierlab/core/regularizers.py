@@ -16,6 +16,12 @@ convex remainder ``Omega - Psi`` that goes into ``phi`` with its subgradient.
   Theorem 4 and ``Psi = lambda_min(Kbar)/2 ||W||^2`` where ``Kbar`` is the comparison matrix.
   :func:`orthogonal_K` builds ``K`` by eq. (6); :func:`max_admissible_alpha` gives the exact
   bound on ``alpha`` for which ``Kbar`` is positive definite.
+
+Every regularizer also supplies the metric of its structural-SVM dual (:meth:`Regularizer.
+dual_metric`), which the BCFW solver uses without knowing the regularizer's kind: the inverse
+``P = Q^{-1}`` of a quadratic ``Omega(W) = 1/2 tr(W^T Q W)`` (:class:`DualMetric`), or, for
+:class:`Orthogonal`, the sign relaxation ``K_sigma = K o sigma`` whose dual is also maximised over
+``sigma`` (:class:`SignRelaxedMetric`, see :mod:`hierlab.solvers.bcfw`).
 """
 
 from __future__ import annotations
@@ -24,15 +30,18 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 import scipy.linalg as sla
+from scipy.optimize import minimize
 
 from hierlab.core.exceptions import ParameterError
 from hierlab.core.taxonomy import Taxonomy
 
 __all__ = [
     "L2",
+    "DualMetric",
     "Orthogonal",
     "Quadratic",
     "Regularizer",
+    "SignRelaxedMetric",
     "ancestor_pairs",
     "check_orthogonal_K",
     "comparison_matrix",
@@ -43,6 +52,170 @@ __all__ = [
 ]
 
 
+# ---------------------------------------------------------------------- the dual metrics
+def _active_inverse(Q: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``Q^{-1}`` on the rows and columns ``idx`` (symmetrised), zero elsewhere."""
+    P = np.zeros_like(Q, dtype=np.float64)
+    ix = np.ix_(idx, idx)
+    block = np.linalg.inv(Q[ix])
+    P[ix] = 0.5 * (block + block.T)
+    return P
+
+
+class DualMetric:
+    """``P = Q^{-1}`` of a quadratic regularizer ``1/2 tr(W^T Q W)`` (active rows only).
+
+    The dual of the slack QP of every structured hinge with this regularizer is ``D(alpha) =
+    alpha . L - 1/2 tr(V^T P V)``, and ``W(alpha) = P V`` (:mod:`hierlab.solvers.bcfw`). Built by
+    :meth:`Regularizer.dual_metric`.
+
+    Parameters
+    ----------
+    active : ndarray of bool, shape (n_rows,)
+    P : ndarray of shape (n_rows, n_rows)
+        ``Q^{-1}`` on the active rows, zero elsewhere.
+    pdiag : ndarray of shape (n_rows,), optional
+        The diagonal of ``P`` when ``P`` is diagonal (then products are element-wise).
+
+    Attributes
+    ----------
+    idx : ndarray of int
+        The active rows.
+    P, pdiag
+        As above; ``P`` may change when the metric is relaxed (:meth:`sigma_step`).
+    sigma : ndarray of shape (n_rows, n_rows) or None
+        The sign relaxation of :class:`SignRelaxedMetric`; None for a fixed quadratic.
+    """
+
+    sigma: np.ndarray | None = None
+
+    def __init__(self, active: np.ndarray, P: np.ndarray, pdiag: np.ndarray | None = None) -> None:
+        self.idx = np.flatnonzero(np.asarray(active, dtype=bool))
+        self.P = P
+        self.pdiag = pdiag
+
+    @classmethod
+    def inverse(cls, Q: np.ndarray, active: np.ndarray) -> DualMetric:
+        """The metric of ``1/2 tr(W^T Q W)``: ``Q``'s active block inverted."""
+        return cls(active, _active_inverse(Q, np.flatnonzero(np.asarray(active, dtype=bool))))
+
+    @classmethod
+    def diagonal(cls, pdiag: np.ndarray, active: np.ndarray) -> DualMetric:
+        """A diagonal metric ``P = diag(pdiag)``."""
+        return cls(active, np.diag(pdiag), pdiag)
+
+    def apply(self, VT: np.ndarray) -> np.ndarray:
+        """``W^T = V^T P`` for ``V^T`` of shape (n_features, n_rows)."""
+        if self.pdiag is not None:
+            return VT * self.pdiag
+        return np.asarray(VT @ self.P)
+
+    def sigma_step(self, G: np.ndarray, max_steps: int = 200, rtol: float = 1e-12) -> int:
+        """Maximise the dual over the metric's relaxation; a fixed quadratic has none.
+
+        Returns
+        -------
+        int
+            Iterations taken (0 here).
+        """
+        return 0
+
+
+class SignRelaxedMetric(DualMetric):
+    """The dual metric of ORTHOGNL's ``Omega(W) = 1/2 sum_ij K_ij |w_i^T w_j|`` (seed 000, eq. 5).
+
+    ``Omega`` is the maximum over symmetric ``sigma`` in the box ``[-1, 1]`` (unit diagonal) of
+    the quadratics ``1/2 tr(W^T K_sigma W)``, ``K_sigma = K o sigma``, each positive definite
+    when the comparison matrix is (seed 000, Theorem 1). ``P = K_sigma^{-1}`` at the current
+    ``sigma`` (zero at the start: ``P = diag(K)^{-1}``), and :meth:`sigma_step` maximises the
+    dual over ``sigma``.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n_rows, n_rows)
+        Nonnegative, symmetric, zero on the inactive rows and columns.
+    active : ndarray of bool, shape (n_rows,)
+
+    Attributes
+    ----------
+    Kd, Koff : ndarray of shape (n_rows, n_rows)
+        The diagonal and off-diagonal parts of ``K``.
+    sigma : ndarray of shape (n_rows, n_rows)
+        The current sign relaxation.
+    """
+
+    def __init__(self, K: np.ndarray, active: np.ndarray) -> None:
+        self.Kd = np.diag(np.diag(K))
+        self.Koff = K - self.Kd
+        idx = np.flatnonzero(np.asarray(active, dtype=bool))
+        P = _active_inverse(self.Kd, idx)
+        super().__init__(active, P, np.diag(P).copy() if not self.Koff.any() else None)
+        self.sigma = np.zeros_like(self.Kd)
+
+    def K_sigma(self, sigma: np.ndarray) -> np.ndarray:
+        """``K o sigma`` (unit diagonal), shape (n_rows, n_rows)."""
+        return self.Kd + self.Koff * sigma
+
+    def _with(self, z: np.ndarray, iu: np.ndarray, ju: np.ndarray) -> np.ndarray:
+        """The current ``sigma`` with the ancestor pairs ``(iu, ju)`` set to ``z``."""
+        assert self.sigma is not None
+        sig = self.sigma.copy()
+        sig[iu, ju] = sig[ju, iu] = z
+        return sig
+
+    def sigma_step(self, G: np.ndarray, max_steps: int = 200, rtol: float = 1e-12) -> int:
+        """Maximise the dual ``-1/2 tr(K_sigma^{-1} G)`` over the box ``sigma in [-1, 1]``.
+
+        The function is concave in ``sigma`` (matrix-fractional), smooth, and lives on the
+        ancestor pairs only (``K_ij > 0``), so it is maximised by L-BFGS-B with box bounds from
+        the current ``sigma`` (gradient ``K_ij (W W^T)_ij`` per pair, ``W W^T = P G P``); the
+        result is kept only if it does not lower the dual.
+
+        Parameters
+        ----------
+        G : ndarray of shape (n_rows, n_rows)
+            ``V V^T`` (fixed while ``sigma`` moves).
+        max_steps : int
+            L-BFGS-B iterations.
+        rtol : float
+            Relative tolerance on the dual value.
+
+        Returns
+        -------
+        int
+            Iterations taken (``P`` and ``sigma`` are updated in place).
+        """
+        if self.sigma is None or not self.Koff.any():
+            return 0
+        iu, ju = np.nonzero(np.triu(self.Koff > 0, k=1))
+        kp = self.Koff[iu, ju]
+        ix = np.ix_(self.idx, self.idx)
+        Ga = G[ix]
+
+        def neg_dual(z: np.ndarray) -> tuple[float, np.ndarray]:
+            Pa = np.linalg.inv(self.K_sigma(self._with(z, iu, ju))[ix])
+            P = np.zeros_like(self.Kd)
+            P[ix] = Pa
+            M = P @ G @ P
+            return 0.5 * float(np.sum(Pa * Ga)), -kp * M[iu, ju]
+
+        z0 = self.sigma[iu, ju].copy()
+        f0, _ = neg_dual(z0)
+        res = minimize(
+            neg_dual,
+            z0,
+            jac=True,
+            method="L-BFGS-B",
+            bounds=[(-1.0, 1.0)] * len(z0),
+            options={"maxiter": max_steps, "ftol": rtol, "gtol": 1e-14},
+        )
+        if res.fun <= f0:
+            self.sigma = self._with(np.clip(res.x, -1.0, 1.0), iu, ju)
+            self.P = _active_inverse(self.K_sigma(self.sigma), self.idx)
+        return int(res.nit)
+
+
+# ---------------------------------------------------------------------- the regularizers
 class Regularizer(ABC):
     """A convex regularizer with the RDA splitting ``Omega = (Omega - Psi) + Psi``.
 
@@ -92,6 +265,19 @@ class Regularizer(ABC):
         """Per-row terms of ``Psi`` (separable regularizers only), shape (n_rows,)."""
         raise NotImplementedError(f"{type(self).__name__} is not row-separable")
 
+    def dual_metric(self) -> DualMetric:
+        """The metric of the structural-SVM dual with this regularizer (for BCFW).
+
+        Raises
+        ------
+        ParameterError
+            The regularizer has no quadratic form (or relaxation) to dualise.
+        """
+        raise ParameterError(
+            f"BCFW needs a regularizer with a dual metric (L2, Quadratic or Orthogonal), got "
+            f"{type(self).__name__}"
+        )
+
 
 class L2(Regularizer):
     """``Omega(W) = sigma/2 sum_{i active} ||w_i||^2``; the whole of it is ``Psi``.
@@ -123,6 +309,10 @@ class L2(Regularizer):
 
     def psi_solve(self, G: np.ndarray) -> np.ndarray:
         return G * (self.active[:, None] / self.sigma)
+
+    def dual_metric(self) -> DualMetric:
+        """``P = I / sigma`` on the active rows (diagonal)."""
+        return DualMetric.diagonal(self.active / self.sigma, self.active)
 
 
 class Quadratic(Regularizer):
@@ -163,6 +353,10 @@ class Quadratic(Regularizer):
         out = np.zeros_like(G)
         out[self._idx] = sla.cho_solve(self._chol, G[self._idx])
         return out
+
+    def dual_metric(self) -> DualMetric:
+        """``P = Q^{-1}`` on the active rows."""
+        return DualMetric.inverse(self.Q, self.active)
 
 
 def transfer_matrix(taxonomy: Taxonomy) -> np.ndarray:
@@ -427,3 +621,7 @@ class Orthogonal(Regularizer):
         psi = 0.5 * float(np.sum(np.diag(M) * self.psi_diag))
         G = Ks @ W - self.psi_diag[:, None] * W
         return omega - psi, G
+
+    def dual_metric(self) -> SignRelaxedMetric:
+        """The sign relaxation ``K_sigma = K o sigma`` of ``Omega`` (a max of quadratics)."""
+        return SignRelaxedMetric(self.K, self.active)

@@ -180,7 +180,6 @@ def solve(
     close = getattr(gen, "close", None)
     inside = 0.0
     reason = "max_iter"
-    converged = False
     try:
         while True:
             t0 = time.perf_counter()
@@ -190,54 +189,59 @@ def solve(
                 break
             inside += time.perf_counter() - t0
             state = dataclasses.replace(state, elapsed=inside)
-            if not math.isfinite(state.upper) or (
-                state.lower is not None and math.isnan(state.lower)
-            ):
-                what = (
-                    f"objective {state.upper!r}"
-                    if not math.isfinite(state.upper)
-                    else f"lower bound {state.lower!r}"
-                )
-                raise ConvergenceError(
-                    f"{type(solver).__name__} diverged at iteration {state.iteration}: {what}. "
-                    "Check the data for NaN/Inf or very large values, or lower C."
-                )
+            _check_finite(state, solver)
             history.append(state)
-            stop = False
-            for cb in cbs:
-                if cb(state):
-                    stop = True
+            stop = any([cb(state) for cb in cbs])  # a list: every callback sees every state
             if gap_closed(state, tol, rtol):
-                converged, reason = True, "gap"
-                break
-            if state.converged:
-                converged, reason = True, "converged"
-                break
-            if stop:
+                reason = "gap"
+            elif state.converged:
+                reason = "converged"
+            elif stop:
                 reason = "callback"
+            if reason != "max_iter":
                 break
     finally:
         if callable(close):
             close()
+    converged = reason in ("gap", "converged")
     result = SolverResult(
         coef=solver.coef, history=history, converged=converged, stop_reason=reason
     )
     if warn and not converged and reason != "callback" and history:
-        last = history[-1]
-        if last.lower is not None:
-            msg = (
-                f"{type(solver).__name__} stopped after {last.iteration} iterations without "
-                f"closing the gap: upper - lower = {last.gap:.3g} "
-                f"(tol {max(tol, rtol * abs(last.upper)):.3g}). Raise max_iter or loosen tol."
-            )
-        else:
-            msg = (
-                f"{type(solver).__name__} stopped after {last.iteration} iterations before its "
-                "convergence test held. Raise max_iter or loosen tol."
-            )
-        warnings.warn(msg, ConvergenceWarning, stacklevel=2)
+        warnings.warn(
+            _unconverged_message(solver, history[-1], tol, rtol), ConvergenceWarning, stacklevel=2
+        )
     for cb in cbs:
         on_end = getattr(cb, "on_end", None)
         if callable(on_end):
             on_end(result)
     return result
+
+
+def _check_finite(state: SolverState, solver: Solver) -> None:
+    """Raise :class:`ConvergenceError` when ``upper`` is not finite or ``lower`` is NaN."""
+    if math.isfinite(state.upper) and (state.lower is None or not math.isnan(state.lower)):
+        return
+    what = (
+        f"objective {state.upper!r}"
+        if not math.isfinite(state.upper)
+        else f"lower bound {state.lower!r}"
+    )
+    raise ConvergenceError(
+        f"{type(solver).__name__} diverged at iteration {state.iteration}: {what}. "
+        "Check the data for NaN/Inf or very large values, or lower C."
+    )
+
+
+def _unconverged_message(solver: Solver, last: SolverState, tol: float, rtol: float) -> str:
+    """The warning text for a solver that ran out of iterations, quoting its gap."""
+    if last.lower is not None:
+        return (
+            f"{type(solver).__name__} stopped after {last.iteration} iterations without "
+            f"closing the gap: upper - lower = {last.gap:.3g} "
+            f"(tol {max(tol, rtol * abs(last.upper)):.3g}). Raise max_iter or loosen tol."
+        )
+    return (
+        f"{type(solver).__name__} stopped after {last.iteration} iterations before its "
+        "convergence test held. Raise max_iter or loosen tol."
+    )

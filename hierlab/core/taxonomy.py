@@ -86,34 +86,7 @@ class Taxonomy:
         declared = None if nodes is None else [_node_name(n, "node") for n in nodes]
         if not edge_list and not declared:
             raise TaxonomyError("empty taxonomy: no node and no edge was given")
-        seen: set[tuple[str, str]] = set()
-        order: dict[str, None] = {}
-        if declared is not None:
-            for n in declared:
-                if n in order:
-                    raise TaxonomyError(f"node {n!r} is listed twice", node=n)
-                order[n] = None
-        for p, c in edge_list:
-            if p == c:
-                raise TaxonomyError(f"self loop on node {p!r}: a node cannot be its own parent", p)
-            if (p, c) in seen:
-                raise TaxonomyError(f"duplicate edge {p!r} -> {c!r}", node=c)
-            seen.add((p, c))
-            if declared is not None:
-                if p not in order:
-                    raise TaxonomyError(
-                        f"unknown parent {p!r} of node {c!r}: it is not among the declared nodes",
-                        node=p,
-                    )
-                if c not in order:
-                    raise TaxonomyError(
-                        f"unknown node {c!r} (child of {p!r}): it is not among the declared nodes",
-                        node=c,
-                    )
-            else:
-                order.setdefault(p, None)
-                order.setdefault(c, None)
-        all_names = list(order)
+        all_names = _node_order(edge_list, declared)
         parents_of: dict[str, list[str]] = {n: [] for n in all_names}
         children_of: dict[str, list[str]] = {n: [] for n in all_names}
         for p, c in edge_list:
@@ -121,54 +94,11 @@ class Taxonomy:
             children_of[p].append(c)
         roots = [n for n in all_names if not parents_of[n]]
         if root is not None:
-            root = _node_name(root, "root")
-            if root in parents_of:
-                if len(roots) == 1 and roots[0] == root:
-                    root = None  # already the single root: nothing to add
-                else:
-                    raise TaxonomyError(
-                        f"synthetic root {root!r} is already a node of the taxonomy; "
-                        "choose another name",
-                        node=root,
-                    )
-            if root is not None:
-                parents_of[root] = []
-                children_of[root] = list(roots)
-                for r in roots:
-                    parents_of[r].append(root)
-                all_names = [root, *all_names]
-                roots = [root]
-        if not roots:
-            cyc = _find_cycle(all_names, children_of)
-            raise TaxonomyError(
-                "cycle " + _show_cycle(cyc) + f": no root left (node {cyc[0]!r} is on the cycle)",
-                node=cyc[0],
+            all_names, roots = _add_root(
+                _node_name(root, "root"), all_names, roots, parents_of, children_of
             )
-        if len(roots) > 1:
-            shown = ", ".join(repr(r) for r in roots[:10]) + (" ..." if len(roots) > 10 else "")
-            raise TaxonomyError(
-                f"several roots ({len(roots)}): {shown}. A taxonomy has one root: pass "
-                "root='<name>' to add a synthetic root above them",
-                node=roots[1],
-            )
-        # Kahn's algorithm from the root: parents before children, siblings in input order.
-        indeg = {n: len(parents_of[n]) for n in all_names}
-        queue = deque(roots)
-        topo: list[str] = []
-        while queue:
-            n = queue.popleft()
-            topo.append(n)
-            for c in children_of[n]:
-                indeg[c] -= 1
-                if indeg[c] == 0:
-                    queue.append(c)
-        if len(topo) < len(all_names):
-            left = [n for n in all_names if indeg[n] > 0]
-            cyc = _find_cycle(left, children_of)
-            raise TaxonomyError(
-                "cycle " + _show_cycle(cyc) + f" (node {cyc[0]!r} is its own ancestor)",
-                node=cyc[0],
-            )
+        _check_one_root(all_names, roots, children_of)
+        topo = _topological_order(all_names, roots, parents_of, children_of)
         self._build(topo, parents_of, children_of)
 
     # ------------------------------------------------------------------ construction
@@ -216,14 +146,9 @@ class Taxonomy:
             arr.setflags(write=False)
 
     @classmethod
-    def from_edges(
-        cls,
-        edges: Iterable[tuple[Hashable, Hashable]],
-        nodes: Sequence[Hashable] | None = None,
-        root: str | None = None,
-    ) -> Taxonomy:
-        """Build from ``(parent, child)`` pairs; see :class:`Taxonomy`."""
-        return cls(edges, nodes=nodes, root=root)
+    def from_edges(cls, edges: Iterable[tuple[Hashable, Hashable]], **kwargs: Any) -> Taxonomy:
+        """From ``(parent, child)`` pairs; ``nodes=`` and ``root=`` as in :class:`Taxonomy`."""
+        return cls(edges, **kwargs)
 
     @classmethod
     def from_parent_array(cls, parent: Sequence[int], names: Sequence[Hashable] | None = None):
@@ -289,51 +214,14 @@ class Taxonomy:
             raise TaxonomyError("empty taxonomy: no path was given")
         if names not in ("auto", "leaf", "full"):
             raise TaxonomyError(f"names must be 'auto', 'leaf' or 'full', got {names!r}")
-        # A trie of the paths: node k is (parent k, component); O(total length), no prefix
-        # strings are built unless full names are asked for (a 10^5-deep path stays linear).
-        trie: dict[tuple[int, str], int] = {}
-        t_parent: list[int] = []
-        t_comp: list[str] = []
-        first_parent_of: dict[str, int] = {}
-        ambiguous: str | None = None
-        for parts in split:
-            cur = -1
-            for comp in parts:
-                key = (cur, comp)
-                found = trie.get(key)
-                if found is None:
-                    k = len(t_parent)
-                    trie[key] = k
-                    t_parent.append(cur)
-                    t_comp.append(comp)
-                    prev = first_parent_of.setdefault(comp, cur)
-                    if prev != cur and ambiguous is None:
-                        ambiguous = comp
-                else:
-                    k = found
-                cur = k
-        use_full = names == "full" or (names == "auto" and ambiguous is not None)
+        t_parent, t_comp, ambiguous = _path_trie(split)
         if names == "leaf" and ambiguous is not None:
             raise TaxonomyError(
                 f"node name {ambiguous!r} appears under two different parents; use names='full'",
                 node=ambiguous,
             )
-        if use_full:
-            total = 0
-            plen = [0] * len(t_parent)
-            for k, (p, comp) in enumerate(zip(t_parent, t_comp)):
-                plen[k] = (plen[p] + len(sep) if p >= 0 else 0) + len(comp)
-                total += plen[k]
-            if total > _MAX_FULL_NAME_CHARS:
-                raise TaxonomyError(
-                    f"full path names would need {total:,} characters (paths too deep for "
-                    "names='full'); give the nodes unique names or use an edge list"
-                )
-            label = [""] * len(t_parent)
-            for k, (p, comp) in enumerate(zip(t_parent, t_comp)):
-                label[k] = label[p] + sep + comp if p >= 0 else comp
-        else:
-            label = t_comp
+        use_full = names == "full" or (names == "auto" and ambiguous is not None)
+        label = _full_names(t_parent, t_comp, sep) if use_full else t_comp
         edges: dict[tuple[str, str], None] = {}
         nodes: dict[str, None] = {}
         for k, p in enumerate(t_parent):
@@ -1054,3 +942,145 @@ def _find_cycle(candidates: list[str], children_of: dict[str, list[str]]) -> lis
                 color[node] = 2
                 on_path.pop()
     return [candidates[0], candidates[0]]
+
+
+def _node_order(edge_list: list[tuple[str, str]], declared: list[str] | None) -> list[str]:
+    """Node names in first-seen order; refuses self loops, duplicate edges, undeclared nodes."""
+    seen: set[tuple[str, str]] = set()
+    order: dict[str, None] = {}
+    for n in declared or ():
+        if n in order:
+            raise TaxonomyError(f"node {n!r} is listed twice", node=n)
+        order[n] = None
+    for p, c in edge_list:
+        if p == c:
+            raise TaxonomyError(f"self loop on node {p!r}: a node cannot be its own parent", p)
+        if (p, c) in seen:
+            raise TaxonomyError(f"duplicate edge {p!r} -> {c!r}", node=c)
+        seen.add((p, c))
+        if declared is None:
+            order.setdefault(p, None)
+            order.setdefault(c, None)
+        elif p not in order:
+            raise TaxonomyError(
+                f"unknown parent {p!r} of node {c!r}: it is not among the declared nodes",
+                node=p,
+            )
+        elif c not in order:
+            raise TaxonomyError(
+                f"unknown node {c!r} (child of {p!r}): it is not among the declared nodes",
+                node=c,
+            )
+    return list(order)
+
+
+def _add_root(
+    root: str,
+    all_names: list[str],
+    roots: list[str],
+    parents_of: dict[str, list[str]],
+    children_of: dict[str, list[str]],
+) -> tuple[list[str], list[str]]:
+    """Put a synthetic ``root`` above the current roots (in place); new names and roots."""
+    if root in parents_of:
+        if len(roots) == 1 and roots[0] == root:
+            return all_names, roots  # already the single root: nothing to add
+        raise TaxonomyError(
+            f"synthetic root {root!r} is already a node of the taxonomy; choose another name",
+            node=root,
+        )
+    parents_of[root] = []
+    children_of[root] = list(roots)
+    for r in roots:
+        parents_of[r].append(root)
+    return [root, *all_names], [root]
+
+
+def _check_one_root(
+    all_names: list[str], roots: list[str], children_of: dict[str, list[str]]
+) -> None:
+    """Refuse a graph with no root (a cycle) or with several roots."""
+    if not roots:
+        cyc = _find_cycle(all_names, children_of)
+        raise TaxonomyError(
+            "cycle " + _show_cycle(cyc) + f": no root left (node {cyc[0]!r} is on the cycle)",
+            node=cyc[0],
+        )
+    if len(roots) > 1:
+        shown = ", ".join(repr(r) for r in roots[:10]) + (" ..." if len(roots) > 10 else "")
+        raise TaxonomyError(
+            f"several roots ({len(roots)}): {shown}. A taxonomy has one root: pass "
+            "root='<name>' to add a synthetic root above them",
+            node=roots[1],
+        )
+
+
+def _topological_order(
+    all_names: list[str],
+    roots: list[str],
+    parents_of: dict[str, list[str]],
+    children_of: dict[str, list[str]],
+) -> list[str]:
+    """Kahn's algorithm from the root: parents before children, siblings in input order."""
+    indeg = {n: len(parents_of[n]) for n in all_names}
+    queue = deque(roots)
+    topo: list[str] = []
+    while queue:
+        n = queue.popleft()
+        topo.append(n)
+        for c in children_of[n]:
+            indeg[c] -= 1
+            if indeg[c] == 0:
+                queue.append(c)
+    if len(topo) < len(all_names):
+        left = [n for n in all_names if indeg[n] > 0]
+        cyc = _find_cycle(left, children_of)
+        raise TaxonomyError(
+            "cycle " + _show_cycle(cyc) + f" (node {cyc[0]!r} is its own ancestor)",
+            node=cyc[0],
+        )
+    return topo
+
+
+def _path_trie(split: list[list[str]]) -> tuple[list[int], list[str], str | None]:
+    """A trie of component paths: node ``k`` is ``(parent[k], component[k])``, root parent -1.
+
+    O(total length); no prefix strings are built (a 10^5-deep path stays linear). The third
+    value is a component found under two different parents (None when every one is unique).
+    """
+    trie: dict[tuple[int, str], int] = {}
+    t_parent: list[int] = []
+    t_comp: list[str] = []
+    first_parent_of: dict[str, int] = {}
+    ambiguous: str | None = None
+    for parts in split:
+        cur = -1
+        for comp in parts:
+            found = trie.get((cur, comp))
+            if found is None:
+                found = trie[(cur, comp)] = len(t_parent)
+                t_parent.append(cur)
+                t_comp.append(comp)
+                prev = first_parent_of.setdefault(comp, cur)
+                if prev != cur and ambiguous is None:
+                    ambiguous = comp
+            cur = found
+    return t_parent, t_comp, ambiguous
+
+
+def _full_names(t_parent: list[int], t_comp: list[str], sep: str) -> list[str]:
+    """Each trie node's whole path (``"01/02"``); refuses names of huge total length."""
+    total = 0
+    plen = [0] * len(t_parent)
+    for k, (p, comp) in enumerate(zip(t_parent, t_comp)):
+        plen[k] = (plen[p] + len(sep) if p >= 0 else 0) + len(comp)
+        total += plen[k]
+    if total > _MAX_FULL_NAME_CHARS:
+        raise TaxonomyError(
+            f"full path names would need {total:,} characters (paths too deep for "
+            "names='full'); give the nodes unique names or use an edge list"
+        )
+    label = [""] * len(t_parent)
+    for k, (p, comp) in enumerate(zip(t_parent, t_comp)):
+        label[k] = label[p] + sep + comp if p >= 0 else comp
+    return label

@@ -116,6 +116,7 @@ def make_hieron_synthetic(
     sigma = float(noise_std)
 
     def draw(n_per: int, part: str) -> HierDataset:
+        """``n_per`` noisy examples of every label, in random order."""
         y = np.repeat(np.arange(k), n_per)
         X = W[y] + sigma * rng.standard_normal((len(y), k))
         perm = rng.permutation(len(y))

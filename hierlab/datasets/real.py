@@ -33,6 +33,9 @@ import scipy.sparse as sp
 from hierlab.core.dataset import HierDataset
 from hierlab.core.exceptions import DataError, ParameterError
 from hierlab.core.taxonomy import Taxonomy
+from hierlab.io.arff import read_arff
+from hierlab.io.decoding import impute, int32_csr
+from hierlab.io.taxonomy_files import read_taxonomy
 
 __all__ = [
     "CLUS_DATASETS",
@@ -81,6 +84,7 @@ CLUS_DATASETS: dict[str, tuple[str, tuple[str, ...], str, str]] = {
 
 # ============================================================================ locations
 def _candidates(data_home: str | os.PathLike[str] | None) -> list[Path]:
+    """The folders to look in, in order (see :func:`find_data_home`), duplicates removed."""
     if data_home is not None:
         return [Path(data_home).expanduser()]
     env = os.environ.get("HIERLAB_DATA")
@@ -153,6 +157,7 @@ def cache_dir(path: str | os.PathLike[str] | None = None) -> Path:
 
 # ============================================================================ 20 newsgroups
 def _strip_header(text: str) -> str:
+    """The post without its header (everything up to the first blank line)."""
     return text.partition("\n\n")[2]
 
 
@@ -160,10 +165,12 @@ _QUOTE_RE = re.compile(r"(writes in|writes:|wrote:|says:|said:|^In article|^Quot
 
 
 def _strip_quotes(text: str) -> str:
+    """The post without quoted lines (``>``, ``|``, "... writes:"), as scikit-learn."""
     return "\n".join(line for line in text.split("\n") if not _QUOTE_RE.search(line))
 
 
 def _strip_footer(text: str) -> str:
+    """The post without its signature block (after the last blank or ``--`` line)."""
     lines = text.strip().split("\n")
     for k in range(len(lines) - 1, -1, -1):
         if lines[k].strip().strip("-") == "":
@@ -204,8 +211,7 @@ def _read_20ng_archive(archive: Path) -> dict[str, tuple[list[str], list[str]]]:
 
 
 def _ng_taxonomy(kind: str | Taxonomy, folder: Path, labels: Sequence[str]) -> Taxonomy:
-    from hierlab.io import read_taxonomy
-
+    """The taxonomy asked for: given, flat, or one of the files beside the archive."""
     if isinstance(kind, Taxonomy):
         return kind
     if kind == "flat":
@@ -222,6 +228,7 @@ def _ng_taxonomy(kind: str | Taxonomy, folder: Path, labels: Sequence[str]) -> T
 
 
 def _save_csr(prefix: str, X: sp.csr_matrix) -> dict[str, np.ndarray]:
+    """The arrays of the CSR ``X``, named ``<prefix>_data`` etc. (for ``np.savez``)."""
     return {
         f"{prefix}_data": X.data,
         f"{prefix}_indices": X.indices,
@@ -231,6 +238,7 @@ def _save_csr(prefix: str, X: sp.csr_matrix) -> dict[str, np.ndarray]:
 
 
 def _load_csr(arrs: Any, prefix: str) -> sp.csr_matrix:
+    """The CSR matrix :func:`_save_csr` stored under ``prefix``."""
     shape = tuple(int(v) for v in arrs[f"{prefix}_shape"])
     return sp.csr_matrix(
         (arrs[f"{prefix}_data"], arrs[f"{prefix}_indices"], arrs[f"{prefix}_indptr"]),
@@ -239,6 +247,7 @@ def _load_csr(arrs: Any, prefix: str) -> sp.csr_matrix:
 
 
 def _write_atomic(path: Path, write: Any) -> None:
+    """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it to ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     os.close(fd)
@@ -298,15 +307,36 @@ def load_20newsgroups(
     DataError
         When the archive is not found (saying where it looked).
     """
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
     remove = tuple(sorted(set(remove)))
     bad = set(remove) - {"headers", "footers", "quotes"}
     if bad:
         raise ParameterError(f"remove takes 'headers', 'footers', 'quotes'; got {sorted(bad)}")
     archive = _locate(f"{_NG_DIR}/{_NG_ARCHIVE}", data_home)
-    folder = archive.parent
     params = dict(vectorizer_params or {})
+    key_json = _ng_cache_key(archive, remove, params)
+    cache = cache and key_json is not None  # parameters that cannot be keyed: no cache
+    key = hashlib.sha256((key_json or "").encode()).hexdigest()[:20]
+    base = cache_dir(cache_path) / f"20newsgroups-{key}"
+    loaded = _read_ng_cache(base, key_json or "") if cache else None
+    if loaded is None:
+        loaded = _vectorise_20ng(archive, remove, params)
+        if cache:
+            _write_ng_cache(base, key_json or "", loaded)
+    X_tr, X_te, y_tr, y_te, groups, vocab = loaded
+    garr = np.asarray(groups, dtype=object)
+    tax = _ng_taxonomy(taxonomy, archive.parent, groups)
+    desc = "20 Newsgroups (bydate), sublinear TF-IDF fitted on the training posts" + (
+        f", removed {', '.join(remove)}" if remove else ", headers kept"
+    )
+    meta = {"remove": remove, "vectorizer_params": params, "cache": str(base) if cache else None}
+    return (
+        HierDataset(int32_csr(X_tr), garr[y_tr], tax, vocab, "20newsgroups", desc, dict(meta)),
+        HierDataset(int32_csr(X_te), garr[y_te], tax, vocab, "20newsgroups", desc, dict(meta)),
+    )
+
+
+def _ng_cache_key(archive: Path, remove: tuple[str, ...], params: dict[str, Any]) -> str | None:
+    """The JSON of what the cached arrays depend on (None when the parameters are not JSON)."""
     st = archive.stat()
     key_src: dict[str, Any] = {
         "version": _CACHE_VERSION,
@@ -316,48 +346,43 @@ def load_20newsgroups(
         "archive_mtime": int(st.st_mtime),
     }
     try:
-        key_json = json.dumps(key_src, sort_keys=True)
+        return json.dumps(key_src, sort_keys=True)
     except TypeError:
-        cache = False  # parameters that cannot be keyed: no cache
-        key_json = ""
-    key = hashlib.sha256(key_json.encode()).hexdigest()[:20]
-    base = cache_dir(cache_path) / f"20newsgroups-{key}"
-    loaded = _read_ng_cache(base, key_json) if cache else None
-    if loaded is None:
-        raw = _read_20ng_archive(archive)
-        docs = {s: raw[s][0] for s in raw}
-        for part, fn in (
-            ("headers", _strip_header),
-            ("footers", _strip_footer),
-            ("quotes", _strip_quotes),
-        ):
-            if part in remove:
-                docs = {s: [fn(d) for d in docs[s]] for s in docs}
-        vec = TfidfVectorizer(sublinear_tf=True, **params)
-        X_tr = sp.csr_matrix(vec.fit_transform(docs["train"]), dtype=np.float64)
-        X_te = sp.csr_matrix(vec.transform(docs["test"]), dtype=np.float64)
-        vocab = [str(w) for w in vec.get_feature_names_out()]
-        groups = sorted(set(raw["train"][1]) | set(raw["test"][1]))
-        code = {g: i for i, g in enumerate(groups)}
-        y_tr = np.asarray([code[g] for g in raw["train"][1]], dtype=np.int64)
-        y_te = np.asarray([code[g] for g in raw["test"][1]], dtype=np.int64)
-        loaded = (X_tr, X_te, y_tr, y_te, groups, vocab)
-        if cache:
-            _write_ng_cache(base, key_json, loaded)
-    X_tr, X_te, y_tr, y_te, groups, vocab = loaded
-    garr = np.asarray(groups, dtype=object)
-    tax = _ng_taxonomy(taxonomy, folder, groups)
-    desc = "20 Newsgroups (bydate), sublinear TF-IDF fitted on the training posts" + (
-        f", removed {', '.join(remove)}" if remove else ", headers kept"
-    )
-    meta = {"remove": remove, "vectorizer_params": params, "cache": str(base) if cache else None}
-    return (
-        HierDataset(_int32(X_tr), garr[y_tr], tax, vocab, "20newsgroups", desc, dict(meta)),
-        HierDataset(_int32(X_te), garr[y_te], tax, vocab, "20newsgroups", desc, dict(meta)),
-    )
+        return None
+
+
+def _vectorise_20ng(
+    archive: Path, remove: tuple[str, ...], params: dict[str, Any]
+) -> tuple[Any, ...]:
+    """``(X_train, X_test, y_train, y_test, groups, vocabulary)`` read from the archive.
+
+    The parts named in ``remove`` are stripped from each post; the TF-IDF is fitted on the
+    training posts; ``y`` are indices into the sorted group names.
+    """
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    raw = _read_20ng_archive(archive)
+    docs = {s: raw[s][0] for s in raw}
+    for part, fn in (
+        ("headers", _strip_header),
+        ("footers", _strip_footer),
+        ("quotes", _strip_quotes),
+    ):
+        if part in remove:
+            docs = {s: [fn(d) for d in docs[s]] for s in docs}
+    vec = TfidfVectorizer(sublinear_tf=True, **params)
+    X_tr = sp.csr_matrix(vec.fit_transform(docs["train"]), dtype=np.float64)
+    X_te = sp.csr_matrix(vec.transform(docs["test"]), dtype=np.float64)
+    vocab = [str(w) for w in vec.get_feature_names_out()]
+    groups = sorted(set(raw["train"][1]) | set(raw["test"][1]))
+    code = {g: i for i, g in enumerate(groups)}
+    y_tr = np.asarray([code[g] for g in raw["train"][1]], dtype=np.int64)
+    y_te = np.asarray([code[g] for g in raw["test"][1]], dtype=np.int64)
+    return X_tr, X_te, y_tr, y_te, groups, vocab
 
 
 def _read_ng_cache(base: Path, key_json: str) -> tuple[Any, ...] | None:
+    """The cached arrays under ``base`` when their key is ``key_json`` and they are sound."""
     npz, js = base.with_suffix(".npz"), base.with_suffix(".json")
     if not (npz.exists() and js.exists()):
         return None
@@ -382,6 +407,7 @@ def _read_ng_cache(base: Path, key_json: str) -> tuple[Any, ...] | None:
 
 
 def _write_ng_cache(base: Path, key_json: str, loaded: tuple[Any, ...]) -> None:
+    """Cache ``loaded`` as ``base.npz`` (arrays only) and ``base.json`` (key and sizes)."""
     X_tr, X_te, y_tr, y_te, groups, vocab = loaded
     arrays = {
         **_save_csr("train", X_tr),
@@ -410,15 +436,9 @@ def _write_ng_cache(base: Path, key_json: str, loaded: tuple[Any, ...]) -> None:
 
 
 def _savez(path: str, arrays: dict[str, np.ndarray]) -> None:
+    """``np.savez`` into ``path`` exactly (``np.savez`` would append ``.npz`` to a name)."""
     with open(path, "wb") as f:
         np.savez(f, **arrays)  # type: ignore[arg-type]
-
-
-def _int32(X: sp.csr_matrix) -> sp.csr_matrix:
-    X = sp.csr_matrix(X, dtype=np.float64)
-    X.indices = X.indices.astype(np.int32, copy=False)
-    X.indptr = X.indptr.astype(np.int32, copy=False)
-    return X
 
 
 # ============================================================================ Clus HMC
@@ -459,8 +479,6 @@ def load_clus(
     DataError
         For an unknown name, or files not found (saying where it looked).
     """
-    from hierlab.io import _impute, read_arff
-
     canon = {k.lower(): k for k in CLUS_DATASETS}
     key = canon.get(str(name).lower())
     if key is None:
@@ -469,27 +487,15 @@ def load_clus(
     files = train_files if include_valid else train_files[:1]
     first = _locate(f"{sub}/{files[0]}", data_home)
     folder = first.parent
-    parts = [read_arff(first, labels=labels, impute=False, multilabel=True)]
+    parts = _read_clus_parts(first, files[1:], labels)
     tax = parts[0].taxonomy
-    for f in files[1:]:
-        path = folder / f
-        if not path.exists():
-            raise DataError("missing split file", path=str(path))
-        parts.append(read_arff(path, taxonomy=tax, labels=labels, impute=False, multilabel=True))
-    if any(sp.issparse(p.X) for p in parts):
-        X_raw = sp.vstack([sp.csr_matrix(p.X) for p in parts], format="csr")
-        n_missing = int(np.isnan(X_raw.data).sum())
-    else:
-        X_raw = np.vstack([p.X for p in parts])
-        n_missing = int(np.isnan(X_raw).sum())
-    X, means = _impute(X_raw, None)
-    y_parts = [p.y for p in parts]
+    X, means, n_missing = _impute_jointly(parts)
     test_path = folder / test_file
     if not test_path.exists():
         raise DataError("missing test file", path=str(test_path))
     test = read_arff(test_path, taxonomy=tax, labels=labels, impute_means=means, multilabel=True)
     y = np.empty(X.shape[0], dtype=object)
-    y[:] = [t for yp in y_parts for t in yp]
+    y[:] = [t for p in parts for t in p.y]
     single = all(len(t) == 1 for t in y) and all(len(t) == 1 for t in test.y)
     if single:
         y = _first(y)
@@ -509,7 +515,41 @@ def load_clus(
     return train, test
 
 
+def _read_clus_parts(first: Path, others: Sequence[str], labels: str) -> list[HierDataset]:
+    """The training files, missing values kept as NaN; ``others`` beside ``first``, read with
+    its taxonomy."""
+    parts = [read_arff(first, labels=labels, impute=False, multilabel=True)]
+    tax = parts[0].taxonomy
+    for f in others:
+        path = first.parent / f
+        if not path.exists():
+            raise DataError("missing split file", path=str(path))
+        parts.append(read_arff(path, taxonomy=tax, labels=labels, impute=False, multilabel=True))
+    return parts
+
+
+def _impute_jointly(parts: list[HierDataset]) -> tuple[Any, np.ndarray, int]:
+    """The stacked features of ``parts`` imputed with their joint column means.
+
+    Returns
+    -------
+    X : ndarray or csr_matrix
+    means : ndarray of shape (n_features,)
+    n_missing : int
+        Missing values before the imputation.
+    """
+    if any(sp.issparse(p.X) for p in parts):
+        X_raw: Any = sp.vstack([sp.csr_matrix(p.X) for p in parts], format="csr")
+        n_missing = int(np.isnan(X_raw.data).sum())
+    else:
+        X_raw = np.vstack([p.X for p in parts])
+        n_missing = int(np.isnan(X_raw).sum())
+    X, means = impute(X_raw, None)
+    return X, means, n_missing
+
+
 def _first(y: np.ndarray) -> np.ndarray:
+    """The first label of every row (tuples of one label to node names)."""
     out = np.empty(len(y), dtype=object)
     out[:] = [t[0] for t in y]
     return out

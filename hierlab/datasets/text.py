@@ -23,6 +23,7 @@ cost is linear in the number of tokens.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -31,14 +32,11 @@ import scipy.sparse as sp
 from hierlab.core.dataset import HierDataset, _as_rng
 from hierlab.core.exceptions import ParameterError
 from hierlab.core.taxonomy import Taxonomy
+from hierlab.io.decoding import int32_csr
 
 __all__ = ["make_hierarchical_text", "random_level_tree"]
 
 _TOKENS_PER_CHUNK = 4_000_000
-
-
-def _rng(random_state: Any) -> np.random.Generator:
-    return _as_rng(random_state)
 
 
 def random_level_tree(
@@ -67,7 +65,7 @@ def random_level_tree(
     """
     if n_classes < 1 or depth < 1:
         raise ParameterError(f"n_classes and depth must be >= 1, got {n_classes}, {depth}")
-    rng = _rng(random_state)
+    rng = _as_rng(random_state)
     sizes = [1]
     for k in range(1, depth + 1):
         target = n_classes if k == depth else round(n_classes ** (k / depth))
@@ -110,6 +108,7 @@ def random_level_tree(
 
 
 def _zipf_cdf(n: int, exponent: float = 1.0) -> np.ndarray:
+    """The CDF of weights ``1 / (r + 1) ** exponent`` over ranks ``r < n`` (last entry 1)."""
     w = 1.0 / np.arange(1, n + 1, dtype=np.float64) ** exponent
     cdf = np.cumsum(w)
     cdf /= cdf[-1]
@@ -133,6 +132,7 @@ class _CdfSampler:
         self.table = np.searchsorted(cdf, grid, side="right").astype(np.int64)
 
     def sample(self, u: np.ndarray) -> np.ndarray:
+        """The first index ``k`` with ``cdf[k] > u``, for each ``u`` in [0, 1)."""
         idx = self.table[np.minimum((u * self.M).astype(np.int64), self.M - 1)]
         todo = np.flatnonzero(self.cdf[idx] <= u)
         while len(todo):
@@ -204,6 +204,33 @@ def make_hierarchical_text(
     >>> train.X.shape, test.X.shape, len(train.taxonomy.leaves)
     ((150, 300), (50, 300), 8)
     """
+    n_test = _check_arguments(n_samples, n_features, noise, doc_length, class_skew, test_size)
+    rng = _as_rng(random_state)
+    tax, paths = random_level_tree(n_classes, depth, rng)
+    model = _TopicModel.draw(
+        rng, tax, paths, n_features, noise, _level_cdf(level_weights, depth), words_per_node
+    )
+    prior, cls = _draw_classes(rng, n_classes, n_samples, class_skew)
+    lengths = np.maximum(1, rng.poisson(doc_length, n_samples)).astype(np.int64)
+    X = model.corpus(rng, cls, lengths, max(1, int(_TOKENS_PER_CHUNK // max(doc_length, 1.0))))
+    leaf_names = np.asarray([str(tax.names[i]) for i in paths[:, -1]], dtype=object)
+    desc = (
+        f"make_hierarchical_text: {n_classes} leaf classes, depth {depth}, {n_features} words, "
+        f"{model.words_per_node} words per node, noise {noise}, mean length {doc_length}"
+    )
+    meta = {"node_words": model.node_words, "class_prior": prior, "random_state": random_state}
+    return _train_test(X, leaf_names[cls], tax, n_samples - n_test, tfidf, desc, meta)
+
+
+def _check_arguments(
+    n_samples: int,
+    n_features: int,
+    noise: float,
+    doc_length: float,
+    class_skew: float,
+    test_size: float | int,
+) -> int:
+    """Refuse invalid arguments of :func:`make_hierarchical_text`; return the test size."""
     if n_samples < 2:
         raise ParameterError(f"n_samples must be >= 2, got {n_samples}")
     if n_features < 2:
@@ -217,9 +244,11 @@ def make_hierarchical_text(
     n_test = round(test_size * n_samples) if isinstance(test_size, float) else int(test_size)
     if not 1 <= n_test < n_samples:
         raise ParameterError(f"test_size gives {n_test} test documents out of {n_samples}")
-    rng = _rng(random_state)
-    tax, paths = random_level_tree(n_classes, depth, rng)
-    n_nodes = tax.n_nodes
+    return n_test
+
+
+def _level_cdf(level_weights: Sequence[float] | None, depth: int) -> np.ndarray:
+    """The cumulative probabilities of drawing a topic word at each depth (uniform default)."""
     if level_weights is None:
         lw = np.full(depth, 1.0 / depth)
     else:
@@ -227,24 +256,15 @@ def make_hierarchical_text(
         if lw.shape != (depth,) or (lw < 0).any() or lw.sum() <= 0:
             raise ParameterError(f"level_weights must be {depth} non-negative numbers")
         lw = lw / lw.sum()
-    if words_per_node is None:
-        words_per_node = int(max(2, min(50, n_features * (1 - noise / 2) // max(1, n_nodes - 1))))
-    if words_per_node < 1:
-        raise ParameterError(f"words_per_node must be >= 1, got {words_per_node}")
-    n_topic = n_nodes - 1
-    if words_per_node * n_topic <= n_features:
-        node_words = rng.permutation(n_features)[: words_per_node * n_topic]
-    else:
-        node_words = rng.integers(0, n_features, words_per_node * n_topic)
-    node_words = np.vstack(
-        [np.full((1, words_per_node), -1), node_words.reshape(n_topic, words_per_node)]
-    ).astype(np.int32)
-    word_sampler = _CdfSampler(_zipf_cdf(words_per_node))
-    bg_sampler = _CdfSampler(_zipf_cdf(n_features))
-    bg_words = rng.permutation(n_features).astype(np.int32)
     level_cdf = np.cumsum(lw)
     level_cdf[-1] = 1.0
+    return level_cdf
 
+
+def _draw_classes(
+    rng: np.random.Generator, n_classes: int, n_samples: int, class_skew: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """The class prior (Zipf of exponent ``class_skew`` over a random order) and each class."""
     prior = (np.arange(1, n_classes + 1, dtype=np.float64)) ** (-class_skew)
     prior = prior[rng.permutation(n_classes)]
     prior /= prior.sum()
@@ -253,33 +273,129 @@ def make_hierarchical_text(
         if class_skew
         else rng.integers(0, n_classes, n_samples)
     )
-    lengths = np.maximum(1, rng.poisson(doc_length, n_samples)).astype(np.int64)
+    return prior, cls
 
-    blocks = []
-    docs_per_chunk = max(1, int(_TOKENS_PER_CHUNK // max(doc_length, 1.0)))
-    for start in range(0, n_samples, docs_per_chunk):
-        stop = min(n_samples, start + docs_per_chunk)
-        L = lengths[start:stop]
-        doc = np.repeat(np.arange(stop - start, dtype=np.int32), L)
+
+@dataclass
+class _TopicModel:
+    """The words of every node and the samplers that draw the tokens of a document.
+
+    Attributes
+    ----------
+    paths : ndarray of shape (n_classes, depth)
+        Node ids on the path to each leaf class (:func:`random_level_tree`).
+    node_words : ndarray of int32 of shape (n_nodes, words_per_node)
+        The words each node owns (row 0, the root's, is -1: unused).
+    bg_words : ndarray of int32 of shape (n_features,)
+        The vocabulary in the random order of the background Zipf law.
+    level_cdf : ndarray of shape (depth,)
+        Cumulative probability of drawing a topic word at each depth.
+    noise : float
+        Probability that a token is background noise.
+    n_features : int
+    word_sampler, bg_sampler : _CdfSampler
+        Zipf draws of a word's rank within a node's words, and within the whole vocabulary.
+    """
+
+    paths: np.ndarray
+    node_words: np.ndarray
+    bg_words: np.ndarray
+    level_cdf: np.ndarray
+    noise: float
+    n_features: int
+    word_sampler: _CdfSampler
+    bg_sampler: _CdfSampler
+
+    @property
+    def words_per_node(self) -> int:
+        """Words owned by each non-root node."""
+        return int(self.node_words.shape[1])
+
+    @classmethod
+    def draw(
+        cls,
+        rng: np.random.Generator,
+        tax: Taxonomy,
+        paths: np.ndarray,
+        n_features: int,
+        noise: float,
+        level_cdf: np.ndarray,
+        words_per_node: int | None,
+    ) -> _TopicModel:
+        """Draw the words of every node (disjoint when the vocabulary is large enough)."""
+        n_nodes = tax.n_nodes
+        if words_per_node is None:
+            words_per_node = int(
+                max(2, min(50, n_features * (1 - noise / 2) // max(1, n_nodes - 1)))
+            )
+        if words_per_node < 1:
+            raise ParameterError(f"words_per_node must be >= 1, got {words_per_node}")
+        n_topic = n_nodes - 1
+        if words_per_node * n_topic <= n_features:
+            node_words = rng.permutation(n_features)[: words_per_node * n_topic]
+        else:
+            node_words = rng.integers(0, n_features, words_per_node * n_topic)
+        node_words = np.vstack(
+            [np.full((1, words_per_node), -1), node_words.reshape(n_topic, words_per_node)]
+        ).astype(np.int32)
+        return cls(
+            paths,
+            node_words,
+            bg_words=rng.permutation(n_features).astype(np.int32),
+            level_cdf=level_cdf,
+            noise=noise,
+            n_features=n_features,
+            word_sampler=_CdfSampler(_zipf_cdf(words_per_node)),
+            bg_sampler=_CdfSampler(_zipf_cdf(n_features)),
+        )
+
+    def corpus(
+        self, rng: np.random.Generator, cls: np.ndarray, lengths: np.ndarray, docs_per_chunk: int
+    ) -> sp.csr_matrix:
+        """Word counts of documents of classes ``cls`` and ``lengths`` tokens, by chunks."""
+        blocks = [
+            self.counts(
+                rng, cls[start : start + docs_per_chunk], lengths[start : start + docs_per_chunk]
+            )
+            for start in range(0, len(cls), docs_per_chunk)
+        ]
+        X = sp.vstack(blocks, format="csr") if len(blocks) > 1 else blocks[0]
+        X.sort_indices()
+        return X
+
+    def counts(
+        self, rng: np.random.Generator, cls: np.ndarray, lengths: np.ndarray
+    ) -> sp.csr_matrix:
+        """Word counts (CSR of shape (len(cls), n_features)) of documents of classes ``cls``."""
+        n_docs = len(cls)
+        doc = np.repeat(np.arange(n_docs, dtype=np.int32), lengths)
         T = len(doc)
         words = np.empty(T, dtype=np.int32)
-        is_noise = rng.random(T) < noise
+        is_noise = rng.random(T) < self.noise
         nz = np.flatnonzero(is_noise)
-        words[nz] = bg_words[bg_sampler.sample(rng.random(len(nz)))]
+        words[nz] = self.bg_words[self.bg_sampler.sample(rng.random(len(nz)))]
         tp = np.flatnonzero(~is_noise)
-        level = np.searchsorted(level_cdf, rng.random(len(tp)), side="right")
-        node = paths[cls[start + doc[tp]], level]
-        words[tp] = node_words[node, word_sampler.sample(rng.random(len(tp)))]
+        level = np.searchsorted(self.level_cdf, rng.random(len(tp)), side="right")
+        node = self.paths[cls[doc[tp]], level]
+        words[tp] = self.node_words[node, self.word_sampler.sample(rng.random(len(tp)))]
         counts = sp.coo_matrix(
-            (np.ones(T, dtype=np.float64), (doc, words)), shape=(stop - start, n_features)
+            (np.ones(T, dtype=np.float64), (doc, words)), shape=(n_docs, self.n_features)
         ).tocsr()
         counts.sum_duplicates()
-        blocks.append(counts)
-    X = sp.vstack(blocks, format="csr") if len(blocks) > 1 else blocks[0]
-    X.sort_indices()
-    leaf_names = np.asarray([str(tax.names[i]) for i in paths[:, -1]], dtype=object)
-    y = leaf_names[cls]
-    n_train = n_samples - n_test
+        return counts
+
+
+def _train_test(
+    X: sp.csr_matrix,
+    y: np.ndarray,
+    tax: Taxonomy,
+    n_train: int,
+    tfidf: bool,
+    desc: str,
+    meta: dict[str, Any],
+) -> tuple[HierDataset, HierDataset]:
+    """The first ``n_train`` documents and the rest, as sublinear TF-IDF fitted on the first
+    (the counts when not ``tfidf``)."""
     X_tr, X_te = X[:n_train], X[n_train:]
     if tfidf:
         from sklearn.feature_extraction.text import TfidfTransformer
@@ -287,25 +403,12 @@ def make_hierarchical_text(
         tr = TfidfTransformer(sublinear_tf=True)
         X_tr = tr.fit_transform(X_tr)
         X_te = tr.transform(X_te)
-    features = [f"w{j}" for j in range(n_features)]
-    desc = (
-        f"make_hierarchical_text: {n_classes} leaf classes, depth {depth}, {n_features} words, "
-        f"{words_per_node} words per node, noise {noise}, mean length {doc_length}"
-    )
-    meta = {"node_words": node_words, "class_prior": prior, "random_state": random_state}
+    features = [f"w{j}" for j in range(X.shape[1])]
     return (
         HierDataset(
-            _int32(X_tr), y[:n_train], tax, features, "hierarchical-text", desc, dict(meta)
+            int32_csr(X_tr), y[:n_train], tax, features, "hierarchical-text", desc, dict(meta)
         ),
         HierDataset(
-            _int32(X_te), y[n_train:], tax, features, "hierarchical-text", desc, dict(meta)
+            int32_csr(X_te), y[n_train:], tax, features, "hierarchical-text", desc, dict(meta)
         ),
     )
-
-
-def _int32(X: Any) -> sp.csr_matrix:
-    X = sp.csr_matrix(X, dtype=np.float64)
-    if X.nnz < np.iinfo(np.int32).max:
-        X.indices = X.indices.astype(np.int32, copy=False)
-        X.indptr = X.indptr.astype(np.int32, copy=False)
-    return X

@@ -472,12 +472,7 @@ def error_per_node(y_true: Any, y_pred: Any, taxonomy: Taxonomy) -> pd.DataFrame
 
     The miss rate of every node of the true paths (one minus the per-node hierarchical recall),
     suited to colour a taxonomy drawing (see :func:`hierlab.plots.taxonomy_figure`).
-
-    Parameters
-    ----------
-    y_true, y_pred : array-like
-        Node names or ids, single- or multi-label.
-    taxonomy : Taxonomy
+    ``y_true``, ``y_pred`` and ``taxonomy`` are as in :func:`error_per_level`.
 
     Returns
     -------
@@ -625,15 +620,7 @@ def au_prc(
     S = scores.toarray() if sp.issparse(scores) else np.asarray(scores, dtype=np.float64)
     if Y.ndim != 2 or Y.shape != S.shape:
         raise DataError(f"Y_true of shape {Y.shape} and scores of shape {S.shape} must match")
-    if nodes is not None:
-        if taxonomy is not None:
-            cols = taxonomy._ids(np.asarray(list(nodes)))
-        else:
-            cols = np.asarray(list(nodes), dtype=np.int64)
-    elif exclude_root:
-        cols = np.arange(1, Y.shape[1])
-    else:
-        cols = np.arange(Y.shape[1])
+    cols = _pr_columns(Y.shape[1], taxonomy, nodes, exclude_root)
     y = (Y[:, cols] > 0).ravel().astype(np.int64)
     s = S[:, cols].ravel()
     n_pos = y.sum()
@@ -648,6 +635,33 @@ def au_prc(
         raise ValueError(
             f"interpolation must be 'average_precision' or 'clus', not {interpolation!r}"
         )
+    return _clus_area(tp, fp, precision, n_pos)
+
+
+def _pr_columns(
+    n_cols: int, taxonomy: Taxonomy | None, nodes: Iterable[Any] | None, exclude_root: bool
+) -> np.ndarray:
+    """The node columns :func:`au_prc` pools: ``nodes`` (names or ids) or all but the root."""
+    if nodes is not None:
+        if taxonomy is not None:
+            return taxonomy._ids(np.asarray(list(nodes)))
+        return np.asarray(list(nodes), dtype=np.int64)
+    if exclude_root:
+        return np.arange(1, n_cols)
+    return np.arange(n_cols)
+
+
+def _clus_area(tp: np.ndarray, fp: np.ndarray, precision: np.ndarray, n_pos: float) -> float:
+    """Area under Clus's PR curve (Vens et al. 2008): Davis-Goadrich interpolation, trapezoids.
+
+    Parameters
+    ----------
+    tp, fp : ndarray of shape (n_thresholds,)
+        Cumulative true and false positives at each distinct threshold.
+    precision : ndarray of shape (n_thresholds,)
+    n_pos : float
+        Number of positive pairs.
+    """
     # Davis-Goadrich: between points k-1 and k add TP_{k-1} + 1 .. TP_k - 1.
     d_tp = np.diff(tp)
     n_mid = np.maximum(d_tp - 1, 0).astype(np.int64)
@@ -674,13 +688,8 @@ def evaluate(y_true: Any, y_pred: Any, taxonomy: Taxonomy) -> dict[str, float]:
     Single-label: ``zero_one_error``, ``accuracy``, ``tree_induced_error`` (mean gamma),
     ``half_tree_induced_error`` (seed 000's tree loss), ``micro_f1``, ``macro_f1``,
     ``hierarchical_precision``, ``hierarchical_recall``, ``hierarchical_f1``.
-    Multi-label: the same without the gamma measures (subset 0/1 on ``A+(Y)``).
-
-    Parameters
-    ----------
-    y_true, y_pred : array-like
-        Node names or ids, single- or multi-label.
-    taxonomy : Taxonomy
+    Multi-label: the same without the gamma measures (subset 0/1 on ``A+(Y)``). The arguments
+    are those of :func:`error_per_level`.
 
     Returns
     -------

@@ -98,7 +98,8 @@ class DemoResult:
     runs : list of RunResult
         Each run's estimator, taxonomy, predictions, metrics and solver history.
     metrics : DataFrame
-        One row per run (``label``, ``method`` and the metrics of ``hierlab.evaluation.metrics.evaluate``).
+        One row per run (``label``, ``method`` and the metrics of
+        ``hierlab.evaluation.metrics.evaluate``).
     figures : dict of str to plotly Figure
         Titled figures, in display order.
     observations : list of str
@@ -153,6 +154,9 @@ _HIERARCHY = DemoPreset(
     seeds="002",
 )
 
+#: The RDA settings both runs of the certified-optimality demo share.
+_RDA = {"C": 1.0, "tol": 1e-3, "rtol": 1e-3, "max_iter": 1500, "solver": "rda"}
+
 _CERTIFIED = DemoPreset(
     name="certified-optimality",
     title="Certified optimality (ORTHOGNL)",
@@ -167,16 +171,8 @@ _CERTIFIED = DemoPreset(
     },
     split={"mode": "own"},
     runs=(
-        RunSpec(
-            "orthognl",
-            {"alpha": 0.2, "C": 1.0, "tol": 1e-3, "rtol": 1e-3, "max_iter": 1500, "solver": "rda"},
-            label="ORTHOGNL (alpha = 0.2)",
-        ),
-        RunSpec(
-            "flatmult",
-            {"C": 1.0, "tol": 1e-3, "rtol": 1e-3, "max_iter": 1500, "solver": "rda"},
-            label="FLATMULT",
-        ),
+        RunSpec("orthognl", {"alpha": 0.2, **_RDA}, label="ORTHOGNL (alpha = 0.2)"),
+        RunSpec("flatmult", dict(_RDA), label="FLATMULT"),
     ),
     look_at=(
         "The bounds chart: the upper bound (best objective so far) falls, the lower bound "
@@ -446,7 +442,8 @@ def run_demo(name: str, progress: Progress | None = None) -> DemoResult:
     name : str
         A key of :data:`DEMOS`.
     progress : callable, optional
-        ``progress(fraction_done, text)``.
+        ``progress(fraction_done, text)``: before each run, before the analysis, and at the
+        end (``1.0, "done"``).
 
     Returns
     -------

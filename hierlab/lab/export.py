@@ -5,11 +5,11 @@ the app did: where the data came from (a built-in data set and its generator arg
 and taxonomy files), how it was split, and the runs (method, parameters, seed, given or induced
 taxonomy). :func:`export_script` writes a plain Python script that loads the same data, makes the
 same split, trains the same runs through the public ``hierlab`` API, prints every run's metrics
-(:func:`hierlab.evaluation.metrics.evaluate`) as one JSON line, and draws the figures the app shows with
-:mod:`hierlab.plots`. :func:`export_notebook` writes the same cells as an nbformat-4 notebook
-(plain JSON; no ``nbformat`` dependency): its code cells are exactly the script's cells, which are
-separated by ``# %%`` marker comments (the "percent" format that VS Code, Spyder and Jupytext
-read as cells).
+(:func:`hierlab.evaluation.metrics.evaluate`) as one JSON line, and draws the figures the app
+shows with :mod:`hierlab.plots`. :func:`export_notebook` writes the same cells as an nbformat-4
+notebook (plain JSON; no ``nbformat`` dependency): its code cells are exactly the script's cells,
+which are separated by ``# %%`` marker comments (the "percent" format that VS Code, Spyder and
+Jupytext read as cells).
 
 Contract for the app (how it fills a :class:`Session`)
 ------------------------------------------------------
@@ -20,7 +20,7 @@ Contract for the app (how it fills a :class:`Session`)
 * ``SplitSpec.from_dict(entry.split)``: ``{"mode": "own"}`` keeps the data set's own (train,
   test); ``{"mode": "random", "test_size": t, "seed": s}`` concatenates the own train and test
   (or takes the single file) and splits with ``train_test_split(arange(n), test_size=t,
-  random_state=s)``, indices sorted, as ``app.state.split_indices`` does.
+  random_state=s)``, indices sorted (:func:`split_dataset`, which the app uses too).
 * one ``RunSpec(method, params, seed, taxonomy="given" | "induced", induce={"tau": k})`` per run.
   ``seed`` goes to the method's ``random_state`` (through the schema parameter when there is one,
   else ``set_params``); :func:`make_run_estimator` does exactly what the script does.
@@ -416,37 +416,8 @@ def _code(src: str) -> str:
     return f"{CELL_MARKER}\n{src.strip()}"
 
 
-def export_script(session: Session) -> str:
-    """The session as a runnable Python script (cells separated by ``# %%`` markers).
-
-    Running it (``python session.py``) prints, for each run, one line
-    ``HIERLAB_METRICS {"label": ..., "method": ..., "metrics": {...}}`` and saves the figures as
-    HTML files in ``<script name>_figures/``; in a notebook the figures are shown inline.
-
-    Raises
-    ------
-    ParameterError, DataError
-        An invalid session (unknown method or parameter, bad split).
-    """
-    session.validate()
-    src, split = session.data, session.split
-    stamp = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
-    cells: list[str] = [
-        _md(
-            f"# {session.title}",
-            "",
-            f"Exported from hierlab on {stamp}: {src.describe()}, "
-            + (
-                "the data set's own train/test split"
-                if split.mode == "own"
-                else f"a random split (test size {split.test_size:g}, seed {split.seed})"
-            )
-            + f", {len(session.runs)} run(s).",
-            "Run it with `python <this file>` or open the notebook; every step uses the public "
-            "`hierlab` API.",
-        ),
-        _code(
-            """
+#: The script's imports and its ``show`` helper (a figure inline, or an HTML file).
+_PRELUDE = """
 import json
 import sys
 from pathlib import Path
@@ -472,10 +443,56 @@ def show(fig, name):
         FIGURES.mkdir(exist_ok=True)
         fig.write_html(FIGURES / f"{name}.html", include_plotlyjs="cdn")
 """
+
+#: The figures cell: bounds, metric bars, and for single-label trees the error per level and
+#: the gamma histogram.
+_FIGURES = """
+histories = {k: r[0].history_ for k, r in results.items() if hasattr(r[0], "history_")}
+show(plots.bounds_figure(histories, title="solver bounds"), "bounds")
+table = [{"method": k, **r[3]} for k, r in results.items()]
+show(plots.metric_bars_figure(pd.DataFrame(table)), "metrics")
+y_true = np.asarray(test.y, dtype=object)
+single = {k: r for k, r in results.items() if r[1].is_tree and not isinstance(y_true[0], tuple)}
+if single:
+    per_level = {k: error_per_level(y_true, r[2], r[1]) for k, r in single.items()}
+    show(plots.error_per_level_figure(per_level), "error_per_level")
+    hists = {k: gamma_histogram(y_true, r[2], r[1]) for k, r in single.items()}
+    show(plots.gamma_histogram_figure(hists), "gamma_histogram")
+"""
+
+
+def _intro_cells(session: Session) -> list[str]:
+    """The title (source, split, number of runs, export time), the imports and the data title."""
+    src, split = session.data, session.split
+    stamp = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
+    how = (
+        "the data set's own train/test split"
+        if split.mode == "own"
+        else f"a random split (test size {split.test_size:g}, seed {split.seed})"
+    )
+    return [
+        _md(
+            f"# {session.title}",
+            "",
+            f"Exported from hierlab on {stamp}: {src.describe()}, "
+            + how
+            + f", {len(session.runs)} run(s).",
+            "Run it with `python <this file>` or open the notebook; every step uses the public "
+            "`hierlab` API.",
         ),
+        _code(_PRELUDE),
         _md("## Data", "", f"{src.describe()[0].upper()}{src.describe()[1:]}."),
     ]
-    # ---- data
+
+
+def _data_code(src: DataSource, split: SplitSpec) -> str:
+    """The code that loads ``src`` and makes ``train`` and ``test`` as ``split`` says.
+
+    Raises
+    ------
+    DataError
+        A file source without a test file asked for its own split.
+    """
     concat = "from hierlab.datasets import concat_datasets as concat"
     if src.kind == "builtin":
         load = (
@@ -508,53 +525,69 @@ def show(fig, name):
             ")\n"
             "train, test = full.subset(np.sort(train_idx)), full.subset(np.sort(test_idx))\n"
         )
-    load += (
+    return load + (
         'print(f"train: {train.n_samples} rows, test: {test.n_samples} rows, "\n'
         '      f"{train.n_features} features, {train.taxonomy.n_nodes} taxonomy nodes")\n'
     )
-    cells.append(_code(load))
-    # ---- runs
+
+
+def _run_code(label: str, run: RunSpec) -> str:
+    """The code of one run: its taxonomy, estimator, fit, predictions and metrics line."""
+    params, via_set_params = _seeded_params(run)
+    lines = [f"# {label}: {get_method(run.method).summary}"]
+    if run.taxonomy == "induced":
+        lines += [
+            "from hierlab.methods.mftree.induce import induce_taxonomy",
+            "",
+            "# MF-Tree (seed 004) induces the taxonomy on the training rows",
+            f'tax = induce_taxonomy(train.X, train.y, method="mftree", **{_lit(run.induce)})',
+        ]
+    else:
+        lines.append("tax = train.taxonomy")
+    lines.append(f"est = hierlab.make_estimator({run.method!r}, taxonomy=tax, **{_lit(params)})")
+    if via_set_params:
+        lines.append(
+            'if "random_state" in est.get_params(deep=False):\n'
+            f"    est.set_params(random_state={run.seed!r})"
+        )
+    lines += [
+        "est.fit(train.X, train.y)",
+        "y_pred = np.asarray(est.predict(test.X), dtype=object)",
+        "metrics = evaluate(np.asarray(test.y, dtype=object), y_pred, tax)",
+        f"results[{label!r}] = (est, tax, y_pred, metrics)",
+        'print("' + METRICS_PREFIX + '" + json.dumps(',
+        f'    {{"label": {label!r}, "method": {run.method!r}, "metrics": metrics}}',
+        "))",
+    ]
+    return _code("\n".join(lines))
+
+
+def export_script(session: Session) -> str:
+    """The session as a runnable Python script (cells separated by ``# %%`` markers).
+
+    Running it (``python session.py``) prints, for each run, one line
+    ``HIERLAB_METRICS {"label": ..., "method": ..., "metrics": {...}}`` and saves the figures as
+    HTML files in ``<script name>_figures/``; in a notebook the figures are shown inline.
+
+    Raises
+    ------
+    ParameterError, DataError
+        An invalid session (unknown method or parameter, bad split).
+    """
+    session.validate()
+    cells = _intro_cells(session)
+    cells.append(_code(_data_code(session.data, session.split)))
     cells.append(
         _md(
             "## Runs",
             "",
             "Each run: `hierlab.make_estimator(method, taxonomy, **params)` (parameters are "
-            "validated by the registry), `fit`, `predict`, then `hierlab.evaluation.metrics.evaluate` on "
-            "the test rows.",
+            "validated by the registry), `fit`, `predict`, then "
+            "`hierlab.evaluation.metrics.evaluate` on the test rows.",
         )
     )
     cells.append(_code("results = {}  # label -> (estimator, taxonomy, predictions, metrics)"))
-    for label, run in zip(session.labels(), session.runs):
-        params, via_set_params = _seeded_params(run)
-        lines = [f"# {label}: {get_method(run.method).summary}"]
-        if run.taxonomy == "induced":
-            lines += [
-                "from hierlab.methods.mftree.induce import induce_taxonomy",
-                "",
-                "# MF-Tree (seed 004) induces the taxonomy on the training rows",
-                f'tax = induce_taxonomy(train.X, train.y, method="mftree", **{_lit(run.induce)})',
-            ]
-        else:
-            lines.append("tax = train.taxonomy")
-        lines.append(
-            f"est = hierlab.make_estimator({run.method!r}, taxonomy=tax, **{_lit(params)})"
-        )
-        if via_set_params:
-            lines.append(
-                'if "random_state" in est.get_params(deep=False):\n'
-                f"    est.set_params(random_state={run.seed!r})"
-            )
-        lines += [
-            "est.fit(train.X, train.y)",
-            "y_pred = np.asarray(est.predict(test.X), dtype=object)",
-            "metrics = evaluate(np.asarray(test.y, dtype=object), y_pred, tax)",
-            f"results[{label!r}] = (est, tax, y_pred, metrics)",
-            'print("' + METRICS_PREFIX + '" + json.dumps(',
-            f'    {{"label": {label!r}, "method": {run.method!r}, "metrics": metrics}}',
-            "))",
-        ]
-        cells.append(_code("\n".join(lines)))
-    # ---- figures
+    cells += [_run_code(label, run) for label, run in zip(session.labels(), session.runs)]
     if session.figures and session.runs:
         cells.append(
             _md(
@@ -565,23 +598,7 @@ def show(fig, name):
                 "gamma(y, y_hat).",
             )
         )
-        cells.append(
-            _code(
-                """
-histories = {k: r[0].history_ for k, r in results.items() if hasattr(r[0], "history_")}
-show(plots.bounds_figure(histories, title="solver bounds"), "bounds")
-table = [{"method": k, **r[3]} for k, r in results.items()]
-show(plots.metric_bars_figure(pd.DataFrame(table)), "metrics")
-y_true = np.asarray(test.y, dtype=object)
-single = {k: r for k, r in results.items() if r[1].is_tree and not isinstance(y_true[0], tuple)}
-if single:
-    per_level = {k: error_per_level(y_true, r[2], r[1]) for k, r in single.items()}
-    show(plots.error_per_level_figure(per_level), "error_per_level")
-    hists = {k: gamma_histogram(y_true, r[2], r[1]) for k, r in single.items()}
-    show(plots.gamma_histogram_figure(hists), "gamma_histogram")
-"""
-            )
-        )
+        cells.append(_code(_FIGURES))
     return "\n\n\n".join(cells) + "\n"
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -23,12 +23,14 @@ from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.svm import LinearSVC
 
-from hierlab.core.registry import Param, register
+from hierlab.core.cards import ONE_SHOT_BOUNDS, MethodCard
+from hierlab.core.params import Param
+from hierlab.core.registry import register
 from hierlab.core.solver import Callback, SolverState
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.methods.base import HierarchicalClassifier
 
-__all__ = ["TopDownClassifier"]
+__all__ = ["TOPDOWN_CARD", "TopDownClassifier", "report_one_shot"]
 
 
 def _child_towards(tax: Taxonomy, node: int, labels: np.ndarray) -> np.ndarray:
@@ -56,7 +58,43 @@ def _child_towards(tax: Taxonomy, node: int, labels: np.ndarray) -> np.ndarray:
 
 
 def _fit_node(estimator: Any, X: Any, y: np.ndarray) -> Any:
+    """A fitted clone of ``estimator`` (one node's classifier; run by joblib)."""
     return clone(estimator).fit(X, y)
+
+
+def report_one_shot(
+    estimator: HierarchicalClassifier,
+    callbacks: Sequence[Callback],
+    elapsed: float,
+    extra: dict[str, Any],
+) -> None:
+    """Report a fit without an iterative solver: one converged state, no objective, no bound.
+
+    Calls every callback with that state and sets ``history_``, ``n_iter_`` and
+    ``converged_`` of ``estimator``.
+
+    Parameters
+    ----------
+    estimator : HierarchicalClassifier
+    callbacks : sequence of Callback
+    elapsed : float
+        Seconds the fit took.
+    extra : dict
+        Method-specific numbers of the state (tree depth, number of node classifiers ...).
+    """
+    state = SolverState(
+        iteration=1,
+        elapsed=elapsed,
+        upper=float("nan"),
+        lower=None,
+        extra=extra,
+        converged=True,
+    )
+    for cb in callbacks:
+        cb(state)
+    estimator.history_ = pd.DataFrame([state.as_dict()])
+    estimator.n_iter_ = 1
+    estimator.converged_ = True
 
 
 class TopDownClassifier(HierarchicalClassifier):
@@ -84,8 +122,35 @@ class TopDownClassifier(HierarchicalClassifier):
         its parent (``+w``/``-w`` for a binary node); zero for the root and untrained nodes.
     """
 
+    _parameters: ClassVar[tuple[Param, ...]] = (
+        Param(
+            "C",
+            "float",
+            1.0,
+            low=0.0,
+            log=True,
+            symbol="C",
+            help="LinearSVC regularisation at each parent node (larger = less regularised)",
+            note="LinearSVC regularisation at each parent node; 0.1-10, larger = less "
+            "regularised. The default LinearSVC needs C > 0; ignored when estimator is given.",
+        ),
+        Param(
+            "estimator",
+            "object",
+            None,
+            help="base classifier cloned at every internal node (overrides C)",
+        ),
+        Param(
+            "n_jobs",
+            "int",
+            None,
+            help="joblib workers fitting the node classifiers (-1 = every core)",
+        ),
+    )
+
     def __init__(
         self,
+        *,
         taxonomy: Taxonomy | None = None,
         C: float = 1.0,
         estimator: Any = None,
@@ -97,22 +162,39 @@ class TopDownClassifier(HierarchicalClassifier):
         self.n_jobs = n_jobs
 
     def _base(self) -> Any:
+        """The classifier cloned at every node: ``estimator``, else ``LinearSVC(C=C)``."""
         if self.estimator is not None:
             return self.estimator
         return LinearSVC(C=self.C)
 
     def _fit(self, X: np.ndarray | sp.csr_matrix, Y: Any, callbacks: Sequence[Callback]) -> None:
+        jobs = self._node_jobs(np.asarray(Y, dtype=np.int64))
+        base = self._base()
+        t0 = time.perf_counter()
+        fitted = Parallel(n_jobs=self.n_jobs)(
+            delayed(_fit_node)(base, X[rows], target) for _, rows, target in jobs
+        )
+        self.node_estimators_ = {p: est for (p, _, _), est in zip(jobs, fitted)}
+        self.coef_ = self._stack_coef(X.shape[1])
+        report_one_shot(
+            self, callbacks, time.perf_counter() - t0, {"n_node_classifiers": len(jobs)}
+        )
+
+    def _node_jobs(self, y: np.ndarray) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        """``(node, rows, child targets)`` of every internal node with two trained children.
+
+        Every other internal node gets a ``default_child_``: its only child seen in training,
+        or its first child when no training example lies below it.
+        """
         tax = self.taxonomy_
-        y = np.asarray(Y, dtype=np.int64)
         closed = tax.ancestor_matrix[y].tocsc()  # (n, n_nodes): example i is below node j
         jobs: list[tuple[int, np.ndarray, np.ndarray]] = []
         self.default_child_: dict[int, int] = {}
         for p in tax.internal_nodes:
             rows = closed.indices[closed.indptr[p] : closed.indptr[p + 1]]
             rows = rows[y[rows] != p]  # examples labelled p itself stop above
-            kids = tax.children(p)
             if len(rows) == 0:
-                self.default_child_[int(p)] = int(kids[0])
+                self.default_child_[int(p)] = int(tax.children(p)[0])
                 continue
             target = _child_towards(tax, int(p), y[rows])
             seen = np.unique(target)
@@ -120,13 +202,11 @@ class TopDownClassifier(HierarchicalClassifier):
                 self.default_child_[int(p)] = int(seen[0])
                 continue
             jobs.append((int(p), rows, target))
-        base = self._base()
-        t0 = time.perf_counter()
-        fitted = Parallel(n_jobs=self.n_jobs)(
-            delayed(_fit_node)(base, X[rows], target) for _, rows, target in jobs
-        )
-        self.node_estimators_ = {p: est for (p, _, _), est in zip(jobs, fitted)}
-        coef = np.zeros((tax.n_nodes, X.shape[1]))
+        return jobs
+
+    def _stack_coef(self, n_features: int) -> np.ndarray:
+        """Row ``c``: the weight vector scoring child ``c`` at its parent (linear bases)."""
+        coef = np.zeros((self.taxonomy_.n_nodes, n_features))
         for est in self.node_estimators_.values():
             w = getattr(est, "coef_", None)
             if w is None:
@@ -138,22 +218,10 @@ class TopDownClassifier(HierarchicalClassifier):
                 coef[classes[0]] = -w[0]
             else:
                 coef[classes] = w
-        self.coef_ = coef
-        state = SolverState(
-            iteration=1,
-            elapsed=time.perf_counter() - t0,
-            upper=float("nan"),
-            lower=None,
-            extra={"n_node_classifiers": len(jobs)},
-            converged=True,
-        )
-        for cb in callbacks:
-            cb(state)
-        self.history_ = pd.DataFrame([state.as_dict()])
-        self.n_iter_ = 1
-        self.converged_ = True
+        return coef
 
     def _predict_ids(self, X: np.ndarray | sp.csr_matrix) -> np.ndarray:
+        """Route every row from the root to a leaf, level by level, one batch per node."""
         tax = self.taxonomy_
         n = X.shape[0]
         at = np.zeros(n, dtype=np.int64)
@@ -173,20 +241,35 @@ class TopDownClassifier(HierarchicalClassifier):
         return at
 
 
+#: the method card (:mod:`hierlab.core.cards`); the parameter rows come from ``_parameters``
+TOPDOWN_CARD = MethodCard(
+    title="Top-down local classifier per parent node",
+    idea=(
+        "What most practitioners use: at every internal node a multiclass LinearSVC "
+        "chooses a child, trained on the examples below that node; prediction walks from "
+        "the root to a leaf. The 'greedy' scheme that seeds 000 and 002 compare against."
+    ),
+    objective=(
+        r"\forall p \notin \mathcal L,\ c \in \mathcal C(p):\ \min_{w_c, b_c}\ "
+        r"\frac12\|w_c\|^2 + C\sum_{k:\, y_k \in \mathcal D(p)}\big[1 - s_{kc}(w_c^\top x_k"
+        r" + b_c)\big]_+^2,\quad s_{kc} = \pm 1 \ (c = c_k \text{ or not})"
+    ),
+    equations="Silla & Freitas (2011) 'local classifier per parent node'; HIERMULT of seed "
+    "000 with liblinear",
+    prediction=r"f(x):\ i \leftarrow 0;\ \text{while } \mathcal C(i) \neq \emptyset:\ "
+    r"i \leftarrow \arg\max_{c \in \mathcal C(i)} w_c^\top x + b_c",
+    symbols=r"$c_k$: the child of $p$ on the path to $y_k$ (LinearSVC's one-vs-rest "
+    "squared hinge with an intercept; binary nodes use one vector).",
+    solver="liblinear (LinearSVC) at each internal node, in parallel over nodes.",
+    bounds=ONE_SHOT_BOUNDS,
+    citation="C. Silla, A. Freitas. *A survey of hierarchical classification across "
+    "different application domains.* DMKD 2011; S. Dumais, H. Chen, SIGIR 2000.",
+)
+
 register(
     "topdown",
     TopDownClassifier,
-    params=[
-        Param(
-            "C",
-            "float",
-            1.0,
-            low=1e-6,
-            high=1e6,
-            log=True,
-            help="LinearSVC regularisation at each parent node (larger = less regularised)",
-        ),
-    ],
+    card=TOPDOWN_CARD,
     seed="baseline",
     summary="Top-down local classifier per parent node (one LinearSVC per internal node)",
 )

@@ -1,8 +1,8 @@
 """Block-coordinate Frank-Wolfe on the dual of the seed-000 problems, with certified bounds.
 
 Every training problem of seed 000 reads ``J(W) = R(W) + sum_b max_r (L_br - <W, U_br x_b^T>)``
-(:class:`~hierlab.methods.orthogonal.model.DualBlocks`: one block ``b`` of labels per example, or per
-example and internal node for HIERMULT; weights and ``C`` folded into ``L`` and ``U``). For a
+(:class:`~hierlab.core.model.DualBlocks`: one block ``b`` of labels per example, or per example
+and internal node for HIERMULT; weights and ``C`` folded into ``L`` and ``U``). For a
 quadratic ``R(W) = 1/2 tr(W^T Q W)`` (L2: FLATMULT, HIERMULT, TREELOSS; TRANSFER's ``I + L``)
 the Lagrange dual of the slack QP is
 
@@ -41,143 +41,164 @@ with ``Q = K_sigma``, and once per epoch the ``sigma`` block, maximised exactly 
 ``sigma_ij`` is ``K_ij (W W^T)_ij``, so its Frank-Wolfe vertex is the sign pattern of
 ``W W^T = K_sigma^{-1} V V^T K_sigma^{-1}``). At the optimum ``sigma_ij = sign(w_i^T w_j)``
 wherever ``w_i^T w_j != 0``, ``J_sigma(W) = J(W)`` and the gap closes.
+
+**The metric.** The solver never asks which regularizer it has: each one supplies its dual
+metric (:meth:`~hierlab.core.regularizers.Regularizer.dual_metric`), ``P = Q^{-1}`` of a
+quadratic (:class:`~hierlab.core.regularizers.DualMetric`) or ORTHOGNL's sign relaxation with
+its ``sigma`` step (:class:`~hierlab.core.regularizers.SignRelaxedMetric`).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import minimize
 
 from hierlab.core._jit import jit_enabled, njit, sparse_row_times, sparse_row_update
 from hierlab.core.exceptions import ConvergenceError, ParameterError
 from hierlab.core.model import DualBlocks
 from hierlab.core.objective import Objective
-from hierlab.core.regularizers import L2, Orthogonal, Quadratic, Regularizer
+from hierlab.core.regularizers import DualMetric
 from hierlab.core.solver import Solver, SolverState
+from hierlab.solvers.rda import check_budget
 
+#: ``DualMetric`` is re-exported: each regularizer builds its own
+#: (:meth:`~hierlab.core.regularizers.Regularizer.dual_metric`)
 __all__ = ["BCFW", "DualMetric"]
 
 
-class DualMetric:
-    """``P = Q^{-1}`` of the quadratic regularizer (active rows only), for the dual.
+def _diverged(epoch: int, what: str = "a step's curvature overflowed") -> ConvergenceError:
+    """The error raised when an epoch's arithmetic overflows (``what`` says where)."""
+    return ConvergenceError(
+        f"BCFW diverged at iteration {epoch}: {what}. Check the data for very large values, "
+        "or lower C."
+    )
 
-    For :class:`~hierlab.core.regularizers.Orthogonal` the quadratic is ``K_sigma = K o sigma`` and
-    :meth:`sigma_step` maximises the dual over ``sigma`` (see the module docstring).
 
-    Parameters
-    ----------
-    regularizer : L2, Quadratic or Orthogonal
+def _rows(Xs: sp.csr_matrix) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray]:
+    """Per-example column indices and values (CSR row slices) and ``||x_k||^2``."""
+    ip, ind, dat = Xs.indptr, Xs.indices, Xs.data
+    cols = [ind[ip[k] : ip[k + 1]] for k in range(Xs.shape[0])]
+    vals = [dat[ip[k] : ip[k + 1]] for k in range(Xs.shape[0])]
+    sqn = np.asarray(Xs.multiply(Xs).sum(axis=1)).ravel()
+    return cols, vals, sqn
 
-    Attributes
-    ----------
-    P : ndarray of shape (n_rows, n_rows)
-        ``Q^{-1}`` on the active rows, zero elsewhere.
-    pdiag : ndarray of shape (n_rows,) or None
-        The diagonal of ``P`` when ``P`` is diagonal (then products are element-wise).
-    sigma : ndarray of shape (n_rows, n_rows) or None
-        ORTHOGNL's current sign relaxation (``None`` otherwise).
+
+def _pad_tables(
+    tables: list[tuple[np.ndarray, np.ndarray]], C: float, m: int, R: int
+) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
+    """The label tables scaled by ``C`` and padded to ``R`` rows.
+
+    Returns
+    -------
+    U : list of ndarray of shape (R, m)
+        Directions, zero padding.
+    L : list of ndarray of shape (R,)
+        Losses, ``-inf`` padding (a padding row is never the most violated label).
+    Lzero : list of ndarray of shape (R,)
+        Losses, zero padding (for the dual value).
+    """
+    Upad, Lpad, Lzero = [], [], []
+    for U, L in tables:
+        r = len(L)
+        Up = np.zeros((R, m))
+        Up[:r] = C * U
+        Lp = np.full(R, -np.inf)
+        Lp[:r] = C * L
+        Lz = np.zeros(R)
+        Lz[:r] = C * L
+        Upad.append(Up)
+        Lpad.append(Lp)
+        Lzero.append(Lz)
+    return Upad, Lpad, Lzero
+
+
+class _Dual:
+    """The dual of one objective as BCFW walks it (one per solve).
+
+    Built once: the label tables of the model's :class:`~hierlab.core.model.DualBlocks`
+    (scaled by ``C`` and padded, :func:`_pad_tables`), the blocks of every example, the
+    examples' CSR rows and the regularizer's metric. Updated by the epochs: the dual variables
+    ``alpha`` and ``W(alpha)^T``.
+    Dense input is read through its CSR form: the passes and ``V = X^T B`` then do the same
+    floating-point operations for dense and sparse ``X`` (exact ties between labels, which the
+    pairwise line search creates, are then broken identically).
     """
 
-    def __init__(self, regularizer: Regularizer) -> None:
-        act = np.asarray(regularizer.active, dtype=bool)
-        self.idx = np.flatnonzero(act)
-        m = len(act)
-        self.sigma: np.ndarray | None = None
-        self.pdiag: np.ndarray | None = None
-        if isinstance(regularizer, L2):
-            self.pdiag = act / regularizer.sigma
-            self.P = np.diag(self.pdiag)
-        elif isinstance(regularizer, Quadratic):
-            self.P = self._inverse(regularizer.Q)
-        elif isinstance(regularizer, Orthogonal):
-            K = regularizer.K
-            self.Kd = np.diag(np.diag(K))
-            self.Koff = K - self.Kd
-            self.sigma = np.zeros((m, m))
-            self.P = self._inverse(self.Kd)
-            self.pdiag = np.diag(self.P).copy() if not self.Koff.any() else None
-        else:
-            raise ParameterError(
-                f"BCFW needs an L2, Quadratic or Orthogonal regularizer, got "
-                f"{type(regularizer).__name__}"
-            )
-
-    def _inverse(self, Q: np.ndarray) -> np.ndarray:
-        P = np.zeros_like(Q, dtype=np.float64)
-        ix = np.ix_(self.idx, self.idx)
-        block = np.linalg.inv(Q[ix])
-        P[ix] = 0.5 * (block + block.T)
-        return P
-
-    def K_sigma(self, sigma: np.ndarray) -> np.ndarray:
-        """``K o sigma`` (ORTHOGNL), shape (n_rows, n_rows)."""
-        return self.Kd + self.Koff * sigma
-
-    def apply(self, VT: np.ndarray) -> np.ndarray:
-        """``W^T = V^T P`` for ``V^T`` of shape (n_features, n_rows)."""
-        if self.pdiag is not None:
-            return VT * self.pdiag
-        return np.asarray(VT @ self.P)
-
-    def sigma_step(self, G: np.ndarray, max_steps: int = 200, rtol: float = 1e-12) -> int:
-        """Maximise the dual ``-1/2 tr(K_sigma^{-1} G)`` over the box ``sigma in [-1, 1]``.
-
-        The function is concave in ``sigma`` (matrix-fractional), smooth, and lives on the
-        ancestor pairs only (``K_ij > 0``), so it is maximised by L-BFGS-B with box bounds from
-        the current ``sigma`` (gradient ``K_ij (W W^T)_ij`` per pair, ``W W^T = P G P``); the
-        result is kept only if it does not lower the dual.
-
-        Parameters
-        ----------
-        G : ndarray of shape (n_rows, n_rows)
-            ``V V^T`` (fixed while ``sigma`` moves).
-        max_steps : int
-            L-BFGS-B iterations.
-        rtol : float
-            Relative tolerance on the dual value.
-
-        Returns
-        -------
-        int
-            Iterations taken (``P`` and ``sigma`` are updated in place).
-        """
-        if self.sigma is None or not self.Koff.any():
-            return 0
-        iu, ju = np.nonzero(np.triu(self.Koff > 0, k=1))
-        kp = self.Koff[iu, ju]
-        ix = np.ix_(self.idx, self.idx)
-        Ga = G[ix]
-
-        def neg_dual(z: np.ndarray) -> tuple[float, np.ndarray]:
-            sig = self.sigma.copy()  # type: ignore[union-attr]
-            sig[iu, ju] = sig[ju, iu] = z
-            Pa = np.linalg.inv(self.K_sigma(sig)[ix])
-            P = np.zeros_like(self.Kd)
-            P[ix] = Pa
-            M = P @ G @ P
-            return 0.5 * float(np.sum(Pa * Ga)), -kp * M[iu, ju]
-
-        z0 = self.sigma[iu, ju].copy()
-        f0, _ = neg_dual(z0)
-        res = minimize(
-            neg_dual,
-            z0,
-            jac=True,
-            method="L-BFGS-B",
-            bounds=[(-1.0, 1.0)] * len(z0),
-            options={"maxiter": max_steps, "ftol": rtol, "gtol": 1e-14},
+    def __init__(self, objective: Objective, dual_init: np.ndarray | None = None) -> None:
+        X = objective.X
+        self.n, self.m, self.n_blocks = X.shape[0], objective.shape[0], objective.n_blocks
+        blocks: DualBlocks = objective.model.dual_blocks(objective.y)
+        #: labels of each table (the null label last)
+        self.sizes = np.asarray([len(L) for _, L in blocks.tables])
+        self.R = int(self.sizes.max())
+        self.U, self.L, self.Lzero = _pad_tables(blocks.tables, objective.C, self.m, self.R)
+        self.bex = blocks.block_example
+        self.btab = np.asarray(blocks.block_table, dtype=np.int64)
+        self.bstart = np.asarray(np.searchsorted(self.bex, np.arange(self.n + 1)), dtype=np.int64)
+        self.blist = [
+            [(b, self.U[self.btab[b]], self.L[self.btab[b]]) for b in range(lo, hi)]
+            for lo, hi in zip(self.bstart[:-1], self.bstart[1:])
+        ]
+        self.by_table = [np.flatnonzero(self.btab == t) for t in range(len(self.U))]
+        # separable problems (HIERMULT): the objective block of each table (its rows' block)
+        bor = objective.block_of_row
+        self.table_block = np.array(
+            [
+                int(bor[np.flatnonzero(np.abs(U).sum(axis=0))].min(initial=self.n_blocks))
+                for U in self.U
+            ]
         )
-        if res.fun <= f0:
-            sig = self.sigma.copy()
-            z = np.clip(res.x, -1.0, 1.0)
-            sig[iu, ju] = sig[ju, iu] = z
-            self.sigma = sig
-            self.P = self._inverse(self.K_sigma(sig))
-        return int(res.nit)
+        self.Xs = sp.csr_matrix(X)
+        self.cols, self.vals, self.sqn = _rows(self.Xs)
+        self.XT = objective.XT if objective.XT is not None else sp.csr_matrix(self.Xs.T)
+        self.Ust = np.ascontiguousarray(np.stack(self.U))  # (n_tables, R, m) for the kernel
+        self.Lst = np.ascontiguousarray(np.stack(self.L))
+        self.eps = 1e-12 * max(float(np.max(np.abs(np.concatenate(self.Lzero)))), 1e-300)
+        self.metric: DualMetric = objective.regularizer.dual_metric()
+        self.alpha = self.initial_alpha(dual_init)
+        # W^T: rows of the sparse X index rows of WT; W(alpha) of a warm start
+        if dual_init is None:
+            self.WT = np.zeros((objective.shape[1], self.m))
+        else:
+            self.WT = self.weights()
+
+    def initial_alpha(self, dual_init: np.ndarray | None) -> np.ndarray:
+        """The starting dual point, shape (n_blocks, R): ``dual_init`` checked and normalised,
+        or every block at its null label."""
+        nb, R = len(self.bex), self.R
+        if dual_init is None:
+            alpha = np.zeros((nb, R))
+            alpha[np.arange(nb), (self.sizes - 1)[self.btab]] = 1.0
+            return alpha
+        alpha = np.array(dual_init, dtype=np.float64)
+        if alpha.shape != (nb, R) or (alpha < 0).any():
+            raise ParameterError(
+                f"dual_init must be non-negative of shape {(nb, R)}, got {alpha.shape}"
+            )
+        rows = self.sizes[self.btab]
+        if np.any(alpha[np.arange(R)[None, :] >= rows[:, None]] > 0):
+            raise ParameterError("dual_init puts mass on labels a block does not have")
+        alpha /= alpha.sum(axis=1, keepdims=True)
+        return alpha
+
+    def dual_point(self, alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``B`` (n, m) with ``V = X^T B`` and the linear dual term of each objective block."""
+        B = np.zeros((self.n, self.m))
+        ell = np.zeros(self.n_blocks + 1)
+        for t, bl in enumerate(self.by_table):
+            if len(bl):
+                B[self.bex[bl]] += alpha[bl] @ self.U[t]
+                ell[self.table_block[t]] += float((alpha[bl] @ self.Lzero[t]).sum())
+        return B, ell
+
+    def weights(self) -> np.ndarray:
+        """``W(alpha)^T``, shape (n_features, n_rows), C-contiguous."""
+        B = self.dual_point(self.alpha)[0]
+        return np.ascontiguousarray(self.metric.apply(np.asarray(self.XT @ B)))
 
 
 class BCFW(Solver):
@@ -185,7 +206,9 @@ class BCFW(Solver):
 
     One :class:`~hierlab.core.solver.SolverState` per epoch (a pass over the examples in a
     random order): ``upper = min J(W)``, ``lower = max D`` (a dual objective value, see the
-    module docstring), so ``lower <= J* <= upper`` at every epoch.
+    module docstring), so ``lower <= J* <= upper`` at every epoch. The metric of the dual comes
+    from the objective's regularizer (:meth:`~hierlab.core.regularizers.Regularizer.
+    dual_metric`).
 
     Parameters
     ----------
@@ -201,14 +224,14 @@ class BCFW(Solver):
         A visit stops once the pair gap falls below ``inner_rtol`` times its first pair gap.
     random_state : int, default 0
         Seed of the visiting order.
+    use_jit : bool, optional
+        Run the per-example pass with the compiled kernel (numba; the same steps at machine
+        speed). None: when :func:`hierlab.core._jit.jit_enabled`.
     dual_init : ndarray of shape (n_blocks, max_labels), optional
         Warm start: dual variables of an earlier run on the same blocks (the :attr:`alpha_` of
         a solve of the same examples, labels and losses, e.g. with other class attributes:
         the simplices do not depend on them, so the old point stays feasible). ``W`` starts at
         ``W(alpha)``. None: every block starts at its null label (``W = 0``).
-    use_jit : bool, optional
-        Run the per-example pass with the compiled kernel (numba; the same steps at machine
-        speed). None: when :func:`hierlab.core._jit.jit_enabled`.
 
     Attributes
     ----------
@@ -228,14 +251,9 @@ class BCFW(Solver):
         use_jit: bool | None = None,
         dual_init: np.ndarray | None = None,
     ) -> None:
-        if int(max_iter) < 1:
-            raise ParameterError(f"max_iter must be >= 1, got {max_iter!r}")
+        self.max_iter, self.max_time = check_budget(max_iter, max_time)
         if int(inner) < 1:
             raise ParameterError(f"inner must be >= 1, got {inner!r}")
-        if max_time is not None and not max_time > 0:
-            raise ParameterError(f"max_time must be positive, got {max_time!r}")
-        self.max_iter = int(max_iter)
-        self.max_time = max_time
         self.inner = int(inner)
         self.inner_rtol = float(inner_rtol)
         self.random_state = random_state
@@ -243,196 +261,28 @@ class BCFW(Solver):
         self.dual_init = dual_init
         self.coef = None
 
-    # ------------------------------------------------------------------ set-up
-    @staticmethod
-    def _rows(Xs: sp.csr_matrix) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray]:
-        """Per-example column indices and values (CSR row slices) and ``||x_k||^2``."""
-        ip, ind, dat = Xs.indptr, Xs.indices, Xs.data
-        cols = [ind[ip[k] : ip[k + 1]] for k in range(Xs.shape[0])]
-        vals = [dat[ip[k] : ip[k + 1]] for k in range(Xs.shape[0])]
-        sqn = np.asarray(Xs.multiply(Xs).sum(axis=1)).ravel()
-        return cols, vals, sqn
-
     def iterate(self, objective: Objective) -> Iterator[SolverState]:
         """Run BCFW on ``objective``; yield one state per epoch."""
         t_start = time.perf_counter()
-        model, reg, C = objective.model, objective.regularizer, objective.C
-        X, y = objective.X, objective.y
-        n = X.shape[0]
-        m, d = objective.shape
-        blocks: DualBlocks = model.dual_blocks(y)
-        metric = DualMetric(reg)
-        # padded tables: U (R, m), L with -inf padding (never chosen), Lz with 0 padding
-        R = max(len(L) for _, L in blocks.tables)
-        Upad, Lpad, Lzero, null = [], [], [], []
-        for U, L in blocks.tables:
-            r = len(L)
-            Up = np.zeros((R, m))
-            Up[:r] = C * U
-            Lp = np.full(R, -np.inf)
-            Lp[:r] = C * L
-            Lz = np.zeros(R)
-            Lz[:r] = C * L
-            Upad.append(Up)
-            Lpad.append(Lp)
-            Lzero.append(Lz)
-            null.append(r - 1)
-        bex, btab = blocks.block_example, blocks.block_table
-        nb = len(bex)
-        if self.dual_init is not None:
-            alpha = np.array(self.dual_init, dtype=np.float64)
-            if alpha.shape != (nb, R) or (alpha < 0).any():
-                raise ParameterError(
-                    f"dual_init must be non-negative of shape {(nb, R)}, got {alpha.shape}"
-                )
-            rows = np.asarray([len(L) for _, L in blocks.tables])[btab]
-            if np.any(alpha[np.arange(R)[None, :] >= rows[:, None]] > 0):
-                raise ParameterError("dual_init puts mass on labels a block does not have")
-            alpha /= alpha.sum(axis=1, keepdims=True)
-        else:
-            alpha = np.zeros((nb, R))
-            alpha[np.arange(nb), np.asarray(null)[btab]] = 1.0
-        self.alpha_ = alpha
-        bstart = np.searchsorted(bex, np.arange(n + 1))
-        blist = [
-            [(b, Upad[btab[b]], Lpad[btab[b]]) for b in range(bstart[k], bstart[k + 1])]
-            for k in range(n)
-        ]
-        by_table = [np.flatnonzero(btab == t) for t in range(len(Upad))]
-        # separable problems (HIERMULT): the objective block of each table (its rows' block)
+        dual = _Dual(objective, self.dual_init)
+        self.alpha_ = dual.alpha
         nob = objective.n_blocks
-        bor = objective.block_of_row
-        table_block = np.array(
-            [int(bor[np.flatnonzero(np.abs(U).sum(axis=0))].min(initial=nob)) for U in Upad]
-        )
-        # Dense input is read through its CSR form: the loop and V = X^T B then do the same
-        # floating-point operations for dense and sparse X (exact ties between labels, which the
-        # pairwise line search creates, are then broken identically).
-        Xs = sp.csr_matrix(X)
-        cols, vals, sqn = self._rows(Xs)
-        XT = objective.XT if objective.XT is not None else sp.csr_matrix(Xs.T)
-        rng = np.random.default_rng(self.random_state)
-        use_jit = jit_enabled() if self.use_jit is None else self.use_jit
-        kernel = _PASS_KERNEL if use_jit else None
-        Ust = np.ascontiguousarray(np.stack(Upad))  # (n_tables, R, m) for the kernel
-        Lst = np.ascontiguousarray(np.stack(Lpad))
-        bstart = np.asarray(bstart, dtype=np.int64)
-        btab = np.asarray(btab, dtype=np.int64)
-        eps = 1e-12 * max(float(np.max(np.abs(np.concatenate(Lzero)))), 1e-300)
-        inf = np.inf
-        inner = self.inner
-        inner_rtol = self.inner_rtol
-
-        def dual_point(alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            """``B`` (n, m) with ``V = X^T B`` and the linear dual term of each block."""
-            B = np.zeros((n, m))
-            ell = np.zeros(nob + 1)
-            for t, bl in enumerate(by_table):
-                if len(bl):
-                    B[bex[bl]] += alpha[bl] @ Upad[t]
-                    ell[table_block[t]] += float((alpha[bl] @ Lzero[t]).sum())
-            return B, ell
-
-        # W^T: rows of the sparse X index rows of WT; W(alpha) of the warm start
-        if self.dual_init is None:
-            WT = np.zeros((d, m))
-        else:
-            WT = np.ascontiguousarray(metric.apply(np.asarray(XT @ dual_point(alpha)[0])))
         upper = np.full(nob, np.inf)
         lower = np.full(nob, -np.inf)
-        row_block = np.r_[np.arange(nob), -1][bor]  # rows in no block: -1
-        best = np.zeros((m, d))
-        self.coef = best
+        row_block = np.r_[np.arange(nob), -1][objective.block_of_row]  # rows in no block: -1
+        self.coef = np.zeros(objective.shape)
+        rng = np.random.default_rng(self.random_state)
+        use_jit = jit_enabled() if self.use_jit is None else self.use_jit
         spent = time.perf_counter() - t_start
-
         for epoch in range(1, self.max_iter + 1):
             t0 = time.perf_counter()
-            steps = 0
-            P = metric.P
-            pdiag = metric.pdiag
-            order = rng.permutation(n)
-            if kernel is not None:
-                steps = kernel(
-                    order, Xs.indptr, Xs.indices, Xs.data, sqn, bstart, btab, Ust, Lst,
-                    alpha, WT, P, pdiag if pdiag is not None else sqn[:0], pdiag is not None,
-                    eps, inner, inner_rtol,
-                )  # fmt: skip
-                if steps < 0:
-                    raise ConvergenceError(
-                        f"BCFW diverged at iteration {epoch}: a step's curvature overflowed. "
-                        "Check the data for very large values, or lower C."
-                    )
-                order = order[:0]
-            # overflow (absurd C or feature scales) is caught once per epoch below
-            with np.errstate(over="ignore", invalid="ignore"):
-                for k in order:
-                    c_k = cols[k]
-                    v_k = vals[k]
-                    sq = sqn[k]
-                    Wk = WT[c_k]
-                    S = v_k @ Wk
-                    acc = None
-                    for b, U, L in blist[k]:
-                        al = alpha[b]
-                        stop = eps
-                        for _ in range(inner):
-                            h = L - U @ S
-                            a = h.argmax()
-                            hv = np.where(al > 0, h, inf)
-                            v = hv.argmin()
-                            gp = h[a] - hv[v]
-                            if gp <= stop:
-                                break
-                            if stop == eps:  # later steps must still gain a fraction of the first
-                                stop = max(eps, inner_rtol * gp)
-                            db = U[a] - U[v]
-                            Pd = db * pdiag if pdiag is not None else P @ db
-                            q = sq * float(db @ Pd)
-                            if not q < inf:  # inf or NaN: the step cannot be represented
-                                raise ConvergenceError(
-                                    f"BCFW diverged at iteration {epoch}: a step's curvature "
-                                    "overflowed. Check the data for very large values, or lower C."
-                                )
-                            gam = al[v]
-                            if q > 0 and gp < gam * q:
-                                gam = gp / q
-                            al[a] += gam
-                            al[v] -= gam
-                            S += (gam * sq) * Pd
-                            if acc is None:
-                                acc = gam * Pd
-                            else:
-                                acc += gam * Pd
-                            steps += 1
-                    if acc is not None:
-                        Wk += np.multiply.outer(v_k, acc)
-                        WT[c_k] = Wk
-            # ---- exact recomputation of W(alpha) and the two bounds
-            alpha /= alpha.sum(axis=1, keepdims=True)  # stay on the simplices (rounding)
-            B, ell = dual_point(alpha)
-            VT = np.asarray(XT @ B)
-            sig_steps = 0
-            if metric.sigma is not None:
-                sig_steps = metric.sigma_step(VT.T @ VT)
-            WT = metric.apply(VT)
-            if not (np.isfinite(WT).all() and np.isfinite(alpha).all()):
-                raise ConvergenceError(
-                    f"BCFW diverged at iteration {epoch}: the weights overflowed. Check the data "
-                    "for very large values, or lower C."
-                )
-            D = ell[:nob] - 0.5 * objective.row_dot(VT.T, WT.T)
-            J = objective.block_values(WT.T)
-            # separable problems keep each block's best primal and dual (their sums bound J*)
-            improved = J < upper
-            if improved.any():
-                upper = np.where(improved, J, upper)
-                if improved.all():
-                    best = WT.copy().T  # (n_rows, n_features), Fortran order: X @ best.T cheap
-                else:
-                    best = best.copy(order="F")
-                    rows = np.flatnonzero(improved[row_block] & (row_block >= 0))
-                    best[rows] = WT[:, rows].T
-                self.coef = best
+            order = rng.permutation(dual.n)
+            if use_jit and _PASS_KERNEL is not None:
+                steps = self._kernel_pass(dual, order, epoch)
+            else:
+                steps = self._python_pass(dual, order, epoch)
+            D, J, sig_steps = self._certify(dual, objective, epoch)
+            upper = self._keep_best(dual.WT, J, upper, row_block)
             lower = np.maximum(lower, D)
             spent += time.perf_counter() - t0
             yield SolverState(
@@ -450,6 +300,195 @@ class BCFW(Solver):
             )
             if self.max_time is not None and spent >= self.max_time:
                 return
+
+    # ------------------------------------------------------------------ one epoch
+    def _kernel_pass(self, dual: _Dual, order: np.ndarray, epoch: int) -> int:
+        """The examples of ``order`` through the compiled kernel; returns the steps taken."""
+        Xs, pdiag = dual.Xs, dual.metric.pdiag
+        steps = int(
+            _PASS_KERNEL(  # type: ignore[misc]
+                order, Xs.indptr, Xs.indices, Xs.data, dual.sqn, dual.bstart, dual.btab,
+                dual.Ust, dual.Lst, dual.alpha, dual.WT, dual.metric.P,
+                pdiag if pdiag is not None else dual.sqn[:0], pdiag is not None,
+                dual.eps, self.inner, self.inner_rtol,
+            )
+        )  # fmt: skip
+        if steps < 0:
+            raise _diverged(epoch)
+        return steps
+
+    def _python_pass(self, dual: _Dual, order: np.ndarray, epoch: int) -> int:
+        """The Python form of :func:`_pass_kernel` (``alpha`` and ``WT`` updated in place)."""
+        steps = 0
+        WT = dual.WT
+        # overflow (absurd C or feature scales) is caught per step and once per epoch
+        with np.errstate(over="ignore", invalid="ignore"):
+            for k in order:
+                c_k, v_k, sq = dual.cols[k], dual.vals[k], dual.sqn[k]
+                Wk = WT[c_k]
+                S = v_k @ Wk
+                acc = None
+                for b, U, L in dual.blist[k]:
+                    acc, taken = self._pairwise_steps(dual, dual.alpha[b], U, L, S, sq, acc, epoch)
+                    steps += taken
+                if acc is not None:
+                    Wk += np.multiply.outer(v_k, acc)
+                    WT[c_k] = Wk
+        return steps
+
+    def _pairwise_steps(
+        self,
+        dual: _Dual,
+        al: np.ndarray,
+        U: np.ndarray,
+        L: np.ndarray,
+        S: np.ndarray,
+        sq: float,
+        acc: np.ndarray | None,
+        epoch: int,
+    ) -> tuple[np.ndarray | None, int]:
+        """Up to ``inner`` pairwise Frank-Wolfe steps on one block of one example.
+
+        Mass moves from the worst active label ``v`` to the most violated one ``a`` with the
+        exact line search; ``al`` (the block's simplex) and ``S`` (the example's scores) are
+        updated in place, and ``sum gamma P (u_a - u_v)`` is added to ``acc``.
+
+        Returns
+        -------
+        acc : ndarray of shape (n_rows,) or None
+        steps : int
+        """
+        P, pdiag, eps = dual.metric.P, dual.metric.pdiag, dual.eps
+        stop = eps
+        steps = 0
+        for _ in range(self.inner):
+            h = L - U @ S
+            a = h.argmax()
+            hv = np.where(al > 0, h, np.inf)
+            v = hv.argmin()
+            gp = h[a] - hv[v]
+            if gp <= stop:
+                break
+            if stop == eps:  # later steps must still gain a fraction of the first
+                stop = max(eps, self.inner_rtol * gp)
+            db = U[a] - U[v]
+            Pd = db * pdiag if pdiag is not None else P @ db
+            q = sq * float(db @ Pd)
+            if not q < np.inf:  # inf or NaN: the step cannot be represented
+                raise _diverged(epoch)
+            gam = al[v]
+            if q > 0 and gp < gam * q:
+                gam = gp / q
+            al[a] += gam
+            al[v] -= gam
+            S += (gam * sq) * Pd
+            if acc is None:
+                acc = gam * Pd
+            else:
+                acc += gam * Pd
+            steps += 1
+        return acc, steps
+
+    # ------------------------------------------------------------------ the certificate
+    @staticmethod
+    def _certify(
+        dual: _Dual, objective: Objective, epoch: int
+    ) -> tuple[np.ndarray, np.ndarray, int]:
+        """Recompute ``W(alpha)`` exactly (into ``dual.WT``) and evaluate both bounds.
+
+        Returns
+        -------
+        D : ndarray of shape (n_blocks,)
+            The dual value per objective block (a certified lower bound).
+        J : ndarray of shape (n_blocks,)
+            The primal value at ``W(alpha)``.
+        sigma_steps : int
+            Iterations of the metric's relaxation step (ORTHOGNL's ``sigma``).
+        """
+        alpha, metric = dual.alpha, dual.metric
+        alpha /= alpha.sum(axis=1, keepdims=True)  # stay on the simplices (rounding)
+        B, ell = dual.dual_point(alpha)
+        VT = np.asarray(dual.XT @ B)
+        sig_steps = metric.sigma_step(VT.T @ VT) if metric.sigma is not None else 0
+        WT = metric.apply(VT)
+        if not (np.isfinite(WT).all() and np.isfinite(alpha).all()):
+            raise _diverged(epoch, "the weights overflowed")
+        dual.WT = WT
+        D = ell[: objective.n_blocks] - 0.5 * objective.row_dot(VT.T, WT.T)
+        J = objective.block_values(WT.T)
+        return D, J, sig_steps
+
+    def _keep_best(
+        self, WT: np.ndarray, J: np.ndarray, upper: np.ndarray, row_block: np.ndarray
+    ) -> np.ndarray:
+        """Keep :attr:`coef` at the best ``W`` seen (per block for separable problems: each
+        block's best primal and dual, whose sums bound ``J*``); returns the new ``upper``."""
+        improved = J < upper
+        if not improved.any():
+            return upper
+        if improved.all():
+            best = WT.copy().T  # (n_rows, n_features), Fortran order: X @ best.T cheap
+        else:
+            best = np.asarray(self.coef).copy(order="F")
+            rows = np.flatnonzero(improved[row_block] & (row_block >= 0))
+            best[rows] = WT[:, rows].T
+        self.coef = best
+        return np.where(improved, J, upper)
+
+
+# ---------------------------------------------------------------------- the compiled pass
+def _pair(
+    Ust: np.ndarray, Lst: np.ndarray, t: int, S: np.ndarray, alpha: np.ndarray, b: int
+) -> tuple[float, int, int]:  # pragma: no cover - compiled by numba
+    """The pair gap ``h_a - h_v`` of block ``b`` (table ``t``), with ``h = L - U S``: ``a`` the
+    most violated label, ``v`` the worst label with mass."""
+    m = S.shape[0]
+    hmax = -np.inf
+    ia = 0
+    hmin = np.inf
+    iv = 0
+    for r in range(Ust.shape[1]):
+        s = 0.0
+        for j in range(m):
+            s += Ust[t, r, j] * S[j]
+        h = Lst[t, r] - s
+        if h > hmax:
+            hmax = h
+            ia = r
+        if alpha[b, r] > 0.0 and h < hmin:
+            hmin = h
+            iv = r
+    return hmax - hmin, ia, iv
+
+
+def _direction(
+    Ust: np.ndarray,
+    t: int,
+    ia: int,
+    iv: int,
+    P: np.ndarray,
+    pdiag: np.ndarray,
+    use_pdiag: bool,
+    db: np.ndarray,
+    Pd: np.ndarray,
+) -> float:  # pragma: no cover - compiled by numba
+    """``db = u_a - u_v`` and ``Pd = P db`` (in place); returns ``db^T P db``."""
+    m = db.shape[0]
+    for j in range(m):
+        db[j] = Ust[t, ia, j] - Ust[t, iv, j]
+    if use_pdiag:
+        for j in range(m):
+            Pd[j] = db[j] * pdiag[j]
+    else:
+        for j in range(m):
+            s = 0.0
+            for i2 in range(m):
+                s += P[j, i2] * db[i2]
+            Pd[j] = s
+    dq = 0.0
+    for j in range(m):
+        dq += db[j] * Pd[j]
+    return dq
 
 
 def _pass_kernel(
@@ -470,19 +509,18 @@ def _pass_kernel(
     eps: float,
     inner: int,
     inner_rtol: float,
-) -> int:  # pragma: no cover - compiled by numba (its Python form is the loop in iterate)
+) -> int:  # pragma: no cover - compiled by numba (its Python form: BCFW._python_pass)
     """One BCFW epoch over the examples of ``order``, written for numba.
 
-    The steps of :meth:`BCFW.iterate`'s loop in the same order: per example the scores
+    The steps of :meth:`BCFW._python_pass` in the same order: per example the scores
     ``S = W x_k``; per block of the example up to ``inner`` pairwise Frank-Wolfe steps between
-    the most violated label ``a`` (argmax of ``h = L - U S``) and the worst active one ``v``,
-    with the exact line search ``gamma = min(alpha_v, gap / (||x_k||^2 (u_a - u_v)^T P
-    (u_a - u_v)))``; then ``W^T[cols] += x_k (sum of gamma P (u_a - u_v))``. Returns the number
-    of steps, or -1 when a step's curvature overflowed.
+    the most violated label ``a`` (argmax of ``h = L - U S``) and the worst active one ``v``
+    (:func:`_pair`), with the exact line search ``gamma = min(alpha_v, gap / (||x_k||^2
+    (u_a - u_v)^T P (u_a - u_v)))`` (:func:`_direction`); then ``W^T[cols] += x_k (sum of
+    gamma P (u_a - u_v))``. Returns the number of steps, or -1 when a step's curvature
+    overflowed.
     """
     m = WT.shape[1]
-    R = Ust.shape[1]
-    inf = np.inf
     S = np.empty(m)
     acc = np.empty(m)
     db = np.empty(m)
@@ -499,42 +537,13 @@ def _pass_kernel(
             t = btab[b]
             stop = eps
             for _ in range(inner):
-                hmax = -inf
-                ia = 0
-                hmin = inf
-                iv = 0
-                for r in range(R):
-                    s = 0.0
-                    for j in range(m):
-                        s += Ust[t, r, j] * S[j]
-                    h = Lst[t, r] - s
-                    if h > hmax:
-                        hmax = h
-                        ia = r
-                    if alpha[b, r] > 0.0 and h < hmin:
-                        hmin = h
-                        iv = r
-                gp = hmax - hmin
+                gp, ia, iv = _PAIR(Ust, Lst, t, S, alpha, b)
                 if gp <= stop:
                     break
                 if stop == eps:
                     stop = max(eps, inner_rtol * gp)
-                for j in range(m):
-                    db[j] = Ust[t, ia, j] - Ust[t, iv, j]
-                if use_pdiag:
-                    for j in range(m):
-                        Pd[j] = db[j] * pdiag[j]
-                else:
-                    for j in range(m):
-                        s = 0.0
-                        for i2 in range(m):
-                            s += P[j, i2] * db[i2]
-                        Pd[j] = s
-                dq = 0.0
-                for j in range(m):
-                    dq += db[j] * Pd[j]
-                q = sq * dq
-                if not q < inf:
+                q = sq * _DIRECTION(Ust, t, ia, iv, P, pdiag, use_pdiag, db, Pd)
+                if not q < np.inf:
                     return -1
                 gam = alpha[b, iv]
                 if q > 0.0 and gp < gam * q:
@@ -552,4 +561,7 @@ def _pass_kernel(
     return steps
 
 
-_PASS_KERNEL = njit(_pass_kernel)
+#: the kernel and its building blocks (None without numba; the Python pass then runs)
+_PAIR: Any = njit(_pair)
+_DIRECTION: Any = njit(_direction)
+_PASS_KERNEL: Any = njit(_pass_kernel)

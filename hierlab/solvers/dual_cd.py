@@ -180,15 +180,59 @@ def solve_leaves_dual_cd(
     rows = X if isinstance(X, CSRRows) else CSRRows(X)
     Xc = rows.X
     kernel = _PASS_KERNEL if (jit_enabled() if use_jit is None else use_jit) else None
-    n, d = Xc.shape
+    n = Xc.shape[0]
     Yf = np.ascontiguousarray(Y, dtype=np.float64).reshape(n, -1)
     L = Yf.shape[1]
     U = np.ascontiguousarray(np.broadcast_to(np.asarray(upper, dtype=np.float64), (n, L)))
-    sqn = rows.sq_norms
-    nonzero_row = sqn > 0.0
+    nonzero_row = rows.sq_norms > 0.0
     inv_q = np.zeros(n)
-    inv_q[nonzero_row] = 1.0 / sqn[nonzero_row]
+    inv_q[nonzero_row] = 1.0 / rows.sq_norms[nonzero_row]
+    A, WT = _starting_point(Xc, Yf, U, W_parent, alpha0, nonzero_row)
+    ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    entropy = ss.entropy if ss.entropy is not None else 0
+    state = _LeafProgress.start(nonzero_row, U)
+    for p in range(max_passes):
+        if state.done.all():
+            break
+        live = state.active & ~state.done[None, :]
+        S = np.where(live, inv_q[:, None], 0.0)
+        order = _pass_order(entropy, p, live)
+        a_start = A.copy()
+        if kernel is not None:
+            kernel(
+                np.asarray(order, dtype=np.int64), Xc.indptr, Xc.indices, Xc.data,
+                Yf, A, U, S, WT, state.G,
+            )  # fmt: skip
+        else:
+            _numpy_pass(order, rows, Yf, A, U, S, WT, state.G)
+        state.after_pass(order, live, a_start, U, tol, shrinking)
+    return DualCDResult(
+        W=np.ascontiguousarray(WT.T),
+        alpha=A,
+        n_passes=state.n_passes,
+        pg_spread=state.spread,
+        converged=state.done,
+    )
 
+
+def _starting_point(
+    Xc: sp.csr_matrix,
+    Yf: np.ndarray,
+    U: np.ndarray,
+    W_parent: np.ndarray,
+    alpha0: np.ndarray | None,
+    nonzero_row: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The first dual point (``alpha0`` clipped into the box, or 0) and ``W^T`` by eq. (7).
+
+    Returns
+    -------
+    A : ndarray of shape (n_samples, L), C order
+    WT : ndarray of shape (n_features, L), C order
+        ``W^T``: the gather ``W[idx]`` of a row's columns reads contiguous rows of length L.
+    """
+    n, d = Xc.shape
+    L = Yf.shape[1]
     if alpha0 is None:
         A = np.zeros((n, L))
     else:
@@ -196,94 +240,152 @@ def solve_leaves_dual_cd(
     # an empty row has G = -1 whatever w: its optimum is the upper bound, and it moves nothing
     A[~nonzero_row] = U[~nonzero_row]
     A = np.ascontiguousarray(A)
-    # W^T of shape (d, L), C order: the gather W[idx] reads contiguous rows of length L
     WT = np.ascontiguousarray(
         np.asarray(W_parent, dtype=np.float64).reshape(L, d).T + Xc.T @ (A * Yf)
     )
+    return A, WT
 
+
+def _pass_order(entropy: object, p: int, live: np.ndarray) -> list[int]:
+    """Pass ``p``'s random order of the examples that still have a live coordinate."""
+    rows_on = np.asarray(live.any(axis=1), dtype=bool)
+    perm = np.random.default_rng([*np.atleast_1d(entropy).tolist(), p]).permutation(len(rows_on))
+    return list(perm[rows_on[perm]].tolist())
+
+
+def _numpy_pass(
+    order: list[int],
+    rows: CSRRows,
+    Yf: np.ndarray,
+    A: np.ndarray,
+    U: np.ndarray,
+    S: np.ndarray,
+    WT: np.ndarray,
+    Gbuf: np.ndarray,
+) -> None:
+    """One pass of the coordinate loop in numpy, in place (the steps :func:`_pass_kernel`
+    compiles): for every example ``i`` of ``order`` and the block's leaves at once,
+    ``G = y_i w^T x_i - 1`` into ``Gbuf[i]``, ``alpha_i <- clip(alpha_i - G S_i, 0, U_i)`` and
+    ``w += (delta alpha_i) y_i x_i`` (eq. 7)."""
     idx_list, val_list = rows.indices, rows.values
     dot, maximum, minimum = np.dot, np.maximum, np.minimum
-    ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    entropy = ss.entropy if ss.entropy is not None else 0
+    for i in order:
+        idx = idx_list[i]
+        v = val_list[i]
+        Wi = WT[idx]
+        yi = Yf[i]
+        G = dot(v.T, Wi)[0]  # w_n^T x_i for the L leaves
+        G *= yi
+        G -= 1.0  # G = y_in w_n^T x_i - 1 (seed erratum)
+        Gbuf[i] = G
+        a = A[i]
+        new = a - G * S[i]
+        maximum(new, 0.0, out=new)
+        minimum(new, U[i], out=new)
+        delta = new - a
+        if dot(delta, delta) != 0.0:
+            A[i] = new
+            delta *= yi
+            Wi += v * delta  # eq. (7) kept up to date: w_n += delta_alpha y_in x_i
+            WT[idx] = Wi
 
-    active: np.ndarray = np.broadcast_to(nonzero_row[:, None], (n, L)) & (U > 0.0)
-    can_move = active.copy()
-    done = np.zeros(L, dtype=bool)
-    n_passes = np.zeros(L, dtype=np.int64)
-    spread = np.full(L, np.inf)
-    M_bar = np.full(L, np.inf)
-    m_bar = np.full(L, -np.inf)
-    Gbuf = np.zeros((n, L))
-    for p in range(max_passes):
-        if done.all():
-            break
-        live = active & ~done[None, :]
-        S = np.where(live, inv_q[:, None], 0.0)
-        rows_on = np.asarray(live.any(axis=1), dtype=bool)
-        perm = np.random.default_rng([*np.atleast_1d(entropy).tolist(), p]).permutation(n)
-        order = perm[rows_on[perm]].tolist()
-        a_start = A.copy()
-        if kernel is not None:
-            kernel(
-                np.asarray(order, dtype=np.int64), Xc.indptr, Xc.indices, Xc.data,
-                Yf, A, U, S, WT, Gbuf,
-            )  # fmt: skip
-        for i in order if kernel is None else ():
-            idx = idx_list[i]
-            v = val_list[i]
-            Wi = WT[idx]
-            yi = Yf[i]
-            G = dot(v.T, Wi)[0]  # w_n^T x_i for the L leaves
-            G *= yi
-            G -= 1.0  # G = y_in w_n^T x_i - 1 (seed erratum)
-            Gbuf[i] = G
-            a = A[i]
-            new = a - G * S[i]
-            maximum(new, 0.0, out=new)
-            minimum(new, U[i], out=new)
-            delta = new - a
-            if dot(delta, delta) != 0.0:
-                A[i] = new
-                delta *= yi
-                Wi += v * delta  # eq. (7) kept up to date: w_n += delta_alpha y_in x_i
-                WT[idx] = Wi
-        # per-leaf bookkeeping, vectorised over the pass
-        visited = np.zeros(n, dtype=bool)
+
+@dataclass
+class _LeafProgress:
+    """Each leaf's own state between passes: active set, stopping test, shrinking thresholds.
+
+    Attributes
+    ----------
+    active : ndarray of bool, shape (n_samples, L)
+        Coordinates the next pass visits (shrinking removes some).
+    can_move : ndarray of bool, shape (n_samples, L)
+        Coordinates that can move at all (non-empty row, positive upper bound).
+    done : ndarray of bool, shape (L,)
+        Leaves that met the stopping test over all their coordinates.
+    n_passes : ndarray of int, shape (L,)
+    spread : ndarray of shape (L,)
+        ``max PG - min PG`` at the last check over all coordinates.
+    M_bar, m_bar : ndarray of shape (L,)
+        The previous pass's largest and smallest projected gradients (shrinking thresholds).
+    G : ndarray of shape (n_samples, L)
+        The gradients computed by the last pass.
+    """
+
+    active: np.ndarray
+    can_move: np.ndarray
+    done: np.ndarray
+    n_passes: np.ndarray
+    spread: np.ndarray
+    M_bar: np.ndarray
+    m_bar: np.ndarray
+    G: np.ndarray
+
+    @classmethod
+    def start(cls, nonzero_row: np.ndarray, U: np.ndarray) -> _LeafProgress:
+        """Every coordinate that can move is active; nothing is done."""
+        n, L = U.shape
+        active = np.broadcast_to(nonzero_row[:, None], (n, L)) & (U > 0.0)
+        return cls(
+            active=active,
+            can_move=active.copy(),
+            done=np.zeros(L, dtype=bool),
+            n_passes=np.zeros(L, dtype=np.int64),
+            spread=np.full(L, np.inf),
+            M_bar=np.full(L, np.inf),
+            m_bar=np.full(L, -np.inf),
+            G=np.zeros((n, L)),
+        )
+
+    def after_pass(
+        self,
+        order: list[int],
+        live: np.ndarray,
+        a_start: np.ndarray,
+        U: np.ndarray,
+        tol: float,
+        shrinking: bool,
+    ) -> None:
+        """Per-leaf bookkeeping of a pass, vectorised over the leaves: stopping test, shrinking,
+        and the reset of a leaf's active set when it looks converged on it but not on all."""
+        visited = np.zeros(len(live), dtype=bool)
         visited[order] = True
         on = live & visited[:, None]
-        PG = projected_gradient(Gbuf, a_start, U)
+        PG = projected_gradient(self.G, a_start, U)
         M = np.where(on, PG, -np.inf).max(axis=0)
         m = np.where(on, PG, np.inf).min(axis=0)
-        leaves_run = ~done
-        n_passes[leaves_run] += 1
-        full = active.sum(axis=0) == can_move.sum(axis=0)
+        leaves_run = ~self.done
+        self.n_passes[leaves_run] += 1
+        full = self.active.sum(axis=0) == self.can_move.sum(axis=0)
         small = (M - m) <= tol
         finished = leaves_run & small & full
-        spread[leaves_run & full] = (M - m)[leaves_run & full]
-        done |= finished
+        self.spread[leaves_run & full] = (M - m)[leaves_run & full]
+        self.done |= finished
         reset = leaves_run & small & ~full
         if shrinking:
-            Mb = np.where(M > 0, M, np.inf)
-            mb = np.where(m < 0, m, -np.inf)
-            shrink = on & (
-                ((a_start <= 0.0) & (Gbuf > M_bar[None, :]))
-                | ((a_start >= U) & (Gbuf < m_bar[None, :]))
-            )
-            shrink &= leaves_run[None, :]
-            active = active & ~shrink
-            M_bar = np.where(leaves_run, Mb, M_bar)
-            m_bar = np.where(leaves_run, mb, m_bar)
+            self._shrink(on, a_start, U, leaves_run, M, m)
         if reset.any():
-            active[:, reset] = can_move[:, reset]
-            M_bar[reset] = np.inf
-            m_bar[reset] = -np.inf
-    return DualCDResult(
-        W=np.ascontiguousarray(WT.T),
-        alpha=A,
-        n_passes=n_passes,
-        pg_spread=spread,
-        converged=done,
-    )
+            self.active[:, reset] = self.can_move[:, reset]
+            self.M_bar[reset] = np.inf
+            self.m_bar[reset] = -np.inf
+
+    def _shrink(
+        self,
+        on: np.ndarray,
+        a_start: np.ndarray,
+        U: np.ndarray,
+        leaves_run: np.ndarray,
+        M: np.ndarray,
+        m: np.ndarray,
+    ) -> None:
+        """Hsieh et al.'s shrinking: drop the coordinates stuck at a bound, new thresholds."""
+        shrink = on & (
+            ((a_start <= 0.0) & (self.G > self.M_bar[None, :]))
+            | ((a_start >= U) & (self.G < self.m_bar[None, :]))
+        )
+        shrink &= leaves_run[None, :]
+        self.active = self.active & ~shrink
+        self.M_bar = np.where(leaves_run, np.where(M > 0, M, np.inf), self.M_bar)
+        self.m_bar = np.where(leaves_run, np.where(m < 0, m, -np.inf), self.m_bar)
 
 
 def _pass_kernel(

@@ -41,9 +41,29 @@ from hierlab.core.exceptions import ParameterError
 from hierlab.core.objective import Objective
 from hierlab.core.solver import Solver, SolverState
 
-__all__ = ["RDA"]
+__all__ = ["AVERAGING", "RDA", "check_budget"]
 
+#: the weights of the newest linearisation RDA can use
 AVERAGING = ("uniform", "linesearch")
+
+
+def check_budget(max_iter: int, max_time: float | None) -> tuple[int, float | None]:
+    """Validate a solver's budget: ``max_iter >= 1`` iterations, ``max_time > 0`` seconds or None.
+
+    Returns
+    -------
+    max_iter : int
+    max_time : float or None
+
+    Raises
+    ------
+    ParameterError
+    """
+    if int(max_iter) < 1:
+        raise ParameterError(f"max_iter must be >= 1, got {max_iter!r}")
+    if max_time is not None and not max_time > 0:
+        raise ParameterError(f"max_time must be positive, got {max_time!r}")
+    return int(max_iter), max_time
 
 
 class RDA(Solver):
@@ -70,12 +90,7 @@ class RDA(Solver):
     ) -> None:
         if averaging not in AVERAGING:
             raise ParameterError(f"averaging must be one of {AVERAGING}, got {averaging!r}")
-        if int(max_iter) < 1:
-            raise ParameterError(f"max_iter must be >= 1, got {max_iter!r}")
-        if max_time is not None and not max_time > 0:
-            raise ParameterError(f"max_time must be positive, got {max_time!r}")
-        self.max_iter = int(max_iter)
-        self.max_time = max_time
+        self.max_iter, self.max_time = check_budget(max_iter, max_time)
         self.averaging = averaging
         self.coef = None
 

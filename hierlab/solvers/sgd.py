@@ -125,17 +125,17 @@ class PegasosSGD(Solver):
 
         ``n_avg`` counts the averaging steps since ``W_bar`` was (re)started.
         """
-        lam = objective.lam
         if not self._t0_set:
             self.t = _step_offset(objective, self.eta0, self.rng)
             self._t0_set = True
-        radius = np.sqrt(max(objective.max_loss, 1e-12) / lam)
         n = objective.n_samples
         perm = self.rng.permutation(n)
-        loss_sum = 0.0
         # small products per step: one BLAS thread avoids thread start-up/oversubscription costs
         with threadpool_limits(limits=1, user_api="blas"):
-            W, W_bar, n_avg, loss_sum = self._steps(objective, W, W_bar, n_avg, perm, radius)
+            if sp.issparse(getattr(objective, "X", None)) and hasattr(objective, "batch_loss"):
+                W, W_bar, n_avg, loss_sum = self._steps_sparse(objective, W, W_bar, n_avg, perm)
+            else:
+                W, W_bar, n_avg, loss_sum = self._steps(objective, W, W_bar, n_avg, perm)
         return W, W_bar, n_avg, loss_sum / n
 
     def _steps(
@@ -145,17 +145,12 @@ class PegasosSGD(Solver):
         W_bar: np.ndarray,
         n_avg: int,
         perm: np.ndarray,
-        radius: float,
     ) -> tuple[np.ndarray, np.ndarray, int, float]:
-        if sp.issparse(getattr(objective, "X", None)) and hasattr(objective, "batch_loss"):
-            return self._steps_sparse(objective, W, W_bar, n_avg, perm, radius)
+        """Pegasos steps on the batches of ``perm``: ``(W, W_bar, n_avg, summed batch loss)``."""
         lam = objective.lam
-        n = len(perm)
+        radius = _ball_radius(objective)
         loss_sum = 0.0
-        for s in range(0, n, self.batch_size):
-            idx = np.sort(perm[s : s + self.batch_size])
-            self.t += 1
-            eta = 1.0 / (2.0 * lam * self.t)
+        for idx, eta in self._batches(perm, lam):
             g, losses = objective.gradient(W, idx)
             loss_sum += float(losses.sum())
             W = (1.0 - 2.0 * lam * eta) * W - eta * g
@@ -163,18 +158,25 @@ class PegasosSGD(Solver):
             if nrm > radius:
                 W *= radius / nrm
             n_avg += 1
-            r = (1.0 + self.avg_c) / (n_avg + self.avg_c)
+            r = self._average_rate(n_avg)
             W_bar = (1.0 - r) * W_bar + r * W
         return W, W_bar, n_avg, loss_sum
 
+    def _batches(self, perm: np.ndarray, lam: float) -> Iterator[tuple[np.ndarray, float]]:
+        """The epoch's mini-batches (sorted rows of ``perm``) and their steps ``eta_t``.
+
+        Advances the step counter ``t``: ``eta_t = 1 / (2 lam t)``.
+        """
+        for s in range(0, len(perm), self.batch_size):
+            self.t += 1
+            yield np.sort(perm[s : s + self.batch_size]), 1.0 / (2.0 * lam * self.t)
+
+    def _average_rate(self, n_avg: int) -> float:
+        """``r_t = (1 + c) / (t + c)`` of polynomial-decay averaging (``t = n_avg``)."""
+        return (1.0 + self.avg_c) / (n_avg + self.avg_c)
+
     def _steps_sparse(
-        self,
-        objective: Any,
-        W: np.ndarray,
-        W_bar: np.ndarray,
-        n_avg: int,
-        perm: np.ndarray,
-        radius: float,
+        self, objective: Any, W: np.ndarray, W_bar: np.ndarray, n_avg: int, perm: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, int, float]:
         """The same steps as :meth:`_steps` for sparse ``X``, touching only the batch's columns.
 
@@ -186,7 +188,7 @@ class PegasosSGD(Solver):
         O(n_nodes * n_features); both matrices are formed again at the end of the epoch.
         """
         lam = objective.lam
-        n = len(perm)
+        radius = _ball_radius(objective)
         loss_sum = 0.0
         # V and Q are stored transposed, (n_features, n_nodes) in C order: the batch's columns
         # are contiguous rows, and ``X_b @ V^T`` needs no copy of V
@@ -195,10 +197,7 @@ class PegasosSGD(Solver):
         sq = float(np.sum(VT * VT))
         QT = np.ascontiguousarray(np.asarray(W_bar, dtype=np.float64).T)
         q, beta = 1.0, 0.0
-        for s in range(0, n, self.batch_size):
-            idx = np.sort(perm[s : s + self.batch_size])
-            self.t += 1
-            eta = 1.0 / (2.0 * lam * self.t)
+        for idx, eta in self._batches(perm, lam):
             losses, J, gJT = _column_gradient(objective, VT, idx, a)
             loss_sum += float(losses.sum())
             shrink = 1.0 - 2.0 * lam * eta
@@ -222,7 +221,7 @@ class PegasosSGD(Solver):
             if nrm > radius:
                 a *= radius / nrm
             n_avg += 1
-            r = (1.0 + self.avg_c) / (n_avg + self.avg_c)
+            r = self._average_rate(n_avg)
             q *= 1.0 - r
             beta = (1.0 - r) * beta + r * a
             if q <= 0.0:  # the average restarted at W: W_bar = beta V
@@ -263,6 +262,11 @@ class PegasosSGD(Solver):
                 return
 
 
+def _ball_radius(objective: Any) -> float:
+    """``sqrt(J(0) / lam)``: the ball ``||W||_F <= radius`` holds the optimum (Pegasos)."""
+    return float(np.sqrt(max(objective.max_loss, 1e-12) / objective.lam))
+
+
 def _column_gradient(
     objective: Any, VT: np.ndarray, idx: np.ndarray, scale: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -283,53 +287,77 @@ def _column_gradient(
 def _step_offset(objective: Any, eta0: float | str | None, rng: np.random.Generator) -> int:
     """``t0 = round(1 / (2 lam eta0))`` (0 for plain Pegasos); ``"auto"`` calibrates eta0.
 
-    The calibration (as in Bottou's sgd) runs one pass over a sample of at most 1,000 rows
-    (``objective.calibration_rows``) for
-    each candidate ``eta0 = base * 10^k``, k = -2..3, with ``base = 1 / (E||x||^2 kappa)``,
-    and keeps the one with the smallest objective on the sample.
+    Parameters
+    ----------
+    objective : SGDObjective
+    eta0 : float, "auto" or None
+        The largest step; ``"auto"``: :func:`_calibrate_eta0`.
+    rng : numpy.random.Generator
+        Draws the calibration sample.
+
+    Returns
+    -------
+    int
     """
     if eta0 is None:
         return 0
-    lam = objective.lam
     if eta0 == "auto":
-        X = objective.X
-        n = X.shape[0]
-        size = min(n, int(getattr(objective, "calibration_rows", 1000)))
-        rows = np.sort(rng.choice(n, size=size, replace=False))
-        Xs = X[rows]
-        sq = Xs.multiply(Xs).sum() if hasattr(Xs, "multiply") else float(np.sum(Xs * Xs))
-        mean_sq = max(float(sq) / max(len(rows), 1), 1e-12)
-        kappa = float(getattr(objective, "grad_scale", 1.0))
-        base = 1.0 / (mean_sq * max(kappa, 1e-12))
-        best_val, eta = np.inf, base
-        bs = 32
-        sparse = sp.issparse(X) and hasattr(objective, "batch_loss")
-        with threadpool_limits(limits=1, user_api="blas"):
-            for k in range(-2, 4):
-                cand = base * 10.0**k
-                W = np.zeros(objective.coef_shape)
-                WT = np.zeros(objective.coef_shape[::-1])  # sparse X: W = a * WT.T
-                a = 1.0
-                t = 0
-                for s in range(0, len(rows), bs):
-                    idx = rows[s : s + bs]
-                    t += 1
-                    step = cand / (1.0 + 2.0 * lam * cand * t)
-                    if sparse:
-                        _, J, gJT = _column_gradient(objective, WT, idx, a)
-                        a *= 1.0 - 2.0 * lam * step
-                        WT[J] -= (step / a) * gJT
-                    else:
-                        g, _ = objective.gradient(W, idx)
-                        W = (1.0 - 2.0 * lam * step) * W - step * g
-                if sparse:
-                    W = a * WT.T
-                losses, _ = objective.batch_loss(W, rows)
-                val = lam * float(np.sum(W * W)) + float(losses.mean())
-                if np.isfinite(val) and val < best_val:
-                    best_val, eta = val, cand
+        eta = _calibrate_eta0(objective, rng)
     else:
         eta = float(eta0)
         if not eta > 0:
             raise ParameterError(f"eta0 must be positive, 'auto' or None, got {eta0!r}")
-    return round(1.0 / (2.0 * lam * eta))
+    return round(1.0 / (2.0 * objective.lam * eta))
+
+
+def _calibrate_eta0(objective: Any, rng: np.random.Generator) -> float:
+    """The first step with the smallest objective after one pass over a sample of rows.
+
+    As in Bottou's sgd: a sample of at most 1,000 rows (``objective.calibration_rows``), and
+    the candidates ``eta0 = base * 10^k``, k = -2..3, with ``base = 1 / (E||x||^2 kappa)``
+    (``kappa = objective.grad_scale``); each is scored by :func:`_calibration_value`.
+    """
+    X = objective.X
+    n = X.shape[0]
+    size = min(n, int(getattr(objective, "calibration_rows", 1000)))
+    rows = np.sort(rng.choice(n, size=size, replace=False))
+    Xs = X[rows]
+    sq = Xs.multiply(Xs).sum() if hasattr(Xs, "multiply") else float(np.sum(Xs * Xs))
+    mean_sq = max(float(sq) / max(len(rows), 1), 1e-12)
+    kappa = float(getattr(objective, "grad_scale", 1.0))
+    base = 1.0 / (mean_sq * max(kappa, 1e-12))
+    best_val, eta = np.inf, base
+    with threadpool_limits(limits=1, user_api="blas"):
+        for k in range(-2, 4):
+            cand = base * 10.0**k
+            val = _calibration_value(objective, rows, cand)
+            if np.isfinite(val) and val < best_val:
+                best_val, eta = val, cand
+    return float(eta)
+
+
+def _calibration_value(objective: Any, rows: np.ndarray, eta0: float, bs: int = 32) -> float:
+    """``J`` on ``rows`` after one pass over them with steps ``eta0 / (1 + 2 lam eta0 t)``.
+
+    Sparse ``X`` takes the column-wise steps of :meth:`PegasosSGD._steps_sparse`
+    (``W = a WT^T``).
+    """
+    lam = objective.lam
+    sparse = sp.issparse(objective.X) and hasattr(objective, "batch_loss")
+    W = np.zeros(objective.coef_shape)
+    WT = np.zeros(objective.coef_shape[::-1])  # sparse X: W = a * WT.T
+    a = 1.0
+    for t, s in enumerate(range(0, len(rows), bs), start=1):
+        idx = rows[s : s + bs]
+        step = eta0 / (1.0 + 2.0 * lam * eta0 * t)
+        if sparse:
+            _, J, gJT = _column_gradient(objective, WT, idx, a)
+            a *= 1.0 - 2.0 * lam * step
+            WT[J] -= (step / a) * gJT
+        else:
+            g, _ = objective.gradient(W, idx)
+            W = (1.0 - 2.0 * lam * step) * W - step * g
+    if sparse:
+        W = a * WT.T
+    losses, _ = objective.batch_loss(W, rows)
+    return lam * float(np.sum(W * W)) + float(losses.mean())

@@ -12,10 +12,10 @@ import pytest
 from streamlit.runtime.scriptrunner_utils.exceptions import RerunException
 
 from app.state import AppState, fit_run, iteration_budget, make_entry
-from app.ui.figures import figure
 from app.ui.live import LivePlot
 from hierlab.core.registry import list_methods
 from hierlab.datasets.hieron import make_hieron_synthetic
+from hierlab.plots import bounds_figure
 
 
 class FakeSlot:
@@ -52,7 +52,7 @@ def entry():
 
 
 def _bounds(h):
-    return figure("bounds_figure", h)
+    return bounds_figure(h)
 
 
 def test_every_state_kept_and_final_state_drawn(entry) -> None:

@@ -122,14 +122,16 @@ def run_seed(
     yt = tax.index(test.y)
     out: dict[str, Any] = {"table1": {}, "table2": {}, "other": {}, "hist": {}}
     for variant in ("tree", "flat"):
-        online = HieronClassifier(tax, hierarchy=variant, update="prediction", epochs=epochs)
+        online = HieronClassifier(
+            taxonomy=tax, hierarchy=variant, update="prediction", epochs=epochs
+        )
         online.fit(train.X, train.y)
         first = online.history_[online.history_["epoch"] == 1].iloc[-1]
         out["table1"][variant] = (
             float(first["online_tree_error"]),
             100.0 * float(first["online_multiclass_error"]),
         )
-        batch = HieronClassifier(tax, hierarchy=variant, update="max-loss", epochs=epochs)
+        batch = HieronClassifier(taxonomy=tax, hierarchy=variant, update="max-loss", epochs=epochs)
         batch.fit(train.X, train.y)
         last = _errors(tax, yt, online.predict_with(test.X, "last"))
         avg = _errors(tax, yt, batch.predict_with(test.X, "average"))
@@ -139,9 +141,9 @@ def run_seed(
         out["other"][variant] = (ml_last[0], a1_avg[0], ml_last[1], a1_avg[1])
         h = gamma_histogram(yt, tax.index(batch.predict_with(test.X, "average")), tax)
         out["hist"][variant] = _hist_vector(h, 2 * tax.max_depth)
-    g_last = HieronGreedyClassifier(tax, update="prediction", average=False, epochs=epochs)
+    g_last = HieronGreedyClassifier(taxonomy=tax, update="prediction", average=False, epochs=epochs)
     g_last.fit(train.X, train.y)
-    g_batch = HieronGreedyClassifier(tax, update="max-loss", average=True, epochs=epochs)
+    g_batch = HieronGreedyClassifier(taxonomy=tax, update="max-loss", average=True, epochs=epochs)
     g_batch.fit(train.X, train.y)
     last = _errors(tax, yt, g_last.predict_with(test.X, "last"))
     avg = _errors(tax, yt, g_batch.predict_with(test.X, "average"))

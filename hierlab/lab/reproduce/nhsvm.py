@@ -117,21 +117,23 @@ def _make(method: str, tax: Taxonomy, cfg: dict[str, Any], args: argparse.Namesp
     if getattr(args, "solver", "pegasos") == "bcfw":
         common.update(solver="bcfw", tol=args.tol)
         if method == "SSVM":
-            return SharedSVMClassifier(tax, rounds=100, epochs_per_alpha=200, **common, **cfg)
+            return SharedSVMClassifier(
+                taxonomy=tax, rounds=100, epochs_per_alpha=200, **common, **cfg
+            )
         common["epochs"] = 1000
     else:
         common["epochs"] = args.epochs
     if method == "FlatSVM":
         flat = Taxonomy.flat([str(n) for n in tax.names[tax.leaves]])
-        return HSVMClassifier(flat, **common, **cfg)
+        return HSVMClassifier(taxonomy=flat, **common, **cfg)
     if method == "HSVM":
-        return HSVMClassifier(tax, **common, **cfg)
+        return HSVMClassifier(taxonomy=tax, **common, **cfg)
     if method == "NHSVM":
-        return NHSVMClassifier(tax, **common, **cfg)
+        return NHSVMClassifier(taxonomy=tax, **common, **cfg)
     rounds = max(2, args.epochs // 4)
     del common["epochs"]
     return SharedSVMClassifier(
-        tax, rounds=rounds, epochs_per_alpha=max(1, args.epochs // rounds), **common, **cfg
+        taxonomy=tax, rounds=rounds, epochs_per_alpha=max(1, args.epochs // rounds), **common, **cfg
     )
 
 

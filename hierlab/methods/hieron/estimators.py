@@ -10,14 +10,19 @@
   internal vertex, routing top-down to a leaf.
 
 Registered as ``"hieron"`` (online), ``"hieron-batch"``, ``"hieron-flat"`` and
-``"hieron-greedy"``. Labels may be internal vertices (the synthetic set of Section 5 labels all
-121 vertices); predictions of the tree and flat variants may be any vertex (eq. 1).
+``"hieron-greedy"``, with the cards of :mod:`hierlab.methods.hieron.cards`. Labels may be
+internal vertices (the synthetic set of Section 5 labels all 121 vertices); predictions of the
+tree and flat variants may be any vertex (eq. 1).
+
+The constructor parameters are declared once, in ``_parameters`` (:mod:`hierlab.core.params`);
+validation, the registry schema and the cards' parameter tables are generated from them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from dataclasses import replace
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -25,17 +30,25 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
 from hierlab.core.exceptions import DataError, ParameterError
-from hierlab.core.registry import Param, register
+from hierlab.core.params import Param, declared, validate_params
+from hierlab.core.registry import register
 from hierlab.core.solver import Callback
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.methods.base import HierarchicalClassifier, check_X
+from hierlab.methods.hieron.cards import (
+    HIERON_BATCH_CARD,
+    HIERON_CARD,
+    HIERON_FLAT_CARD,
+    HIERON_GREEDY_CARD,
+)
 from hierlab.methods.hieron.model import (
+    HieronStream,
     Kernel,
     PathGeometry,
     predict_from_scores,
     prototypes_from_increments,
 )
-from hierlab.methods.hieron.solver import UPDATES, GreedyHieronSolver, HieronSolver, HieronStream
+from hierlab.methods.hieron.solver import UPDATES, GreedyHieronSolver, HieronSolver
 
 __all__ = ["HieronClassifier", "HieronGreedyClassifier"]
 
@@ -43,34 +56,128 @@ _KERNELS = ("linear", "rbf", "poly")
 _FORMS = ("auto", "primal", "dual")
 
 
+_CANDIDATES = ("auto", "all", "seen")
+
+_UPDATE = Param(
+    "update",
+    "str",
+    "prediction",
+    choices=UPDATES,
+    help="competitor of an update: the prediction (Alg. 1) or the max-loss label (Sec. 4)",
+    note="'prediction' is online Hieron (update only on mistakes of the current prediction, "
+    "Alg. 1); 'max-loss' uses the label with the largest loss of eq. (5), the batch variant "
+    "whose average has the generalisation bound of Thm. 2.",
+)
+#: the hypothesis, the passes, the kernel and the reports: the parameters both estimators share
+_AVERAGE = Param(
+    "average",
+    "bool",
+    True,
+    help="predict with the averaged hypothesis (eq. 13)",
+    note="The average of all online hypotheses (eq. 13/15) is much more stable than the last "
+    "one on noisy data.",
+)
+_PASSES = (
+    Param(
+        "epochs",
+        "int",
+        1,
+        low=1,
+        help="passes over the training set",
+        note="The paper uses one; 2-5 help when the data is small.",
+    ),
+    Param(
+        "shuffle",
+        "bool",
+        False,
+        help="shuffle the training set before every epoch",
+        note="Otherwise every epoch takes the rows in the given order.",
+    ),
+)
+_KERNEL_PARAMS = (
+    Param(
+        "kernel",
+        "str",
+        "linear",
+        choices=_KERNELS,
+        help="kernel of eq. (12)",
+        note="'linear' works in the primal; 'rbf' and 'poly' use the kernel form of eq. (12) "
+        "and cost O(n_support) per prediction.",
+    ),
+    Param(
+        "form",
+        "str",
+        "auto",
+        choices=_FORMS,
+        help="primal or dual (kernel) form; auto = primal for the linear kernel",
+        note="'dual' with the linear kernel runs the kernel code path (same predictions); "
+        "'primal' needs the linear kernel.",
+    ),
+    Param(
+        "gamma",
+        "float",
+        None,
+        low=0.0,
+        low_open=True,
+        log=True,
+        help="RBF / polynomial kernel scale (None: 1 / n_features)",
+        note="Try 0.1x-10x of 1 / n_features.",
+    ),
+    Param(
+        "degree",
+        "int",
+        3,
+        low=1,
+        help="degree of the polynomial kernel",
+        note="2-4 is usual.",
+    ),
+    Param(
+        "coef0",
+        "float",
+        1.0,
+        help="offset of the polynomial kernel",
+        note="The kernel is (gamma x.z + coef0) ** degree.",
+    ),
+)
+_REPORTS = (
+    Param(
+        "report_every", "int", None, low=1,
+        help="report a solver state every this many examples (None: once per epoch)",
+    ),
+    Param(
+        "random_state", "seed", None, help="seed of the shuffles",
+        note="Only used with shuffle=True.",
+    ),
+)  # fmt: skip
+
+
 class _HieronParams(HierarchicalClassifier):
-    """Parameter checks shared by the Hieron estimators."""
+    """What the Hieron estimators share: the kernel, the hypothesis and prediction by scores."""
 
     update: str
     average: bool
     epochs: int
+    shuffle: bool
     kernel: str
     form: str
     gamma: float | None
     degree: int
     coef0: float
     report_every: int | None
+    random_state: int | np.random.Generator | None
+    solver_: Any
 
-    def _check_common(self) -> None:
-        if self.update not in UPDATES:
-            raise ParameterError(f"update must be one of {UPDATES}, got {self.update!r}")
-        if int(self.epochs) != self.epochs or self.epochs < 1:
-            raise ParameterError(f"epochs must be an integer >= 1, got {self.epochs!r}")
-        if self.kernel not in _KERNELS:
-            raise ParameterError(f"kernel must be one of {_KERNELS}, got {self.kernel!r}")
-        if self.form not in _FORMS:
-            raise ParameterError(f"form must be one of {_FORMS}, got {self.form!r}")
+    def _store(self, values: Mapping[str, Any]) -> None:
+        """Keep every declared parameter from ``values`` (the constructor's ``locals()``)."""
+        for name in declared(type(self)):
+            setattr(self, name, values[name])
+
+    def _check_kernel_form(self) -> None:
+        """The one check across parameters: the primal form needs the linear kernel."""
         if self.form == "primal" and self.kernel != "linear":
             raise ParameterError(
                 f"the primal form needs the linear kernel; kernel={self.kernel!r} is dual only"
             )
-        if self.gamma is not None and not self.gamma > 0:
-            raise ParameterError(f"gamma must be > 0 (or None), got {self.gamma!r}")
 
     def _kernel_obj(self, n_features: int) -> Kernel | None:
         """None for the primal form, else the :class:`Kernel` of the dual form."""
@@ -81,6 +188,30 @@ class _HieronParams(HierarchicalClassifier):
 
     def _hypothesis(self) -> bool:
         return bool(self.average)
+
+    def _ids_from_scores(self, S: np.ndarray) -> np.ndarray:
+        """Node ids predicted from the scores of :meth:`node_scores`."""
+        raise NotImplementedError
+
+    def node_scores(self, X: Any, averaged: bool | None = None) -> np.ndarray:
+        """The scores the prediction is made from, shape (n_samples, n_nodes).
+
+        ``averaged`` picks the hypothesis (default: the ``average`` parameter).
+        """
+        check_is_fitted(self, "solver_")
+        X = check_X(X, self, reset=False)
+        av = self._hypothesis() if averaged is None else bool(averaged)
+        return np.asarray(self.solver_.scores(X, averaged=av))
+
+    def _predict_ids(self, X: np.ndarray | sp.csr_matrix) -> np.ndarray:
+        return self._ids_from_scores(self.solver_.scores(X, averaged=self._hypothesis()))
+
+    def predict_with(self, X: Any, hypothesis: str) -> np.ndarray:
+        """Predict with the ``"last"`` or the ``"average"`` hypothesis (Table 2's two columns)."""
+        if hypothesis not in ("last", "average"):
+            raise ParameterError(f"hypothesis must be 'last' or 'average', got {hypothesis!r}")
+        S = self.node_scores(X, averaged=hypothesis == "average")
+        return self._decode(self._ids_from_scores(S))
 
 
 class HieronClassifier(_HieronParams):
@@ -124,7 +255,7 @@ class HieronClassifier(_HieronParams):
     report_every : int, optional
         Report a solver state (callbacks, ``history_``) every this many examples; default once
         per epoch.
-    random_state : int, optional
+    random_state : int or numpy Generator, optional
         Seed of the shuffles.
 
     Attributes
@@ -146,8 +277,30 @@ class HieronClassifier(_HieronParams):
         online mistakes (Table 1), ``lower`` is None.
     """
 
+    _parameters: ClassVar[tuple[Param, ...]] = (
+        Param(
+            "hierarchy", "str", "tree", choices=("tree", "flat"),
+            help="learn on the taxonomy or on its flattened version (the 'flat' baseline)",
+            note="'flat' hangs every vertex under the root (the multiclass baseline of "
+            "Section 5); tree-induced errors are always measured on the real taxonomy.",
+        ),
+        _UPDATE,
+        _AVERAGE,
+        *_PASSES,
+        *_KERNEL_PARAMS,
+        Param(
+            "candidates", "str", "auto", choices=_CANDIDATES,
+            help="labels that may be predicted: every vertex (eq. 1) or those seen in the "
+            "first fit",
+            note="'auto' is 'all' with a given taxonomy, and every vertex but the root when "
+            "taxonomy is None (the root of the flat taxonomy built from the labels is no label).",
+        ),
+        *_REPORTS,
+    )  # fmt: skip
+
     def __init__(
         self,
+        *,
         taxonomy: Taxonomy | None = None,
         hierarchy: str = "tree",
         update: str = "prediction",
@@ -161,33 +314,12 @@ class HieronClassifier(_HieronParams):
         coef0: float = 1.0,
         candidates: str = "auto",
         report_every: int | None = None,
-        random_state: int | None = None,
+        random_state: int | np.random.Generator | None = None,
     ) -> None:
         super().__init__(taxonomy=taxonomy)
-        self.hierarchy = hierarchy
-        self.update = update
-        self.average = average
-        self.epochs = epochs
-        self.shuffle = shuffle
-        self.kernel = kernel
-        self.form = form
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.candidates = candidates
-        self.report_every = report_every
-        self.random_state = random_state
+        self._store(locals())
 
     # ------------------------------------------------------------------ set-up
-    def _check_params(self) -> None:
-        self._check_common()
-        if self.hierarchy not in ("tree", "flat"):
-            raise ParameterError(f"hierarchy must be 'tree' or 'flat', got {self.hierarchy!r}")
-        if self.candidates not in ("auto", "all", "seen"):
-            raise ParameterError(
-                f"candidates must be 'auto', 'all' or 'seen', got {self.candidates!r}"
-            )
-
     def _new_solver(self, n_features: int, Y: np.ndarray) -> HieronSolver:
         tax = self.taxonomy_
         real = PathGeometry(tax.parent)
@@ -209,7 +341,7 @@ class HieronClassifier(_HieronParams):
         )
 
     def _fit(self, X: np.ndarray | sp.csr_matrix, Y: Any, callbacks: Sequence[Callback]) -> None:
-        self._check_params()
+        self._check_kernel_form()
         Y = np.asarray(Y, dtype=np.int64)
         self.solver_ = self._new_solver(X.shape[1], Y)
         stream = HieronStream(X, Y, self.epochs, self.shuffle, self.random_state)
@@ -255,7 +387,8 @@ class HieronClassifier(_HieronParams):
 
     def _start(self, n_features: int, y: Any, classes: Any) -> None:
         """First incremental call: the taxonomy, the label encoding and a fresh solver."""
-        self._check_params()
+        validate_params(self)  # partial_fit and learn_one do not go through fit
+        self._check_kernel_form()
         if self.taxonomy is None and classes is None:
             raise ParameterError(
                 "the first partial_fit/learn_one needs classes=... (all labels) when "
@@ -321,26 +454,10 @@ class HieronClassifier(_HieronParams):
         return row
 
     # ------------------------------------------------------------------ prediction
-    def node_scores(self, X: Any, averaged: bool | None = None) -> np.ndarray:
-        """Scores ``W^v . x`` (eq. 3) of shape (n_samples, n_nodes).
-
-        ``averaged`` picks the hypothesis (default: the ``average`` parameter).
-        """
-        check_is_fitted(self, "solver_")
-        X = check_X(X, self, reset=False)
-        av = self._hypothesis() if averaged is None else bool(averaged)
-        return self.solver_.scores(X, averaged=av)
-
-    def _predict_ids(self, X: np.ndarray | sp.csr_matrix) -> np.ndarray:
-        S = self.solver_.scores(X, averaged=self._hypothesis())
+    def _ids_from_scores(self, S: np.ndarray) -> np.ndarray:
+        """``argmax_v W^v . x`` (eq. 1, 3) over the candidates; :meth:`node_scores` gives
+        ``W^v . x``."""
         return predict_from_scores(S, self.solver_.candidates)
-
-    def predict_with(self, X: Any, hypothesis: str) -> np.ndarray:
-        """Predict with the ``"last"`` or the ``"average"`` hypothesis (Table 2's two columns)."""
-        if hypothesis not in ("last", "average"):
-            raise ParameterError(f"hypothesis must be 'last' or 'average', got {hypothesis!r}")
-        S = self.node_scores(X, averaged=hypothesis == "average")
-        return self._decode(predict_from_scores(S, self.solver_.candidates))
 
     # ------------------------------------------------------------------ fitted views
     @property
@@ -403,8 +520,23 @@ class HieronGreedyClassifier(_HieronParams):
     solver_ : GreedyHieronSolver
     """
 
+    _parameters: ClassVar[tuple[Param, ...]] = (
+        replace(_UPDATE, default="max-loss"),
+        _AVERAGE,
+        *_PASSES,
+        *_KERNEL_PARAMS,
+        Param(
+            "allow_stop", "bool", False,
+            help="let a vertex keep an example (internal labels)",
+            note="Let an internal vertex keep an example instead of always routing to a leaf "
+            "(needed when labels can be internal vertices); False is the paper's scheme.",
+        ),
+        *_REPORTS,
+    )  # fmt: skip
+
     def __init__(
         self,
+        *,
         taxonomy: Taxonomy | None = None,
         update: str = "max-loss",
         average: bool = True,
@@ -417,24 +549,13 @@ class HieronGreedyClassifier(_HieronParams):
         coef0: float = 1.0,
         allow_stop: bool = False,
         report_every: int | None = None,
-        random_state: int | None = None,
+        random_state: int | np.random.Generator | None = None,
     ) -> None:
         super().__init__(taxonomy=taxonomy)
-        self.update = update
-        self.average = average
-        self.epochs = epochs
-        self.shuffle = shuffle
-        self.kernel = kernel
-        self.form = form
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.allow_stop = allow_stop
-        self.report_every = report_every
-        self.random_state = random_state
+        self._store(locals())
 
     def _fit(self, X: np.ndarray | sp.csr_matrix, Y: Any, callbacks: Sequence[Callback]) -> None:
-        self._check_common()
+        self._check_kernel_form()
         tax = self.taxonomy_
         self.solver_ = GreedyHieronSolver(
             tax.parent,
@@ -449,22 +570,10 @@ class HieronGreedyClassifier(_HieronParams):
         )
         self._run_solver(self.solver_, stream, callbacks)
 
-    def node_scores(self, X: Any, averaged: bool | None = None) -> np.ndarray:
-        """Local scores (n_samples, n_nodes): column ``u`` scores child ``u`` at its parent."""
-        check_is_fitted(self, "solver_")
-        X = check_X(X, self, reset=False)
-        av = self._hypothesis() if averaged is None else bool(averaged)
-        return self.solver_.scores(X, averaged=av)
-
-    def _predict_ids(self, X: np.ndarray | sp.csr_matrix) -> np.ndarray:
-        return self.solver_.route(self.solver_.scores(X, averaged=self._hypothesis()))
-
-    def predict_with(self, X: Any, hypothesis: str) -> np.ndarray:
-        """Predict with every vertex's ``"last"`` or ``"average"`` hypothesis."""
-        if hypothesis not in ("last", "average"):
-            raise ParameterError(f"hypothesis must be 'last' or 'average', got {hypothesis!r}")
-        S = self.node_scores(X, averaged=hypothesis == "average")
-        return self._decode(self.solver_.route(S))
+    def _ids_from_scores(self, S: np.ndarray) -> np.ndarray:
+        """Top-down routing with the local scores of :meth:`node_scores` (column ``u`` scores
+        child ``u`` at its parent)."""
+        return np.asarray(self.solver_.route(S))
 
     @property
     def coef_(self) -> np.ndarray:
@@ -482,51 +591,17 @@ class HieronGreedyClassifier(_HieronParams):
 
 
 # ---------------------------------------------------------------------- registry
-def _common_params(update: str, average: bool) -> list[Param]:
-    return [
-        Param(
-            "update",
-            "str",
-            update,
-            choices=UPDATES,
-            help="competitor of an update: the prediction (Alg. 1) or the max-loss label (Sec. 4)",
-        ),
-        Param("average", "bool", average, help="predict with the averaged hypothesis (eq. 13)"),
-        Param("epochs", "int", 1, low=1, high=1000, help="passes over the training set"),
-        Param("shuffle", "bool", False, help="shuffle the training set before every epoch"),
-        Param("kernel", "str", "linear", choices=_KERNELS, help="kernel of eq. (12)"),
-        Param(
-            "form",
-            "str",
-            "auto",
-            choices=_FORMS,
-            help="primal or dual (kernel) form; auto = primal for the linear kernel",
-        ),
-        Param(
-            "gamma",
-            "float",
-            None,
-            low=1e-8,
-            high=1e4,
-            log=True,
-            help="RBF / polynomial kernel scale (None: 1 / n_features)",
-        ),
-        Param("degree", "int", 3, low=1, high=10, help="degree of the polynomial kernel"),
-        Param("random_state", "int", None, help="seed of the shuffles"),
-    ]
-
-
 register(
     "hieron",
     HieronClassifier,
-    params=_common_params("prediction", True),
+    card=HIERON_CARD,
     seed="002",
     summary="Online Hieron (Alg. 1): path-sum prototypes, sqrt(tree distance) margin, PA updates",
 )
 register(
     "hieron-batch",
     HieronClassifier,
-    params=_common_params("max-loss", True),
+    card=HIERON_BATCH_CARD,
     seed="002",
     summary="Batch Hieron (Sec. 4): max-loss updates, averaged hypothesis of eq. (13)",
     fixed={"update": "max-loss", "average": True},
@@ -534,7 +609,7 @@ register(
 register(
     "hieron-flat",
     HieronClassifier,
-    params=_common_params("max-loss", True),
+    card=HIERON_FLAT_CARD,
     seed="002",
     summary="Hieron on the flattened taxonomy (the multiclass baseline 'flat' of seed 002)",
     fixed={"hierarchy": "flat", "update": "max-loss", "average": True},
@@ -542,10 +617,7 @@ register(
 register(
     "hieron-greedy",
     HieronGreedyClassifier,
-    params=[
-        *_common_params("max-loss", True),
-        Param("allow_stop", "bool", False, help="let a vertex keep an example (internal labels)"),
-    ],
+    card=HIERON_GREEDY_CARD,
     seed="002",
     summary="Greedy top-down: an independent flat Hieron at each internal vertex (seed 002)",
     fixed={"update": "max-loss", "average": True},

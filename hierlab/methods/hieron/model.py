@@ -14,23 +14,34 @@ the solver keeps the prototypes ``W`` themselves and scores an example with one 
 product. :class:`PathGeometry` precomputes the overlaps ``M[u, v] = |P(u) & P(v)|``, from which
 ``gamma(u, v) = M[u, u] + M[v, v] - 2 M[u, v]`` and ``c = M[:, y] - M[:, y_hat]`` come for free.
 
+The margin ``sqrt(gamma(y, v))`` is the ``"sqrt_hamming"`` loss of the shared loss table
+(:func:`hierlab.core.losses.delta`): on a tree ``gamma(y, v) = |A+(y) Δ A+(v)|``, the size of the
+symmetric difference of the two paths. :meth:`PathGeometry.sqrt_gamma_row` is that table's row
+``delta("sqrt_hamming", tax, [y], all nodes)``, computed in O(n_nodes) from the path overlaps
+because the max-loss update needs it on every round.
+
 The kernel form (eq. 11-12) writes ``W^v = sum_i beta_i^v x_i`` over a support set; the module's
 :class:`Kernel` evaluates linear, RBF and polynomial kernels between a block of rows and one row
 or between two blocks, dense or CSR.
+
+What a solver passes over (:class:`HieronStream`) and what it learns (:class:`HieronCoef`) are
+data of the model too; the algorithms are in :mod:`hierlab.methods.hieron.solver`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from hierlab.core.exceptions import ParameterError, TaxonomyError
+from hierlab.core.exceptions import DataError, ParameterError, TaxonomyError
 
 __all__ = [
     "TIE_RTOL",
+    "HieronCoef",
+    "HieronStream",
     "Kernel",
     "PathGeometry",
     "first_argmax",
@@ -145,7 +156,13 @@ class PathGeometry:
         return c, float(c[y] - c[y_hat])
 
     def sqrt_gamma_row(self, y: int) -> np.ndarray:
-        """``sqrt(gamma(y, v))`` for every ``v``, shape (n_nodes,) (the margins of eq. 4)."""
+        """``sqrt(gamma(y, v))`` for every ``v``, shape (n_nodes,) (the margins of eq. 4).
+
+        This is row ``y`` of the shared ``"sqrt_hamming"`` loss,
+        ``hierlab.core.losses.delta("sqrt_hamming", tax, [y], np.arange(n_nodes))[0]`` for the
+        taxonomy ``tax`` of this tree, computed in O(n_nodes) from the overlaps:
+        ``gamma(y, v) = |P(y)| + |P(v)| - 2 |P(y) & P(v)|`` with ``|P(v)| = depth(v) + 1``.
+        """
         m = self.overlap_col(y)
         diag = self.depth + 1.0
         return np.sqrt(np.maximum(diag + diag[y] - 2.0 * m, 0.0))
@@ -275,3 +292,70 @@ def row_sq_norms(X: Any) -> np.ndarray:
         return np.asarray(Xc.multiply(Xc).sum(axis=1)).ravel()
     X = np.asarray(X)
     return np.einsum("ij,ij->i", X, X)
+
+
+@dataclass
+class HieronStream:
+    """The examples a Hieron solver passes over (what it is given instead of an objective).
+
+    Attributes
+    ----------
+    X : ndarray or csr_matrix of shape (n_samples, n_features)
+        Float64 features.
+    y : ndarray of int, shape (n_samples,)
+        Node ids of the training tree.
+    epochs : int
+        Passes over the stream (>= 1).
+    shuffle : bool
+        Draw a new random order for every epoch (otherwise the given order, each epoch).
+    random_state : None, int or numpy Generator
+        Seed of the shuffles.
+
+    Raises
+    ------
+    DataError
+        ``X`` and ``y`` differ in length.
+    ParameterError
+        ``epochs`` is not an integer >= 1.
+    """
+
+    X: Any
+    y: np.ndarray
+    epochs: int = 1
+    shuffle: bool = False
+    random_state: Any = None
+
+    def __post_init__(self) -> None:
+        self.y = np.asarray(self.y, dtype=np.int64)
+        if self.X.shape[0] != len(self.y):
+            raise DataError(f"X has {self.X.shape[0]} rows but y has {len(self.y)} labels")
+        if int(self.epochs) != self.epochs or self.epochs < 1:
+            raise ParameterError(f"epochs must be an integer >= 1, got {self.epochs}")
+
+
+@dataclass
+class HieronCoef:
+    """What a Hieron solver has learned (the ``coef`` of the solver contract).
+
+    Attributes
+    ----------
+    last, average : ndarray of shape (n_nodes, n_features), or None
+        Primal prototypes ``W^v`` (path sums) of the last and of the averaged hypothesis
+        (eq. 13). None in the kernel form.
+    support_vectors : ndarray or csr_matrix of shape (n_support, n_features), or None
+        Kernel form: the support set (each example once).
+    dual_last, dual_average : ndarray of shape (n_support, n_nodes), or None
+        Kernel form: ``B`` with ``W^v = sum_j B[j, v] phi(x_j)``, last and averaged.
+    rounds : int
+        Rounds seen (``T``); the average is over the ``T + 1`` hypotheses ``w_1 .. w_{T+1}``.
+    extra : dict
+        Anything else a solver reports with its hypotheses.
+    """
+
+    last: np.ndarray | None = None
+    average: np.ndarray | None = None
+    support_vectors: Any = None
+    dual_last: np.ndarray | None = None
+    dual_average: np.ndarray | None = None
+    rounds: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)

@@ -17,7 +17,8 @@
 The solver keeps the prototypes ``W`` (path sums, eq. 2) rather than the increments ``w``: an
 update is then the rank-one change ``W += alpha c x^T`` on the rows where
 ``c_u = |P(u) & P(y)| - |P(u) & P(v)|`` is non-zero (see
-:class:`~hierlab.methods.hieron.model.PathGeometry`), and scoring a round is one matrix-vector product.
+:class:`~hierlab.methods.hieron.model.PathGeometry`), and scoring a round is one matrix-vector
+product.
 
 **Averaging (eq. 13).** Batch Hieron predicts with the average of the hypotheses
 ``w_1 = 0, w_2, ..., w_{T+1}`` met after ``T`` rounds. With ``Delta_t`` the change made on round
@@ -26,13 +27,13 @@ weighted sum ``U = sum_t t Delta_t`` (touched only on updates, like ``W``) and t
 ``W - U / (T + 1)`` at any time, never storing the hypotheses. Several epochs continue the same
 count, so the average runs over every hypothesis of every epoch.
 
-**Kernel form (eq. 11-12).** With a :class:`~hierlab.methods.hieron.model.Kernel`, the solver keeps a
-support set (each training example stored once, however often it is updated) and a coefficient
-matrix ``B`` of shape (n_support, n_nodes) with ``W^v = sum_j B[j, v] phi(x_j)``: scores are
-``k(x) @ B`` with ``k_j = K(x_j, x)``, and ``alpha = l / (gamma K(x, x))``. (The extraction of the
-seed prints ``+ gamma`` in beta_i: eq. (5) makes it ``+ sqrt(gamma)``.) The increments of eq. (12),
-``alpha_j^v``, are the rows of ``B`` minus their parents'. With the linear kernel the dual and the
-primal forms give the same scores up to round-off.
+**Kernel form (eq. 11-12).** With a :class:`~hierlab.methods.hieron.model.Kernel`, the solver
+keeps a support set (each training example stored once, however often it is updated) and a
+coefficient matrix ``B`` of shape (n_support, n_nodes) with ``W^v = sum_j B[j, v] phi(x_j)``:
+scores are ``k(x) @ B`` with ``k_j = K(x_j, x)``, and ``alpha = l / (gamma K(x, x))``. (The
+extraction of the seed prints ``+ gamma`` in beta_i: eq. (5) makes it ``+ sqrt(gamma)``.) The
+increments of eq. (12), ``alpha_j^v``, are the rows of ``B`` minus their parents'. With the linear
+kernel the dual and the primal forms give the same scores up to round-off.
 
 :class:`GreedyHieronSolver` is the "greedy" comparison of Section 5: an independent multiclass
 predictor (flat Hieron over the children) at each internal vertex, trained on
@@ -45,8 +46,7 @@ is the normalised cumulative tree-induced error of the online predictions (Table
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -56,6 +56,8 @@ from hierlab.core.exceptions import DataError, ParameterError
 from hierlab.core.solver import Solver, SolverState
 from hierlab.methods.hieron.model import (
     TIE_RTOL,
+    HieronCoef,
+    HieronStream,
     Kernel,
     PathGeometry,
     first_argmax,
@@ -64,74 +66,10 @@ from hierlab.methods.hieron.model import (
     row_sq_norms,
 )
 
-__all__ = [
-    "UPDATES",
-    "GreedyHieronSolver",
-    "HieronCoef",
-    "HieronSolver",
-    "HieronStream",
-]
+__all__ = ["UPDATES", "GreedyHieronSolver", "HieronSolver"]
 
 #: the two choices of the competitor label in an update
 UPDATES = ("prediction", "max-loss")
-
-
-@dataclass
-class HieronStream:
-    """The examples a Hieron solver passes over (what it is given instead of an objective).
-
-    Attributes
-    ----------
-    X : ndarray or csr_matrix of shape (n_samples, n_features)
-        Float64 features.
-    y : ndarray of int, shape (n_samples,)
-        Node ids of the training tree.
-    epochs : int
-        Passes over the stream.
-    shuffle : bool
-        Draw a new random order for every epoch (otherwise the given order, each epoch).
-    random_state : None, int or numpy Generator
-        Seed of the shuffles.
-    """
-
-    X: Any
-    y: np.ndarray
-    epochs: int = 1
-    shuffle: bool = False
-    random_state: Any = None
-
-    def __post_init__(self) -> None:
-        self.y = np.asarray(self.y, dtype=np.int64)
-        if self.X.shape[0] != len(self.y):
-            raise DataError(f"X has {self.X.shape[0]} rows but y has {len(self.y)} labels")
-        if int(self.epochs) != self.epochs or self.epochs < 1:
-            raise ParameterError(f"epochs must be an integer >= 1, got {self.epochs}")
-
-
-@dataclass
-class HieronCoef:
-    """What a Hieron solver has learned (the ``coef`` of the solver contract).
-
-    Attributes
-    ----------
-    last, average : ndarray of shape (n_nodes, n_features), or None
-        Primal prototypes ``W^v`` (path sums) of the last and of the averaged hypothesis
-        (eq. 13). None in the kernel form.
-    support_vectors : ndarray or csr_matrix of shape (n_support, n_features), or None
-        Kernel form: the support set (each example once).
-    dual_last, dual_average : ndarray of shape (n_support, n_nodes), or None
-        Kernel form: ``B`` with ``W^v = sum_j B[j, v] phi(x_j)``, last and averaged.
-    rounds : int
-        Rounds seen (``T``); the average is over the ``T + 1`` hypotheses ``w_1 .. w_{T+1}``.
-    """
-
-    last: np.ndarray | None = None
-    average: np.ndarray | None = None
-    support_vectors: Any = None
-    dual_last: np.ndarray | None = None
-    dual_average: np.ndarray | None = None
-    rounds: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class HieronSolver(Solver):
@@ -379,7 +317,8 @@ class HieronSolver(Solver):
     def _pass_primal_dense(
         self, X: np.ndarray, y: np.ndarray, sq: np.ndarray, idx: np.ndarray, pred: np.ndarray
     ) -> None:
-        W, U = self.W, self.U
+        """The rounds ``idx`` one by one on dense ``X`` (online predictions into ``pred``)."""
+        W = self.W
         assert W is not None
         cand = self.candidates
         maxloss = self.update == "max-loss"
@@ -389,8 +328,7 @@ class HieronSolver(Solver):
         sql = 0.0
         for j in range(len(idx)):
             i = idx[j]
-            x = X[i]
-            s = W @ x
+            s = W @ X[i]
             m = s.max() if cand is None else s[cand].max()
             tie = m - TIE_RTOL * (1.0 + abs(m))
             if cand is None:
@@ -425,17 +363,34 @@ class HieronSolver(Solver):
             sql += loss * loss
             if sq[i] <= 0.0:  # x = 0: no update can separate it
                 continue
-            a = loss / (g * sq[i])
-            rows = np.flatnonzero(c)
-            step = (a * c[rows])[:, None] * x
-            W[rows] += step
-            if U is not None:
-                step *= t
-                U[rows] += step
+            self._step(X, int(i), c, loss / (g * sq[i]), t, sparse=False)
             n_upd += 1
         self.rounds = t
         self.n_updates += n_upd
         self.cumulative_sq_loss += sql
+
+    def _step(self, X: Any, i: int, c: np.ndarray, a: float, t: int, sparse: bool) -> None:
+        """Eq. (7) on the prototypes, ``W += a c x_i^T``, and ``U += t a c x_i^T`` (eq. 13).
+
+        Only the rows where ``c`` is non-zero (the two paths' symmetric difference and the
+        subtrees below it) and, for CSR ``X``, the columns of row ``i`` are touched.
+        """
+        W, U = self.W, self.U
+        assert W is not None
+        rows = np.flatnonzero(c)
+        if sparse:
+            a0, a1 = X.indptr[i], X.indptr[i + 1]
+            cols = X.indices[a0:a1]
+            step = (a * c[rows])[:, None] * X.data[a0:a1]
+            W[np.ix_(rows, cols)] += step
+            if U is not None:
+                U[np.ix_(rows, cols)] += t * step
+            return
+        step = (a * c[rows])[:, None] * X[i]
+        W[rows] += step
+        if U is not None:
+            step *= t
+            U[rows] += step
 
     def _pass_primal_blocked(
         self, X: Any, y: np.ndarray, sq: np.ndarray, idx: np.ndarray, pred: np.ndarray
@@ -448,121 +403,142 @@ class HieronSolver(Solver):
         The update is then applied and scoring resumes after it. ``B`` doubles while no update is
         met and shrinks after one, so late, mostly-correct passes cost a few matrix products.
         """
-        W, U = self.W, self.U
-        assert W is not None
         sparse = sp.issparse(X)
-        cand, mask = self.candidates, self._cand_mask
-        maxloss = self.update == "max-loss"
-        M, SG = self._M, self._SG
-        t = self.rounds
-        n_upd = 0
-        sql = 0.0
         n = len(idx)
         contiguous = (
             n > 0 and int(idx[-1]) - int(idx[0]) == n - 1 and bool(np.all(np.diff(idx) == 1))
         )
         pos, B = 0, 8
         rate = 0.5  # running estimate of the fraction of rounds that update
-
-        def track(rate: float, rounds: int, updates: int) -> tuple[float, int]:
-            w = min(0.5, rounds / 64.0)
-            rate = (1.0 - w) * rate + w * updates / max(rounds, 1)
-            return rate, int(min(4096, max(4, 2.0 / max(rate, 1e-4))))
-
+        sql = 0.0  # squared losses of the block rounds, added to the total as the loops do
         while pos < n:
             if rate > 0.3:
                 # updates on (almost) every round: blocks would be rescored for nothing; run the
                 # next rounds one by one, then try blocks again if updates have become rarer
                 seg = idx[pos : pos + 32]
-                self.rounds, self.n_updates = t, self.n_updates + n_upd
                 self.cumulative_sq_loss += sql
+                sql = 0.0
                 before = self.n_updates
-                part = np.empty(len(seg), dtype=np.int64)
-                if sparse:
-                    self._pass_primal_sparse(X, y, sq, seg, part)
-                else:
-                    self._pass_primal_dense(X, y, sq, seg, part)
-                pred[pos : pos + len(seg)] = part
-                t, n_upd, sql = self.rounds, 0, 0.0
-                rate, B = track(rate, len(seg), self.n_updates - before)
+                loop = self._pass_primal_sparse if sparse else self._pass_primal_dense
+                loop(X, y, sq, seg, pred[pos : pos + len(seg)])
+                rate, B = _track(rate, len(seg), self.n_updates - before)
                 pos += len(seg)
                 continue
             end = min(n, pos + B)
             rows_i = idx[pos:end]
             Xb = X[int(idx[pos]) : int(idx[pos]) + (end - pos)] if contiguous else X[rows_i]
-            S = _block_scores(Xb, W) if sparse else np.asarray(Xb @ W.T)
-            P = predict_from_scores(S, cand)
-            yb = y[rows_i]
-            if maxloss:
-                if SG is not None:
-                    L = S + SG[yb]
-                else:
-                    L = S + np.vstack([self.geometry.sqrt_gamma_row(int(v)) for v in yb])
-                if mask is not None:
-                    L += mask
-                V = predict_from_scores(L)
-                r = np.arange(len(yb))
-                losses = L[r, V] - S[r, yb]
-                need = (V != yb) & (losses > 0.0)
-            else:
-                V = P
-                need = P != yb
+            P, V, losses, need = self._score_block(Xb, y[rows_i], sparse)
             hit = np.flatnonzero(need)
-            if len(hit) == 0:
-                pred[pos:end] = P
-                t += end - pos
-                rate, B = track(rate, end - pos, 0)
-                pos = end
-                continue
-            j = int(hit[0])
-            pred[pos : pos + j + 1] = P[: j + 1]
-            t += j + 1
-            i, yi, v = int(rows_i[j]), int(yb[j]), int(V[j])
-            if M is not None:
-                c = M[yi] - M[v]
-                g = float(c[yi] - c[v])
-            else:
-                c, g = self.geometry.direction(yi, v)
-            loss = float(losses[j]) if maxloss else float(S[j, v] - S[j, yi]) + math.sqrt(g)
-            sql += loss * loss
-            if sq[i] > 0.0:  # x = 0: no update can separate it
-                a = loss / (g * sq[i])
-                rows = np.flatnonzero(c)
-                if sparse:
-                    a0, a1 = X.indptr[i], X.indptr[i + 1]
-                    cols = X.indices[a0:a1]
-                    step = (a * c[rows])[:, None] * X.data[a0:a1]
-                    W[np.ix_(rows, cols)] += step
-                    if U is not None:
-                        U[np.ix_(rows, cols)] += t * step
-                else:
-                    step = (a * c[rows])[:, None] * X[i]
-                    W[rows] += step
-                    if U is not None:
-                        step *= t
-                        U[rows] += step
-                n_upd += 1
-            pos += j + 1
-            rate, B = track(rate, j + 1, 1)
-        self.rounds = t
-        self.n_updates += n_upd
+            settled = int(hit[0]) + 1 if len(hit) else end - pos  # rounds up to the update
+            pred[pos : pos + settled] = P[:settled]
+            self.rounds += settled
+            pos += settled
+            rate, B = _track(rate, settled, int(len(hit) > 0))
+            if len(hit):
+                j = settled - 1
+                i, yi, v = int(rows_i[j]), int(y[rows_i[j]]), int(V[j])
+                sql += self._update_from_block(X, i, yi, v, float(losses[j]), sq[i], sparse)
         self.cumulative_sq_loss += sql
+
+    def _score_block(
+        self, Xb: Any, yb: np.ndarray, sparse: bool
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Predictions, competitors and losses of a block of rounds scored with the current ``W``.
+
+        Returns
+        -------
+        P : ndarray of int
+            The online predictions (eq. 1).
+        V : ndarray of int
+            The competitors of the updates (``P`` for ``update="prediction"``).
+        losses : ndarray
+            ``s_V - s_y + sqrt(gamma(y, V))`` for max-loss; ``s_V - s_y`` for prediction (the
+            margin term is added once gamma is known).
+        need : ndarray of bool
+            The rounds that update.
+        """
+        W = self.W
+        assert W is not None
+        S = _block_scores(Xb, W) if sparse else np.asarray(Xb @ W.T)
+        P = predict_from_scores(S, self.candidates)
+        r = np.arange(len(yb))
+        if self.update != "max-loss":
+            return P, P, S[r, P] - S[r, yb], P != yb
+        if self._SG is not None:
+            L = S + self._SG[yb]
+        else:
+            L = S + np.vstack([self.geometry.sqrt_gamma_row(int(v)) for v in yb])
+        if self._cand_mask is not None:
+            L += self._cand_mask
+        V = predict_from_scores(L)
+        losses = L[r, V] - S[r, yb]
+        return P, V, losses, (V != yb) & (losses > 0.0)
+
+    def _update_from_block(
+        self, X: Any, i: int, yi: int, v: int, loss: float, sq_i: float, sparse: bool
+    ) -> float:
+        """Apply the update of round ``self.rounds`` (example ``i``, competitor ``v``).
+
+        ``loss`` comes from :meth:`_score_block`; returns the squared loss suffered.
+        """
+        c, g = self._direction(yi, v)
+        if self.update != "max-loss":
+            loss += math.sqrt(g)
+        if sq_i > 0.0:  # x = 0: no update can separate it
+            self._step(X, i, c, loss / (g * sq_i), self.rounds, sparse)
+            self.n_updates += 1
+        return loss * loss
 
     def _pass_primal_sparse(
         self, X: sp.csr_matrix, y: np.ndarray, sq: np.ndarray, idx: np.ndarray, pred: np.ndarray
     ) -> None:
-        W, U = self.W, self.U
+        """The rounds ``idx`` one by one on CSR ``X`` (online predictions into ``pred``)."""
+        W = self.W
         assert W is not None
         indptr, indices, data = X.indptr, X.indices, X.data
+
+        def score(i: int) -> np.ndarray:
+            a0, a1 = indptr[i], indptr[i + 1]
+            return np.asarray(W[:, indices[a0:a1]] @ data[a0:a1])
+
+        def update(i: int, c: np.ndarray, a: float, t: int) -> None:
+            self._step(X, i, c, a, t, sparse=True)
+
+        self._pass_rounds(y, sq, idx, pred, score, update)
+
+    def _pass_rounds(
+        self,
+        y: np.ndarray,
+        sq: np.ndarray,
+        idx: np.ndarray,
+        pred: np.ndarray,
+        score: Callable[[int], np.ndarray],
+        update: Callable[[int, np.ndarray, float, int], None],
+    ) -> None:
+        """Algorithm 1's rounds ``idx`` one by one, the online predictions into ``pred``.
+
+        Parameters
+        ----------
+        y : ndarray of int
+            Labels (node ids) of all the examples.
+        sq : ndarray
+            ``||x_i||^2`` (``K(x_i, x_i)`` in the kernel form) of all the examples.
+        idx : ndarray of int
+            The examples of the rounds, in order.
+        pred : ndarray of int, shape (len(idx),)
+            Receives the online predictions.
+        score : callable
+            ``score(i)``: the scores ``W^v . x_i`` of every label with the current hypothesis.
+        update : callable
+            ``update(i, c, alpha, t)``: eq. (7) with step ``alpha`` along the path overlaps
+            ``c`` on round ``t``.
+        """
         t = self.rounds
         n_upd = 0
         sql = 0.0
         for j in range(len(idx)):
-            i = idx[j]
-            a0, a1 = indptr[i], indptr[i + 1]
-            cols = indices[a0:a1]
-            d = data[a0:a1]
-            s = W[:, cols] @ d
+            i = int(idx[j])
+            s = score(i)
             yh = self._predict_one(s)
             pred[j] = yh
             yi = int(y[i])
@@ -572,14 +548,9 @@ class HieronSolver(Solver):
                 continue
             c, g = self._direction(yi, v)
             sql += loss * loss
-            if sq[i] <= 0.0:
+            if sq[i] <= 0.0:  # x = 0: no update can separate it
                 continue
-            a = loss / (g * sq[i])
-            rows = np.flatnonzero(c)
-            step = (a * c[rows])[:, None] * d
-            W[np.ix_(rows, cols)] += step
-            if U is not None:
-                U[np.ix_(rows, cols)] += t * step
+            update(i, c, loss / (g * sq[i]), t)
             n_upd += 1
         self.rounds = t
         self.n_updates += n_upd
@@ -588,18 +559,18 @@ class HieronSolver(Solver):
     # ------------------------------------------------------------------ kernel form
     def support_vectors(self) -> Any:
         """The support set, shape (n_support, n_features): dense or CSR like the data."""
-        n = self._sv_n
         if self._sv_sparse:
-            nnz = int(self._sv_indptr[n])
-            return sp.csr_matrix(
-                (
-                    self._sv_data[:nnz].copy(),
-                    self._sv_indices[:nnz].copy(),
-                    self._sv_indptr[: n + 1].copy(),
-                ),
-                shape=(n, self.n_features),
-            )
-        return self._sv_dense[:n].copy()
+            return self._support_csr(copy=True)
+        return self._sv_dense[: self._sv_n].copy()
+
+    def _support_csr(self, copy: bool) -> sp.csr_matrix:
+        """The support set stored as CSR: views of the growing buffers, or a copy."""
+        n = self._sv_n
+        nnz = int(self._sv_indptr[n])
+        parts = (self._sv_data[:nnz], self._sv_indices[:nnz], self._sv_indptr[: n + 1])
+        if copy:
+            parts = (parts[0].copy(), parts[1].copy(), parts[2].copy())
+        return sp.csr_matrix(parts, shape=(n, self.n_features))
 
     def _sv_append(self, X: Any, i: int, sq_i: float, raw_sq_i: float) -> int:
         """Store row ``i`` of ``X`` in the support set; return its row."""
@@ -649,11 +620,7 @@ class HieronSolver(Solver):
         if n == 0:
             return np.zeros(0)
         if self._sv_sparse:
-            nnz = int(self._sv_indptr[n])
-            S = sp.csr_matrix(
-                (self._sv_data[:nnz], self._sv_indices[:nnz], self._sv_indptr[: n + 1]),
-                shape=(n, self.n_features),
-            )
+            S = self._support_csr(copy=False)
             if sparse_x:
                 self._scratch[cols] = d
                 dot = S @ self._scratch
@@ -677,28 +644,17 @@ class HieronSolver(Solver):
         pred: np.ndarray,
         sv_row: np.ndarray,
     ) -> None:
+        """The rounds ``idx`` in the kernel form; ``sv_row[i]``: the support row of example
+        ``i`` (-1 until its first update stores it)."""
         sparse_x = sp.issparse(X)
         raw_sq = row_sq_norms(X)
-        t = self.rounds
-        n_upd = 0
-        sql = 0.0
-        for j in range(len(idx)):
-            i = int(idx[j])
+
+        def score(i: int) -> np.ndarray:
             k = self._kernel_row(X, i, sparse_x)
             n = self._sv_n
-            s = k @ self._B[:n] if n else np.zeros(self.n_nodes)
-            yh = self._predict_one(s)
-            pred[j] = yh
-            yi = int(y[i])
-            t += 1
-            v, loss = self._competitor(s, yi, yh)
-            if v == yi:
-                continue
-            c, g = self._direction(yi, v)
-            sql += loss * loss
-            if ksq[i] <= 0.0:
-                continue
-            a = loss / (g * ksq[i])
+            return np.asarray(k @ self._B[:n]) if n else np.zeros(self.n_nodes)
+
+        def update(i: int, c: np.ndarray, a: float, t: int) -> None:
             r = int(sv_row[i])
             if r < 0:
                 r = self._sv_append(X, i, float(ksq[i]), float(raw_sq[i]))
@@ -706,10 +662,8 @@ class HieronSolver(Solver):
             self._B[r] += a * c
             if self.track_average:
                 self._UB[r] += (a * t) * c
-            n_upd += 1
-        self.rounds = t
-        self.n_updates += n_upd
-        self.cumulative_sq_loss += sql
+
+        self._pass_rounds(y, ksq, idx, pred, score, update)
 
     # ------------------------------------------------------------------ batch scoring
     def scores(self, X: Any, averaged: bool = False, chunk: int = 4096) -> np.ndarray:
@@ -770,6 +724,14 @@ class HieronSolver(Solver):
         B = coef.dual_average if averaged else coef.dual_last
         assert B is not None
         return increments_from_prototypes(B.T, self.geometry.parent).T
+
+
+def _track(rate: float, rounds: int, updates: int) -> tuple[float, int]:
+    """The blocked pass's running update rate after ``rounds`` rounds with ``updates`` updates,
+    and the next block size (about two updates' worth of rounds, 4 to 4096)."""
+    w = min(0.5, rounds / 64.0)
+    rate = (1.0 - w) * rate + w * updates / max(rounds, 1)
+    return rate, int(min(4096, max(4, 2.0 / max(rate, 1e-4))))
 
 
 def _grow(a: np.ndarray, cap: int) -> np.ndarray:

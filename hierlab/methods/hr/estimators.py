@@ -2,44 +2,141 @@
 
 ``HRSVMClassifier`` and ``HRLRClassifier`` learn one weight vector per node of the taxonomy by
 minimising eq. (2) (hinge) or eq. (3) (logistic): a loss on the leaves' one-vs-rest labels plus
-``sum_n 1/2 ||w_n - w_{pi(n)}||^2``; the solver is the block coordinate descent of Algorithm 1
-with the odd/even parallel schedule (:class:`~hierlab.methods.hr.solver.BlockCoordinateDescent`).
-``OneVsRestSVM`` and ``OneVsRestLR`` are the paper's baselines "SVM" and "LR": one binary
-liblinear problem per leaf, ``1/2 ||w_n||^2 + C sum_i loss(y_in w_n^T x_i)``, without bias.
+``sum_n 1/2 ||w_n - w_{pi(n)}||^2`` (:class:`~hierlab.methods.hr.model.HRProblem`); the solver
+is the block coordinate descent of Algorithm 1 with the odd/even parallel schedule
+(:class:`~hierlab.methods.hr.solver.BlockCoordinateDescent`). ``OneVsRestSVMClassifier`` and
+``OneVsRestLRClassifier`` are the paper's baselines "SVM" and "LR": one binary liblinear problem
+per leaf, ``1/2 ||w_n||^2 + C sum_i loss(y_in w_n^T x_i)``, without bias.
 
 All four predict the leaf with the largest score ``w_n^T x`` (single-label), or every leaf with a
 positive score and at least the best one (multi-label). Labels: ``y_in = +1`` iff leaf ``n`` is
 a label of row ``i``; a row labelled with an internal node ``p`` (and no label below ``p``) is
-left out of the loss of the leaves under ``p`` (see :func:`~hierlab.methods.hr.solver.leaf_labels`).
+left out of the loss of the leaves under ``p`` (see :func:`~hierlab.methods.hr.model.leaf_labels`).
+
+The constructor parameters are declared once, in ``_parameters`` (:mod:`hierlab.core.params`);
+validation, the registry schema and the method cards (:mod:`hierlab.methods.hr.cards`) are
+generated from them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import Any
+import types
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
+from typing import Any, ClassVar, TypeVar, cast
 
 import numpy as np
 import scipy.sparse as sp
 from joblib import Parallel, delayed
 from sklearn.linear_model import LogisticRegression
 from sklearn.svm import LinearSVC
+from sklearn.utils.validation import check_is_fitted
 
-from hierlab.core.exceptions import ParameterError
-from hierlab.core.registry import Param, register
+from hierlab.core.params import Param
+from hierlab.core.registry import register
 from hierlab.core.solver import Callback, Solver, SolverState
 from hierlab.core.taxonomy import Taxonomy
-from hierlab.methods.base import HierarchicalClassifier
-from hierlab.methods.hr.solver import BlockCoordinateDescent, HRProblem, solve_logistic_leaf
+from hierlab.methods.base import HierarchicalClassifier, check_X
+from hierlab.methods.hr.cards import HR_LR_CARD, HR_SVM_CARD, OVR_LR_CARD, OVR_SVM_CARD
+from hierlab.methods.hr.model import HRProblem
+from hierlab.methods.hr.solver import BlockCoordinateDescent, solve_logistic_leaf
 from hierlab.solvers.dual_cd import solve_leaves_dual_cd
 
 __all__ = ["HRLRClassifier", "HRSVMClassifier", "OneVsRestLRClassifier", "OneVsRestSVMClassifier"]
 
+#: HR-SVM's parameters (HR-LR differs in the default of ``inner_tol`` only)
+_HR_PARAMETERS: tuple[Param, ...] = (
+    Param(
+        "C", "float", 1.0, low=0.0, low_open=True, log=True, symbol="C",
+        help="Loss weight (larger = less regularised)",
+        note="The C of eq. (2)/(3); the paper cross-validates it in 1e-3 … 1e3. Small C leans "
+        "on the hierarchy (children pulled to their parents), large C on the data.",
+    ),
+    Param(
+        "max_iter", "int", 30, low=1,
+        help="Outer block-CD iterations (even then odd levels)",
+        note="10-50 is usually enough for the certified gap to reach 1%.",
+    ),
+    Param(
+        "tol", "float", 1e-2, low=0.0, low_open=True, log=True,
+        help="Stop at this certified relative duality gap",
+        note="The gap is (upper - lower) / upper; 1e-2 is the default, 1e-3 for precise "
+        "comparisons.",
+    ),
+    Param(
+        "inner_tol", "float", 0.1, low=0.0, low_open=True, log=True,
+        help="Starting tolerance of the leaf solver (tightened as the gap closes)",
+        note="How accurately each leaf subproblem is solved at first: the spread of the dual "
+        "CD's projected gradients (HR-SVM) or L-BFGS's largest |gradient| (HR-LR).",
+    ),
+    Param(
+        "max_inner_iter", "int", 1000, low=1,
+        help="Leaf solver passes/iterations per outer iteration",
+        note="Passes (dual CD) or L-BFGS iterations per leaf and outer iteration.",
+    ),
+    Param(
+        "relaxation", "float", 1.0, low=0.0, high=2.0, low_open=True, high_open=True,
+        symbol="omega",
+        help="Over-relaxation of the internal nodes' eq. (4) step (1 = the paper)",
+        note="w_n += omega (w_n^{eq. 4} - w_n): every omega in (0, 2) decreases the objective "
+        "(successive over-relaxation); values above 1 cut the outer iterations when parents "
+        "have many children.",
+    ),
+    Param(
+        "shrinking", "bool", False,
+        help="Shrinking in the leaves' dual CD (HR-SVM)",
+        note="Hsieh et al.'s heuristic: faster on large sparse data (measured not to pay on "
+        "20 Newsgroups).",
+    ),
+    Param(
+        "n_jobs", "int", None,
+        help="joblib workers for the leaf blocks",
+        note="Leaves of one parity are independent (Section 4.3): solve them in parallel "
+        "(joblib's convention: None = 1, -1 = every CPU).",
+    ),
+    Param("random_state", "int", 0, low=0, help="Seed of the dual CD's random order"),
+)  # fmt: skip
 
-def _check_positive(name: str, value: Any, integer: bool = False) -> None:
-    ok = isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool)
-    if not ok or not np.isfinite(value) or value <= 0 or (integer and int(value) != value):
-        kind = "a positive integer" if integer else "a positive number"
-        raise ParameterError(f"{name} must be {kind}, got {value!r}")
+_OVR_PARAMETERS: tuple[Param, ...] = (
+    Param(
+        "C", "float", 1.0, low=0.0, low_open=True, log=True, symbol="C",
+        help="Loss weight of each leaf's binary problem",
+        note="The paper cross-validates 1e-3 … 1e3.",
+    ),
+    Param("tol", "float", 1e-4, low=0.0, low_open=True, log=True, help="liblinear tolerance"),
+    Param("max_iter", "int", 1000, low=1, help="liblinear iteration limit (per leaf)"),
+    Param(
+        "n_jobs", "int", None,
+        help="joblib workers over the leaves",
+        note="Leaves are independent: train them in parallel (None = 1, -1 = every CPU).",
+    ),
+)  # fmt: skip
+
+_Init = TypeVar("_Init", bound=Callable[..., None])
+
+
+def _redeclare(params: tuple[Param, ...], **defaults: Any) -> tuple[Param, ...]:
+    """``params`` with the defaults of the parameters named in ``defaults`` replaced."""
+    return tuple(replace(p, default=defaults[p.name]) if p.name in defaults else p for p in params)
+
+
+def _init_with_declared_defaults(init: _Init, params: tuple[Param, ...]) -> _Init:
+    """A copy of the keyword-only constructor ``init`` whose defaults are those of ``params``.
+
+    The copy runs the same code: only ``__kwdefaults__`` differ, so :func:`inspect.signature`
+    (scikit-learn's ``get_params``, :func:`~hierlab.core.params.check_declarations`) and the
+    calls see the declared defaults. This lets HR-LR share HR-SVM's constructor.
+    """
+    fn = cast(types.FunctionType, init)
+    new = types.FunctionType(
+        fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__
+    )
+    new.__kwdefaults__ = {**(fn.__kwdefaults__ or {}), **{p.name: p.default for p in params}}
+    new.__annotations__ = dict(fn.__annotations__)
+    new.__doc__ = fn.__doc__
+    new.__qualname__ = fn.__qualname__
+    new.__module__ = fn.__module__
+    return cast(_Init, new)
 
 
 class _LeafScorer(HierarchicalClassifier):
@@ -53,10 +150,6 @@ class _LeafScorer(HierarchicalClassifier):
         Columns follow ``taxonomy_.leaves`` (names: ``taxonomy_.names[taxonomy_.leaves]``).
         Not called ``decision_function``: scikit-learn expects that to follow ``classes_``.
         """
-        from sklearn.utils.validation import check_is_fitted
-
-        from hierlab.methods.base import check_X
-
         check_is_fitted(self, "coef_")
         X = check_X(X, self, reset=False)
         return np.asarray(X @ self.coef_[self.taxonomy_.leaves].T)
@@ -77,10 +170,14 @@ class _LeafScorer(HierarchicalClassifier):
 
 
 class _HRBase(_LeafScorer):
+    """The constructor and ``fit`` of HR-SVM and HR-LR (``_loss`` tells them apart)."""
+
     _loss = "hinge"
+    _parameters: ClassVar[tuple[Param, ...]] = _HR_PARAMETERS
 
     def __init__(
         self,
+        *,
         taxonomy: Taxonomy | None = None,
         C: float = 1.0,
         max_iter: int = 30,
@@ -94,23 +191,18 @@ class _HRBase(_LeafScorer):
     ) -> None:
         super().__init__(taxonomy=taxonomy)
         self.C = C
-        self.relaxation = relaxation
         self.max_iter = max_iter
         self.tol = tol
         self.inner_tol = inner_tol
         self.max_inner_iter = max_inner_iter
+        self.relaxation = relaxation
         self.shrinking = shrinking
         self.n_jobs = n_jobs
         self.random_state = random_state
 
     def _fit(self, X: np.ndarray | sp.csr_matrix, Y: Any, callbacks: Sequence[Callback]) -> None:
-        _check_positive("C", self.C)
-        _check_positive("max_iter", self.max_iter, integer=True)
-        _check_positive("tol", self.tol)
-        _check_positive("inner_tol", self.inner_tol)
-        _check_positive("max_inner_iter", self.max_inner_iter, integer=True)
         self.multilabel_ = sp.issparse(Y)
-        problem = HRProblem.from_labels(X, Y, self.taxonomy_, self.C, self._loss)
+        problem = HRProblem.from_labels(X, Y, self.taxonomy_, float(self.C), self._loss)
         solver = BlockCoordinateDescent(
             max_iter=int(self.max_iter),
             inner_tol=float(self.inner_tol),
@@ -137,7 +229,7 @@ class HRSVMClassifier(_HRBase):
     taxonomy : Taxonomy, optional
         A tree. None: the flat taxonomy (all labels under one root, which still couples them).
     C : float, default 1.0
-        Weight of the hinge loss.
+        Weight of the hinge loss (> 0).
     max_iter : int, default 30
         Outer iterations (even levels, then odd levels, per iteration).
     tol : float, default 1e-2
@@ -156,7 +248,7 @@ class HRSVMClassifier(_HRBase):
         joblib workers for the leaf blocks of one parity (``joblib.parallel_backend("dask")``
         runs them on a dask cluster).
     random_state : int, default 0
-        Seed of the dual CD's random order.
+        Seed of the dual CD's random order (>= 0).
 
     Attributes
     ----------
@@ -180,37 +272,14 @@ class HRLRClassifier(_HRBase):
     """HR-LR: hierarchically regularised logistic regression (seed 001, eq. 3).
 
     Same parameters and attributes as :class:`HRSVMClassifier` (no ``dual_coef_``), with leaves
-    solved by L-BFGS on eq. (8): ``inner_tol`` is the starting largest-|gradient| tolerance and
-    ``max_inner_iter`` the L-BFGS iteration limit.
+    solved by L-BFGS on eq. (8): ``inner_tol`` (default 0.01) is the starting largest-|gradient|
+    tolerance and ``max_inner_iter`` the L-BFGS iteration limit. ``shrinking`` and
+    ``random_state`` have no effect (L-BFGS is deterministic).
     """
 
     _loss = "logistic"
-
-    def __init__(
-        self,
-        taxonomy: Taxonomy | None = None,
-        C: float = 1.0,
-        max_iter: int = 30,
-        tol: float = 1e-2,
-        inner_tol: float = 0.01,
-        max_inner_iter: int = 1000,
-        relaxation: float = 1.0,
-        shrinking: bool = False,
-        n_jobs: int | None = None,
-        random_state: int = 0,
-    ) -> None:
-        super().__init__(
-            taxonomy=taxonomy,
-            relaxation=relaxation,
-            C=C,
-            max_iter=max_iter,
-            tol=tol,
-            inner_tol=inner_tol,
-            max_inner_iter=max_inner_iter,
-            shrinking=shrinking,
-            n_jobs=n_jobs,
-            random_state=random_state,
-        )
+    _parameters = _redeclare(_HR_PARAMETERS, inner_tol=0.01)
+    __init__ = _init_with_declared_defaults(_HRBase.__init__, _parameters)
 
 
 # ---------------------------------------------------------------------- one-vs-rest baselines
@@ -223,6 +292,23 @@ def _fit_binary(
     tol: float,
     max_iter: int,
 ) -> np.ndarray:
+    """One leaf's binary problem (rows with ``weight`` 0 left out) by liblinear; its ``w``.
+
+    Parameters
+    ----------
+    kind : {"svm", "lr"}
+        ``LinearSVC(loss="hinge")`` or ``LogisticRegression(solver="liblinear")``, no bias.
+    X : ndarray or csr_matrix of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,), values in {-1, +1}
+    weight : ndarray of shape (n_samples,)
+        ``c_i`` in {0, 1}.
+    C, tol, max_iter
+        liblinear's.
+
+    Returns
+    -------
+    ndarray of shape (n_features,)
+    """
     keep = weight > 0
     Xk = X[keep] if not keep.all() else X
     yk = y[keep]
@@ -234,25 +320,18 @@ def _fit_binary(
             return res.W[0]
         w, _ = solve_logistic_leaf(Xk, yk, C, np.zeros(d), tol=tol, max_iter=max_iter)
         return w
-    if kind == "svm":
-        clf: Any = LinearSVC(
-            C=C,
-            loss="hinge",
-            dual=True,
-            fit_intercept=False,
-            tol=tol,
-            max_iter=max_iter,
-            random_state=0,
-        )
-    else:
-        clf = LogisticRegression(
-            C=C,
-            solver="liblinear",
-            fit_intercept=False,
-            tol=tol,
-            max_iter=max_iter,
-            random_state=0,
-        )
+    common: dict[str, Any] = {
+        "C": C,
+        "fit_intercept": False,
+        "tol": tol,
+        "max_iter": max_iter,
+        "random_state": 0,
+    }
+    clf: Any = (
+        LinearSVC(loss="hinge", dual=True, **common)
+        if kind == "svm"
+        else LogisticRegression(solver="liblinear", **common)
+    )
     clf.fit(Xk, yk)
     w = np.asarray(clf.coef_).ravel()
     return w if clf.classes_[1] == 1 else -w
@@ -261,19 +340,24 @@ def _fit_binary(
 class _OneShot(Solver):
     """Runs a closed computation once and reports it as one solver state."""
 
-    def __init__(self, fn: Any) -> None:
+    def __init__(self, fn: Callable[[], tuple[np.ndarray, float, dict[str, Any]]]) -> None:
         self.fn = fn
 
     def iterate(self, objective: Any) -> Iterator[SolverState]:
+        """Yield the single, converged state of the computation."""
         self.coef, upper, extra = self.fn()
         yield SolverState(1, 0.0, upper, None, extra, converged=True)
 
 
 class _OvRBase(_LeafScorer):
+    """The constructor and ``fit`` of the one-vs-rest baselines (``_kind`` tells them apart)."""
+
     _kind = "svm"
+    _parameters: ClassVar[tuple[Param, ...]] = _OVR_PARAMETERS
 
     def __init__(
         self,
+        *,
         taxonomy: Taxonomy | None = None,
         C: float = 1.0,
         tol: float = 1e-4,
@@ -287,13 +371,11 @@ class _OvRBase(_LeafScorer):
         self.n_jobs = n_jobs
 
     def _fit(self, X: np.ndarray | sp.csr_matrix, Y: Any, callbacks: Sequence[Callback]) -> None:
-        _check_positive("C", self.C)
-        _check_positive("tol", self.tol)
-        _check_positive("max_iter", self.max_iter, integer=True)
         self.multilabel_ = sp.issparse(Y)
         tax = self.taxonomy_
         loss = "hinge" if self._kind == "svm" else "logistic"
-        problem = HRProblem.from_labels(X, Y, tax, self.C, loss)
+        C, tol, max_iter = float(self.C), float(self.tol), int(self.max_iter)
+        problem = HRProblem.from_labels(X, Y, tax, C, loss)
         leaves = tax.leaves
 
         def run() -> tuple[np.ndarray, float, dict[str, Any]]:
@@ -301,9 +383,7 @@ class _OvRBase(_LeafScorer):
             Ys = problem.signs(cols)
             Ws = problem.weights(cols)
             ws = Parallel(n_jobs=self.n_jobs)(
-                delayed(_fit_binary)(
-                    self._kind, X, Ys[:, k], Ws[:, k], float(self.C), self.tol, self.max_iter
-                )
+                delayed(_fit_binary)(self._kind, X, Ys[:, k], Ws[:, k], C, tol, max_iter)
                 for k in cols
             )
             coef = np.zeros((tax.n_nodes, X.shape[1]))
@@ -311,7 +391,7 @@ class _OvRBase(_LeafScorer):
             # the one-vs-rest objective: sum over leaves of 1/2 ||w_n||^2 + C loss
             Z = np.asarray(X @ coef[leaves].T) * Ys
             lossv = np.maximum(0.0, 1.0 - Z) if loss == "hinge" else np.logaddexp(0.0, -Z)
-            obj = 0.5 * float((coef[leaves] ** 2).sum()) + float(self.C) * float((Ws * lossv).sum())
+            obj = 0.5 * float((coef[leaves] ** 2).sum()) + C * float((Ws * lossv).sum())
             return coef, obj, {"n_leaf_problems": len(leaves)}
 
         result = self._run_solver(_OneShot(run), problem, callbacks)
@@ -327,10 +407,11 @@ class OneVsRestSVMClassifier(_OvRBase):
     taxonomy : Taxonomy, optional
         Used only for the leaves and the labels; the leaves' problems are independent.
     C : float, default 1.0
+        Loss weight of each leaf's problem (> 0).
     tol : float, default 1e-4
-        liblinear's tolerance.
+        liblinear's tolerance (> 0).
     max_iter : int, default 1000
-        liblinear's iteration limit.
+        liblinear's iteration limit (>= 1).
     n_jobs : int, optional
         joblib workers over the leaves.
 
@@ -356,54 +437,10 @@ class OneVsRestLRClassifier(_OvRBase):
 
 
 # ---------------------------------------------------------------------- registry
-def _hr_params(inner_default: float) -> list[Param]:
-    return [
-        Param(
-            "C", "float", 1.0, low=1e-4, high=1e4, log=True,
-            help="Loss weight (larger = less regularised)",
-        ),
-        Param(
-            "max_iter", "int", 30, low=1, high=10000,
-            help="Outer block-CD iterations (even then odd levels)",
-        ),
-        Param(
-            "tol", "float", 1e-2, low=1e-8, high=1.0, log=True,
-            help="Stop at this certified relative duality gap",
-        ),
-        Param(
-            "inner_tol", "float", inner_default, low=1e-8, high=10.0, log=True,
-            help="Starting tolerance of the leaf solver (tightened as the gap closes)",
-        ),
-        Param(
-            "max_inner_iter", "int", 1000, low=1, high=100000,
-            help="Leaf solver passes/iterations per outer iteration",
-        ),
-        Param(
-            "relaxation", "float", 1.0, low=0.05, high=1.95,
-            help="Over-relaxation of the internal nodes' eq. (4) step (1 = the paper)",
-        ),
-        Param("shrinking", "bool", False, help="Shrinking in the leaves' dual CD (HR-SVM)"),
-        Param("n_jobs", "int", None, low=-1, high=1024, help="joblib workers for the leaf blocks"),
-        Param("random_state", "int", 0, low=0, help="Seed of the dual CD's random order"),
-    ]  # fmt: skip
-
-
-def _ovr_params() -> list[Param]:
-    return [
-        Param(
-            "C", "float", 1.0, low=1e-4, high=1e4, log=True,
-            help="Loss weight of each leaf's binary problem",
-        ),
-        Param("tol", "float", 1e-4, low=1e-10, high=1.0, log=True, help="liblinear tolerance"),
-        Param("max_iter", "int", 1000, low=1, high=1000000, help="liblinear iteration limit"),
-        Param("n_jobs", "int", None, low=-1, high=1024, help="joblib workers over the leaves"),
-    ]  # fmt: skip
-
-
 register(
     "hr-svm",
     HRSVMClassifier,
-    params=_hr_params(0.1),
+    card=HR_SVM_CARD,
     seed="001",
     summary="Hierarchically regularised SVM: block CD, dual CD leaves, odd/even parallel levels",
     multilabel=True,
@@ -412,7 +449,7 @@ register(
 register(
     "hr-lr",
     HRLRClassifier,
-    params=_hr_params(0.01),
+    card=HR_LR_CARD,
     seed="001",
     summary="Hierarchically regularised logistic regression: block CD, L-BFGS leaves",
     multilabel=True,
@@ -421,7 +458,7 @@ register(
 register(
     "ovr-svm",
     OneVsRestSVMClassifier,
-    params=_ovr_params(),
+    card=OVR_SVM_CARD,
     seed="baseline",
     summary="One-vs-rest linear SVM on the leaves (liblinear, hinge, no bias), seed 001's SVM",
     multilabel=True,
@@ -429,7 +466,7 @@ register(
 register(
     "ovr-lr",
     OneVsRestLRClassifier,
-    params=_ovr_params(),
+    card=OVR_LR_CARD,
     seed="baseline",
     summary="One-vs-rest logistic regression on the leaves (liblinear, no bias), seed 001's LR",
     multilabel=True,

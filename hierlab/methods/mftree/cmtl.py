@@ -21,7 +21,7 @@ Choices made here (documented, deterministic):
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.linalg as sla
@@ -30,9 +30,16 @@ from sklearn.model_selection import train_test_split
 from sklearn.svm import LinearSVC
 from sklearn.utils.validation import check_array
 
-from hierlab.core.exceptions import DataError, ParameterError
+from hierlab.core.exceptions import DataError
+from hierlab.core.params import Param, validate_params
 from hierlab.core.taxonomy import Taxonomy
-from hierlab.methods.mftree.induction import _grow, _halves, _orient, build_binary_taxonomy
+from hierlab.methods.mftree.induction import (
+    _grow,
+    _halves,
+    _orient,
+    _positive_log,
+    _tree_taxonomy,
+)
 
 __all__ = ["CMTLTree", "confusion_affinity", "spectral_bipartition"]
 
@@ -125,8 +132,48 @@ class CMTLTree(BaseEstimator):
     depth_, n_nodes_ : int
     """
 
+    #: declared once (:mod:`hierlab.core.params`); CMTLClassifier shares C, holdout and
+    #: random_state
+    _parameters: ClassVar[tuple[Param, ...]] = (
+        Param(
+            "estimator",
+            "object",
+            None,
+            help="the one-vs-rest classifier of the confusions (default LinearSVC(C=C))",
+        ),
+        _positive_log(
+            "C",
+            1.0,
+            symbol="C",
+            help="LinearSVC regularisation",
+            note="LinearSVC regularisation of the confusion and node classifiers (0.1-10).",
+        ),
+        Param(
+            "holdout",
+            "float",
+            0.25,
+            low=0.0,
+            high=1.0,
+            low_open=True,
+            high_open=True,
+            help="held-out fraction (confusions)",
+            note="Fraction of the training rows used to measure the confusions; 0.2-0.3.",
+        ),
+        Param(
+            "smoothing", "float", 1e-4, low=0.0, help="off-diagonal affinity added to every pair"
+        ),
+        Param(
+            "random_state",
+            "seed",
+            0,
+            help="seed of the held-out split",
+            note="Seed of the held-out split.",
+        ),
+    )
+
     def __init__(
         self,
+        *,
         estimator: Any = None,
         C: float = 1.0,
         holdout: float = 0.25,
@@ -151,14 +198,27 @@ class CMTLTree(BaseEstimator):
         -------
         self
         """
-        if not 0.0 < float(self.holdout) < 1.0:
-            raise ParameterError(f"holdout must be in (0, 1), got {self.holdout!r}")
-        if float(self.smoothing) < 0:
-            raise ParameterError(f"smoothing must be >= 0, got {self.smoothing!r}")
+        validate_params(self)
         X = check_array(X, accept_sparse="csr", dtype=np.float64)
         self.classes_, yi = np.unique(np.asarray(y), return_inverse=True)
         yi = yi.ravel()
         c = len(self.classes_)
+        self.confusion_, self.affinity_ = self._held_out_confusions(X, yi, c)
+
+        def split(node: int, cls: np.ndarray, depth: int, tau: int) -> tuple[Any, Any, Any, str]:
+            return spectral_bipartition(self.affinity_[np.ix_(cls, cls)]), None, None, "cmtl"
+
+        tree = _grow(c, 0, split)
+        tax, _, inv = _tree_taxonomy(tree, self.classes_)
+        self.taxonomy_: Taxonomy = tax
+        self.node_classes_ = [tree.classes[k] for k in inv]
+        self.depth_ = int(tax.max_depth)
+        self.n_nodes_ = int(tax.n_nodes)
+        return self
+
+    def _held_out_confusions(self, X: Any, yi: np.ndarray, c: int) -> tuple[np.ndarray, np.ndarray]:
+        """Fit the one-vs-rest classifier on a (stratified when possible) split, return the
+        confusions and the affinity (:func:`confusion_affinity`) of the held-out part."""
         counts = np.bincount(yi, minlength=c)
         n_ho = int(np.ceil(float(self.holdout) * len(yi)))
         feasible = counts.min() >= 2 and c <= n_ho <= len(yi) - c
@@ -175,23 +235,4 @@ class CMTLTree(BaseEstimator):
             pred = np.asarray(clf.predict(X[ho]), dtype=np.int64)
         else:
             pred = yi[ho]
-        self.confusion_, self.affinity_ = confusion_affinity(yi[ho], pred, c, float(self.smoothing))
-
-        def split(node: int, cls: np.ndarray, depth: int, tau: int) -> tuple[Any, Any, Any, str]:
-            return spectral_bipartition(self.affinity_[np.ix_(cls, cls)]), None, None, "cmtl"
-
-        tree = _grow(c, 0, split)
-        parent = np.asarray(tree.parent, dtype=np.int64)
-        tax, order = build_binary_taxonomy(
-            parent,
-            np.asarray(tree.leaf_class, dtype=np.int64),
-            np.asarray([str(k) for k in self.classes_], dtype=object),
-            tree.code,
-        )
-        inv = np.empty(len(parent), dtype=np.int64)
-        inv[order] = np.arange(len(parent))
-        self.taxonomy_: Taxonomy = tax
-        self.node_classes_ = [tree.classes[k] for k in inv]
-        self.depth_ = int(tax.max_depth)
-        self.n_nodes_ = int(tax.n_nodes)
-        return self
+        return confusion_affinity(yi[ho], pred, c, float(self.smoothing))

@@ -15,27 +15,57 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 
-from hierlab.core.registry import Param, register
-from hierlab.core.solver import Callback, SolverState
+from hierlab.core.params import Param, declared
+from hierlab.core.registry import register
+from hierlab.core.solver import Callback
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.methods.base import HierarchicalClassifier
+from hierlab.methods.mftree.cards import CMTL_CARD, MFTREE_CARD
 from hierlab.methods.mftree.cmtl import CMTLTree
 from hierlab.methods.mftree.induction import MFTree
-from hierlab.methods.topdown import TopDownClassifier
+from hierlab.methods.topdown import TopDownClassifier, report_one_shot
 
 __all__ = ["CMTLClassifier", "MFTreeClassifier"]
 
 
 class _InducedTreeClassifier(HierarchicalClassifier):
-    """Glue: replace the flat taxonomy of ``fit`` by the induced one, keep label objects."""
+    """Glue: induce a tree from the training labels, then replace the flat taxonomy of ``fit``
+    by the induced one, keeping the user's label objects.
+
+    A subclass implements :meth:`_induce`; ``tree_`` is the fitted induction object.
+    """
+
+    def _fit(self, X: np.ndarray | sp.csr_matrix, Y: Any, callbacks: Sequence[Callback]) -> None:
+        names = np.asarray([str(n) for n in self.taxonomy_.names], dtype=object)[np.asarray(Y)]
+        t0 = time.perf_counter()
+        tree, extra = self._induce(X, names)
+        elapsed = time.perf_counter() - t0
+        self.tree_ = tree
+        self._adopt(tree.taxonomy_, tree.classes_)
+        extra = {"depth": tree.depth_, "n_nodes": tree.n_nodes_, **extra}
+        report_one_shot(self, callbacks, elapsed, extra)
+
+    def _induce(
+        self, X: np.ndarray | sp.csr_matrix, names: np.ndarray
+    ) -> tuple[Any, dict[str, Any]]:
+        """Fit the induction object on the training label names (and what predicts with it).
+
+        Returns
+        -------
+        tree : MFTree or CMTLTree
+            Fitted: ``taxonomy_``, ``classes_``, ``depth_``, ``n_nodes_``.
+        extra : dict
+            Numbers for the reported state, beside the tree's depth and size.
+        """
+        raise NotImplementedError
 
     def _adopt(self, induced: Taxonomy, class_names: np.ndarray) -> None:
+        """Make ``induced`` the fitted taxonomy; its leaves return the user's label objects."""
         old_tax = self.taxonomy_
         old_out = self._out_labels_
         out = np.empty(induced.n_nodes, dtype=object)
@@ -44,21 +74,6 @@ class _InducedTreeClassifier(HierarchicalClassifier):
             out[induced._index[str(name)]] = old_out[old_tax._index[str(name)]]
         self.taxonomy_ = induced  # classes_ (the sorted training labels) is unchanged
         self._out_labels_ = out
-
-    def _report(self, callbacks: Sequence[Callback], elapsed: float, extra: dict[str, Any]) -> None:
-        state = SolverState(
-            iteration=1,
-            elapsed=elapsed,
-            upper=float("nan"),
-            lower=None,
-            extra=extra,
-            converged=True,
-        )
-        for cb in callbacks:
-            cb(state)
-        self.history_ = pd.DataFrame([state.as_dict()])
-        self.n_iter_ = 1
-        self.converged_ = True
 
 
 class MFTreeClassifier(_InducedTreeClassifier):
@@ -74,7 +89,7 @@ class MFTreeClassifier(_InducedTreeClassifier):
         RBF width, None for ``1 / n_features``.
     tau : int, default 0
         Approximate MF-Tree depth threshold (Algorithm 3); 0 is plain MF-Tree.
-    random_state : int, optional
+    random_state : int, default 0
         Seed of the RBF feature map.
     n_components : int, default 300
         Dimension of the RBF feature map.
@@ -92,13 +107,17 @@ class MFTreeClassifier(_InducedTreeClassifier):
     intercept_ : ndarray of shape (n_nodes,)
     """
 
+    #: the parameters of :class:`MFTree`, which does the work (the same declarations)
+    _parameters: ClassVar[tuple[Param, ...]] = MFTree._parameters
+
     def __init__(
         self,
+        *,
         taxonomy: Taxonomy | None = None,
         kernel: str = "linear",
         gamma: float | None = None,
         tau: int = 0,
-        random_state: int | None = None,
+        random_state: int | None = 0,
         n_components: int = 300,
         kernel_approximation: str = "nystroem",
     ) -> None:
@@ -110,28 +129,20 @@ class MFTreeClassifier(_InducedTreeClassifier):
         self.n_components = n_components
         self.kernel_approximation = kernel_approximation
 
-    def _fit(self, X: np.ndarray | sp.csr_matrix, Y: Any, callbacks: Sequence[Callback]) -> None:
-        names = np.asarray([str(n) for n in self.taxonomy_.names], dtype=object)[np.asarray(Y)]
-        t0 = time.perf_counter()
-        tree = MFTree(
-            kernel=self.kernel,
-            gamma=self.gamma,
-            tau=self.tau,
-            n_components=self.n_components,
-            kernel_approximation=self.kernel_approximation,
-            random_state=self.random_state,
-        ).fit(X, names)
-        elapsed = time.perf_counter() - t0
-        self.tree_ = tree
-        self._adopt(tree.taxonomy_, tree.classes_)
+    def _predict_ids(self, X: np.ndarray | sp.csr_matrix) -> np.ndarray:
+        """The leaf each row reaches by MF-Tree's routing (Algorithm 2)."""
+        return self.tree_.apply(X)
+
+    def _induce(
+        self, X: np.ndarray | sp.csr_matrix, names: np.ndarray
+    ) -> tuple[Any, dict[str, Any]]:
+        tree = MFTree(**{name: getattr(self, name) for name in declared(MFTree)}).fit(X, names)
         self.coef_ = tree.coef_
         self.intercept_ = tree.intercept_
-        self._report(
-            callbacks, elapsed, {"depth": tree.depth_, "n_nodes": tree.n_nodes_, "tau": self.tau}
-        )
+        return tree, {"tau": self.tau}
 
-    def _predict_ids(self, X: np.ndarray | sp.csr_matrix) -> np.ndarray:
-        return self.tree_.apply(X)
+
+_CMTL_TREE = declared(CMTLTree)
 
 
 class CMTLClassifier(_InducedTreeClassifier):
@@ -159,8 +170,18 @@ class CMTLClassifier(_InducedTreeClassifier):
     coef_ : ndarray of shape (n_nodes, n_features)
     """
 
+    #: the declarations of :class:`CMTLTree` (C, holdout, random_state) and of
+    #: :class:`~hierlab.methods.topdown.TopDownClassifier` (n_jobs), which do the work
+    _parameters: ClassVar[tuple[Param, ...]] = (
+        _CMTL_TREE["C"],
+        _CMTL_TREE["holdout"],
+        _CMTL_TREE["random_state"],
+        declared(TopDownClassifier)["n_jobs"],
+    )
+
     def __init__(
         self,
+        *,
         taxonomy: Taxonomy | None = None,
         C: float = 1.0,
         holdout: float = 0.25,
@@ -173,60 +194,36 @@ class CMTLClassifier(_InducedTreeClassifier):
         self.random_state = random_state
         self.n_jobs = n_jobs
 
-    def _fit(self, X: np.ndarray | sp.csr_matrix, Y: Any, callbacks: Sequence[Callback]) -> None:
-        names = np.asarray([str(n) for n in self.taxonomy_.names], dtype=object)[np.asarray(Y)]
-        t0 = time.perf_counter()
-        tree = CMTLTree(C=self.C, holdout=self.holdout, random_state=self.random_state).fit(
-            X, names
-        )
-        td = TopDownClassifier(taxonomy=tree.taxonomy_, C=self.C, n_jobs=self.n_jobs).fit(X, names)
-        elapsed = time.perf_counter() - t0
-        self.tree_ = tree
-        self.topdown_ = td
-        self._adopt(tree.taxonomy_, tree.classes_)
-        self.coef_ = td.coef_
-        self._report(callbacks, elapsed, {"depth": tree.depth_, "n_nodes": tree.n_nodes_})
-
     def _predict_ids(self, X: np.ndarray | sp.csr_matrix) -> np.ndarray:
+        """The leaf each row reaches through the node classifiers of ``topdown_``."""
         return np.asarray(self.topdown_._predict_ids(X), dtype=np.int64)
+
+    def _induce(
+        self, X: np.ndarray | sp.csr_matrix, names: np.ndarray
+    ) -> tuple[Any, dict[str, Any]]:
+        tree = CMTLTree(C=self.C, holdout=self.holdout, random_state=self.random_state)
+        tree.fit(X, names)
+        td = TopDownClassifier(taxonomy=tree.taxonomy_, C=self.C, n_jobs=self.n_jobs).fit(X, names)
+        self.topdown_ = td
+        self.coef_ = td.coef_
+        return tree, {}
 
 
 register(
     "mftree",
     MFTreeClassifier,
-    params=[
-        Param("kernel", "str", "linear", choices=("linear", "rbf"), help="HSIC kernel on X"),
-        Param(
-            "gamma",
-            "float",
-            None,
-            low=1e-8,
-            high=1e4,
-            log=True,
-            help="RBF width (None: 1 / n_features)",
-        ),
-        Param(
-            "tau",
-            "int",
-            0,
-            low=0,
-            high=30,
-            help="approximate MF-Tree: size/mean split above this depth (0 = plain MF-Tree)",
-        ),
-        Param("random_state", "int", 0, low=0, high=2**31 - 1, help="seed of the RBF feature map"),
-    ],
+    card=MFTREE_CARD,
     seed="004",
     summary="MF-Tree: induce a binary class tree by HSIC (top-2 eigenvectors), route top-down",
+    # the schema shows kernel, gamma, tau and random_state; the RBF feature map keeps its
+    # default size and kind here (MFTreeClassifier itself takes any)
+    fixed={"n_components": 300, "kernel_approximation": "nystroem"},
 )
 
 register(
     "cmtl",
     CMTLClassifier,
-    params=[
-        Param("C", "float", 1.0, low=1e-6, high=1e6, log=True, help="LinearSVC regularisation"),
-        Param("holdout", "float", 0.25, low=0.05, high=0.9, help="held-out fraction (confusions)"),
-        Param("random_state", "int", 0, low=0, high=2**31 - 1, help="seed of the held-out split"),
-    ],
+    card=CMTL_CARD,
     seed="baseline",
     summary="CMTL label tree (Bengio et al. 2010): spectral splits of held-out confusions",
 )

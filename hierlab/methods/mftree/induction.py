@@ -56,7 +56,8 @@ node, Algorithm 2 with kernel vectors): it is the oracle the fast path is tested
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.linalg as sla
@@ -66,7 +67,8 @@ from sklearn.kernel_approximation import Nystroem, RBFSampler
 from sklearn.metrics.pairwise import linear_kernel, rbf_kernel
 from sklearn.utils.validation import check_array, check_is_fitted
 
-from hierlab.core.exceptions import DataError, ParameterError
+from hierlab.core.exceptions import DataError
+from hierlab.core.params import Param, validate_params
 from hierlab.core.taxonomy import Taxonomy
 
 __all__ = [
@@ -83,6 +85,70 @@ _DEGENERATE = 1e-12
 _ROUTE_BUDGET = 1 << 22  # entries of densified node vectors per group (sparse routing)
 _FEW_NODES = 16  # sparse routing: up to this many nodes in a level, one mat-vec per node
 
+# ---------------------------------------------------------------------------- parameters
+# Declared once, shared by MFTree, MFTreeReference and MFTreeClassifier (hierlab.core.params).
+_KERNEL = Param(
+    "kernel",
+    "str",
+    "linear",
+    choices=_KERNELS,
+    help="HSIC kernel on X",
+    note="'linear' never forms an n x n kernel: D = (Yᵀ H X)(Yᵀ H X)ᵀ. 'rbf' goes through an "
+    "explicit random-feature map.",
+)
+
+
+def _positive_log(name: str, default: float | None, symbol: str, help: str, note: str) -> Param:
+    """A float parameter ``> 0`` shown on a log scale (a kernel width, a regularisation)."""
+    return Param(
+        name,
+        "float",
+        default,
+        low=0.0,
+        low_open=True,
+        log=True,
+        symbol=symbol,
+        help=help,
+        note=note,
+    )
+
+
+_GAMMA = _positive_log(
+    "gamma",
+    None,
+    symbol="gamma",
+    help="RBF width (None: 1 / n_features)",
+    note="RBF width; None = 1 / n_features.",
+)
+_TAU = Param(
+    "tau",
+    "int",
+    0,
+    low=0,
+    symbol="tau",
+    help="approximate MF-Tree: size/mean split above this depth (0 = plain MF-Tree)",
+    note="Approximate MF-Tree (Algorithm 3): split by class size and mean distance above depth "
+    "tau, by eigenvectors below. 0 is the exact MF-Tree; 2-3 saves most of the time on many "
+    "classes at little cost (Table 3 of seed 004).",
+)
+_N_COMPONENTS = Param(
+    "n_components", "int", 300, low=1, help="dimension of the RBF feature map (rbf only)"
+)
+_KERNEL_APPROXIMATION = Param(
+    "kernel_approximation",
+    "str",
+    "nystroem",
+    choices=_APPROX,
+    help="RBF feature map: Nystroem or random Fourier features (RBFSampler)",
+)
+_RANDOM_STATE = Param(
+    "random_state",
+    "seed",
+    0,
+    help="seed of the RBF feature map",
+    note="Seed of the random feature map (rbf only).",
+)
+
 
 # ---------------------------------------------------------------------------- shared rules
 def _orient(v: np.ndarray) -> np.ndarray:
@@ -97,6 +163,7 @@ def _orient(v: np.ndarray) -> np.ndarray:
 
 
 def _halves(c: int) -> np.ndarray:
+    """The fallback split: the first ``ceil(c / 2)`` classes left, the rest right."""
     left = np.zeros(c, dtype=bool)
     left[: (c + 1) // 2] = True
     return left
@@ -230,6 +297,7 @@ class _Tree:
     eigenvalues: list[np.ndarray | None] = field(default_factory=list)
 
     def add(self, parent: int, depth: int, code: str, classes: np.ndarray) -> int:
+        """Append a node holding ``classes`` (a leaf when it holds one); its creation index."""
         self.parent.append(parent)
         self.left.append(-1)
         self.right.append(-1)
@@ -265,28 +333,57 @@ def _grow(n_classes: int, tau: int, split: Any, tree: _Tree | None = None) -> _T
     return tree
 
 
+def _tree_taxonomy(tree: _Tree, classes: np.ndarray) -> tuple[Taxonomy, np.ndarray, np.ndarray]:
+    """The :class:`Taxonomy` of a grown tree and the maps between the two numberings.
+
+    Returns
+    -------
+    taxonomy : Taxonomy
+    order : ndarray of int, shape (n_nodes,)
+        Taxonomy id of each node (creation index -> taxonomy id).
+    inv : ndarray of int, shape (n_nodes,)
+        Creation index of each taxonomy id.
+    """
+    parent = np.asarray(tree.parent, dtype=np.int64)
+    tax, order = build_binary_taxonomy(
+        parent,
+        np.asarray(tree.leaf_class, dtype=np.int64),
+        np.asarray([str(k) for k in classes], dtype=object),
+        tree.code,
+    )
+    inv = np.empty(len(parent), dtype=np.int64)
+    inv[order] = np.arange(len(parent))
+    return tax, order, inv
+
+
+def _mean_indicator(left: np.ndarray, nk: np.ndarray) -> np.ndarray:
+    """``[1_L / N_L, 1_R / N_R]``, shape (c, 2): the class weights of the two partition means.
+
+    Parameters
+    ----------
+    left : ndarray of bool, shape (c,)
+        The classes of the left child.
+    nk : ndarray of shape (c,)
+        Training examples per class.
+    """
+    NL, NR = nk[left].sum(), nk[~left].sum()
+    return np.column_stack([np.where(left, 1.0 / NL, 0.0), np.where(left, 0.0, 1.0 / NR)])
+
+
 # ---------------------------------------------------------------------------- base
 class _MFTreeBase(BaseEstimator):
     """Shared fitting glue, label handling and attributes of MF-Tree and its reference."""
 
-    kernel: str
+    kernel: Any
     gamma: float | None
     tau: int
 
-    def _check_params(self) -> None:
-        if self.kernel not in _KERNELS:
-            raise ParameterError(f"kernel must be one of {_KERNELS}, got {self.kernel!r}")
-        if self.gamma is not None and not float(self.gamma) > 0:
-            raise ParameterError(
-                f"gamma must be > 0 (or None for 1/n_features), got {self.gamma!r}"
-            )
-        if int(self.tau) != self.tau or self.tau < 0:
-            raise ParameterError(f"tau must be an integer >= 0, got {self.tau!r}")
-
     def _gamma(self, n_features: int) -> float:
+        """The RBF width: ``gamma``, or ``1 / n_features`` when it is None."""
         return 1.0 / n_features if self.gamma is None else float(self.gamma)
 
     def _encode(self, X: Any, y: Any) -> tuple[Any, np.ndarray]:
+        """Validated ``X`` and class indices of ``y``; sets ``classes_``, ``n_features_in_``."""
         X = check_array(X, accept_sparse="csr", dtype=np.float64)
         y = np.asarray(y)
         if y.ndim != 1 or len(y) != X.shape[0]:
@@ -300,23 +397,14 @@ class _MFTreeBase(BaseEstimator):
         return X, yi.ravel().astype(np.int64)
 
     def _finish(self, tree: _Tree, counts: np.ndarray) -> None:
-        parent = np.asarray(tree.parent, dtype=np.int64)
+        """Set the fitted attributes from the grown tree, indexed by taxonomy id."""
+        tax, order, inv = _tree_taxonomy(tree, self.classes_)
         leaf_class = np.asarray(tree.leaf_class, dtype=np.int64)
-        tax, order = build_binary_taxonomy(
-            parent, leaf_class, np.asarray([str(c) for c in self.classes_], dtype=object), tree.code
-        )
-        n = len(parent)
-        inv = np.empty(n, dtype=np.int64)
-        inv[order] = np.arange(n)  # taxonomy id -> creation index
         self.taxonomy_ = tax
         self._order = order
         self._creation = inv
-        self.left_ = np.where(
-            np.asarray(tree.left)[inv] >= 0, order[np.asarray(tree.left)[inv]], -1
-        )
-        self.right_ = np.where(
-            np.asarray(tree.right)[inv] >= 0, order[np.asarray(tree.right)[inv]], -1
-        )
+        self.left_ = _child_ids(tree.left, order, inv)
+        self.right_ = _child_ids(tree.right, order, inv)
         self.leaf_class_ = leaf_class[inv]
         self.node_classes_ = [tree.classes[k] for k in inv]
         self.split_kind_ = np.asarray([tree.kind[k] for k in inv], dtype=object)
@@ -349,6 +437,12 @@ class _MFTreeBase(BaseEstimator):
         raise NotImplementedError
 
 
+def _child_ids(child: list[int], order: np.ndarray, inv: np.ndarray) -> np.ndarray:
+    """Children (creation indices, -1 at leaves) as taxonomy ids, in taxonomy id order."""
+    c = np.asarray(child)[inv]
+    return np.where(c >= 0, order[c], -1)
+
+
 # ---------------------------------------------------------------------------- fast path
 class MFTree(_MFTreeBase):
     """MF-Tree induction and routing by the fast feature-space path (seed 004, Alg. 1-3).
@@ -367,7 +461,7 @@ class MFTree(_MFTreeBase):
         Dimension of the RBF feature map.
     kernel_approximation : {"nystroem", "rff"}, default "nystroem"
         ``Nystroem`` or random Fourier features (``RBFSampler``).
-    random_state : int, optional
+    random_state : int, default 0
         Seed of the feature map.
 
     Attributes
@@ -397,14 +491,24 @@ class MFTree(_MFTreeBase):
     depth_, n_nodes_ : int
     """
 
+    _parameters: ClassVar[tuple[Param, ...]] = (
+        _KERNEL,
+        _GAMMA,
+        _TAU,
+        _N_COMPONENTS,
+        _KERNEL_APPROXIMATION,
+        _RANDOM_STATE,
+    )
+
     def __init__(
         self,
+        *,
         kernel: str = "linear",
         gamma: float | None = None,
         tau: int = 0,
         n_components: int = 300,
         kernel_approximation: str = "nystroem",
-        random_state: int | None = None,
+        random_state: int | None = 0,
     ) -> None:
         self.kernel = kernel
         self.gamma = gamma
@@ -415,6 +519,7 @@ class MFTree(_MFTreeBase):
 
     # ------------------------------------------------------------------ fit
     def _map(self, X: Any) -> Any:
+        """``X`` in the space of the routing vectors (the RBF feature map, if any)."""
         if self.feature_map_ is None:
             return X
         return self.feature_map_.transform(X)
@@ -432,115 +537,58 @@ class MFTree(_MFTreeBase):
         -------
         self
         """
-        self._check_params()
-        if self.kernel_approximation not in _APPROX:
-            raise ParameterError(
-                f"kernel_approximation must be one of {_APPROX}, got {self.kernel_approximation!r}"
-            )
+        validate_params(self)
         X, yi = self._encode(X, y)
-        self.feature_map_: Nystroem | RBFSampler | None = None
-        if self.kernel == "rbf":
-            gamma = self._gamma(X.shape[1])
-            if self.kernel_approximation == "nystroem":
-                fm: Any = Nystroem(
-                    kernel="rbf",
-                    gamma=gamma,
-                    n_components=min(int(self.n_components), X.shape[0]),
-                    random_state=self.random_state,
-                )
-            else:
-                fm = RBFSampler(
-                    gamma=gamma, n_components=int(self.n_components), random_state=self.random_state
-                )
-            self.feature_map_ = fm.fit(X)
-            X = fm.transform(X)
+        X = self._fit_feature_map(X)
         c = len(self.classes_)
+        counts = np.bincount(yi, minlength=c).astype(np.float64)
+        S = self._class_sums(X, yi, c)
+        splitter = _LinearSplitter(S, counts)
+        tree = _grow(c, int(self.tau), splitter.split, splitter.tree)
+        self._finish(tree, counts)
+        self.coef_, self.intercept_ = self._stack_routing(tree, splitter.routing, S)
+        return self
+
+    def _fit_feature_map(self, X: Any) -> Any:
+        """Fit the RBF feature map (``feature_map_``, None for the linear kernel); mapped X."""
+        self.feature_map_: Nystroem | RBFSampler | None = None
+        if self.kernel != "rbf":
+            return X
+        gamma = self._gamma(X.shape[1])
+        fm: Nystroem | RBFSampler
+        if self.kernel_approximation == "nystroem":
+            fm = Nystroem(
+                kernel="rbf",
+                gamma=gamma,
+                n_components=min(int(self.n_components), X.shape[0]),
+                random_state=self.random_state,
+            )
+        else:
+            fm = RBFSampler(
+                gamma=gamma, n_components=int(self.n_components), random_state=self.random_state
+            )
+        self.feature_map_ = fm.fit(X)
+        return fm.transform(X)
+
+    def _class_sums(self, X: Any, yi: np.ndarray, c: int) -> Any:
+        """Class sums ``S = Y^T X`` (c x d), dense or CSR like ``X``; sets ``_shift``.
+
+        Dense data are first centred on the global mean (every node's ``D`` and routing are
+        translation invariant; this only improves conditioning).
+        """
         n = X.shape[0]
         Yind = sp.csr_matrix((np.ones(n), (yi, np.arange(n))), shape=(c, n))
-        counts = np.bincount(yi, minlength=c).astype(np.float64)
-        # Class sums S = Y^T X (c x d). Dense data are first centred on the global mean (every
-        # node's D and routing are translation invariant; this only improves conditioning).
         if sp.issparse(X):
             self._shift = None
-            S: Any = sp.csr_matrix(Yind @ X)
-        else:
-            self._shift = X.mean(axis=0)
-            S = np.asarray(Yind @ (X - self._shift))
-        gram_cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+            return sp.csr_matrix(Yind @ X)
+        self._shift = X.mean(axis=0)
+        return np.asarray(Yind @ (X - self._shift))
 
-        def gram_for(block_root: int, classes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            if block_root not in gram_cache:
-                Sb = S[classes]
-                Gb = Sb @ Sb.T
-                Gb = Gb.toarray() if sp.issparse(Gb) else np.asarray(Gb)
-                pos = np.full(c, -1, dtype=np.int64)
-                pos[classes] = np.arange(len(classes))
-                gram_cache[block_root] = (Gb, pos)
-            return gram_cache[block_root]
-
-        block_of: dict[int, int] = {}  # MF-Tree node -> root of its Gram block
-        tree = _Tree()
-        routing: dict[int, tuple[np.ndarray, float]] = {}  # node -> (u over node classes, b)
-
-        def sq_norms(classes: np.ndarray) -> np.ndarray:
-            Sc = S[classes]
-            if sp.issparse(Sc):
-                return np.asarray(Sc.multiply(Sc).sum(axis=1)).ravel()
-            return np.einsum("ij,ij->i", Sc, Sc)
-
-        def split(node: int, cls: np.ndarray, depth: int, tau: int) -> tuple[Any, Any, Any, str]:
-            nk = counts[cls]
-            if depth < tau:
-                # Partition2 on class means m_k = S_k / n_k.
-                Sc = S[cls]
-                norms = sq_norms(cls) / nk**2
-
-                def sq_dist_to(k: int) -> np.ndarray:
-                    dots = Sc @ (Sc[k].T if sp.issparse(Sc) else Sc[k])
-                    dots = np.asarray(dots.toarray() if sp.issparse(dots) else dots).ravel()
-                    return norms + norms[k] - 2.0 * dots / (nk * nk[k])
-
-                left = partition2(nk, sq_dist_to)
-                NL, NR = nk[left].sum(), nk[~left].sum()
-                G = np.column_stack([np.where(left, 1.0 / NL, 0.0), np.where(left, 0.0, 1.0 / NR)])
-                u = G[:, 0] - G[:, 1]  # w = m_L - m_R = u^T S
-                uL, uR = G[:, 0] * left, G[:, 1] * ~left
-                # ||m_L||^2 - ||m_R||^2 from the class sums
-                SL = uL @ Sc if not sp.issparse(Sc) else np.asarray(Sc.T @ uL).ravel()
-                SR = uR @ Sc if not sp.issparse(Sc) else np.asarray(Sc.T @ uR).ravel()
-                b = -0.5 * (float(SL @ SL) - float(SR @ SR))
-                routing[node] = (u, b)
-                return left, G, None, "approx"
-            # One Gram block per MF-Tree subtree: the root (tau = 0) or each node at depth tau.
-            parent = tree.parent[node]
-            block_of[node] = block_of[parent] if parent in block_of else node
-            Gb, pos = gram_for(block_of[node], tree.classes[block_of[node]])
-            idx = pos[cls]
-            gram = Gb[idx][:, idx]
-            N = nk.sum()
-            # D = C gram C^T with C = I - n 1^T / N, in O(c^2): rank-one corrections
-            r = gram.sum(axis=1)  # gram 1
-            tot = float(r.sum())  # 1^T gram 1
-            a = nk / N
-            D = gram - a[:, None] * r[None, :] - r[:, None] * a[None, :] + tot * (a[:, None] * a)
-            left, G, lam, kind = mftree_partition(D, scale=float(np.trace(D)))
-            if kind == "mftree":
-                g = G[:, 0]
-                u = g - float(nk @ g) / N  # C^T g1: w = u^T S, p_1 = w . (x - mu)
-                b = -float(u @ r) / N  # -w . mu = -u^T gram 1 / N
-            else:  # halves: route to the nearer partition mean, as for Partition2
-                NL, NR = nk[left].sum(), nk[~left].sum()
-                uL = np.where(left, 1.0 / NL, 0.0)
-                uR = np.where(left, 0.0, 1.0 / NR)
-                u = uL - uR
-                b = -0.5 * float(uL @ gram @ uL - uR @ gram @ uR)
-            routing[node] = (u, b)
-            return left, G, lam, kind
-
-        _grow(c, int(self.tau), split, tree)
-        self._finish(tree, counts)
-        # Stack the routing vectors: coef = U @ S with U sparse (n_nodes x c).
-        n_nodes = len(tree.parent)
+    def _stack_routing(
+        self, tree: _Tree, routing: dict[int, tuple[np.ndarray, float]], S: Any
+    ) -> tuple[Any, np.ndarray]:
+        """``coef_ = U @ S`` (``U`` sparse, n_nodes x c) and ``intercept_``, by taxonomy id."""
+        n_nodes, c = len(tree.parent), S.shape[0]
         rows, cols, vals = [], [], []
         intercept = np.zeros(n_nodes)
         for node, (u, b) in routing.items():
@@ -558,14 +606,10 @@ class MFTree(_MFTreeBase):
             U = sp.csr_matrix((n_nodes, c))
         coef = U @ S
         if sp.issparse(coef):
-            coef = sp.csr_matrix(coef)
-        else:
-            coef = np.asarray(coef)
-            # undo the global shift: w . (x - shift) + b = w . x + (b - w . shift)
-            intercept = intercept - coef @ self._shift
-        self.coef_ = coef
-        self.intercept_ = intercept
-        return self
+            return sp.csr_matrix(coef), intercept
+        coef = np.asarray(coef)
+        # undo the global shift: w . (x - shift) + b = w . x + (b - w . shift)
+        return coef, intercept - coef @ self._shift
 
     # ------------------------------------------------------------------ routing
     def apply(self, X: Any) -> np.ndarray:
@@ -593,84 +637,203 @@ class MFTree(_MFTreeBase):
                 f"X has {X.shape[1]} features, MF-Tree was fitted with {self.n_features_in_}"
             )
         Z = self._map(X)
-        n = Z.shape[0]
-        node = np.zeros(n, dtype=np.int64)
-        left, right = self.left_, self.right_
-        coef, b = self.coef_, self.intercept_
-        dense_coef = not sp.issparse(coef)
-        Zs = sp.csr_matrix(Z) if sp.issparse(Z) else None
-        if Zs is None and not dense_coef:
-            coef = coef.toarray()
-            dense_coef = True
-        if Zs is None:
-            # Dense: blocks of rows small enough to stay in cache while they descend; every
-            # level is one gather of the block's rows and their nodes' vectors and an einsum.
-            Zd = np.asarray(Z)
-            block = int(np.clip(2**18 // max(Zd.shape[1], 1), 64, 8192))
-            for s0 in range(0, n, block):
-                Zb = Zd[s0 : s0 + block]
-                nb = node[s0 : s0 + block]
-                act = np.flatnonzero(left[nb] >= 0)
-                while len(act):
-                    cur = nb[act]
-                    Za = Zb if len(act) == len(Zb) else Zb[act]  # no copy while all descend
-                    score = np.einsum("ij,ij->i", Za, coef[cur]) + b[cur]
-                    nb[act] = np.where(score >= 0, left[cur], right[cur])
-                    act = act[left[nb[act]] >= 0]
-            return node
-        # Sparse: per level, gather for every stored entry (i, k) of the active rows the weight
-        # coef[node_i, k] from the level's nodes' vectors (densified in groups of at most
-        # ``budget`` entries), then sum per row: O(nnz) per level, no loop over nodes.
-        d = coef.shape[1]
-        budget = _ROUTE_BUDGET
+        node = np.zeros(Z.shape[0], dtype=np.int64)
+        if sp.issparse(Z):
+            self._route_sparse(sp.csr_matrix(Z), node)
+        else:
+            coef = self.coef_.toarray() if sp.issparse(self.coef_) else self.coef_
+            self._route_dense(np.asarray(Z), coef, node)
+        return node
+
+    def _route_dense(self, Z: np.ndarray, coef: np.ndarray, node: np.ndarray) -> None:
+        """Route dense rows in place: blocks of rows small enough to stay in cache descend
+        together; every level is one gather of the block's rows and node vectors and an einsum.
+        """
+        left, right, b = self.left_, self.right_, self.intercept_
+        block = int(np.clip(2**18 // max(Z.shape[1], 1), 64, 8192))
+        for s0 in range(0, Z.shape[0], block):
+            Zb = Z[s0 : s0 + block]
+            nb = node[s0 : s0 + block]
+            act = np.flatnonzero(left[nb] >= 0)
+            while len(act):
+                cur = nb[act]
+                Za = Zb if len(act) == len(Zb) else Zb[act]  # no copy while all descend
+                score = np.einsum("ij,ij->i", Za, coef[cur]) + b[cur]
+                nb[act] = np.where(score >= 0, left[cur], right[cur])
+                act = act[left[nb[act]] >= 0]
+
+    def _route_sparse(self, Z: sp.csr_matrix, node: np.ndarray) -> None:
+        """Route CSR rows in place, one level at a time: :meth:`_scores_per_node` when the level
+        has at most ``_FEW_NODES`` nodes, else :meth:`_scores_gathered` (``O(nnz)`` per level).
+        """
+        left, right, b = self.left_, self.right_, self.intercept_
         active = np.flatnonzero(left[node] >= 0)
         while len(active):
             cur = node[active]
             uniq, inv = np.unique(cur, return_inverse=True)
             inv = inv.ravel()
-            score = np.empty(len(active))
             if len(uniq) <= _FEW_NODES:  # few nodes: one sparse mat-vec per node is cheaper
-                order = np.argsort(inv, kind="stable")
-                bounds = np.append(np.searchsorted(inv[order], np.arange(len(uniq))), len(inv))
-                for q, j in enumerate(uniq):
-                    sel_q = order[bounds[q] : bounds[q + 1]]
-                    if dense_coef:
-                        wj = coef[j]
-                    else:
-                        wj = np.zeros(d)
-                        lo, hi = coef.indptr[j], coef.indptr[j + 1]
-                        wj[coef.indices[lo:hi]] = coef.data[lo:hi]
-                    rows_q = Zs if len(sel_q) == n else Zs[active[sel_q]]
-                    score[sel_q] = rows_q @ wj
-                score += b[cur]
-                node[active] = np.where(score >= 0, left[cur], right[cur])
-                active = active[left[node[active]] >= 0]
-                continue
-            per = max(1, budget // max(d, 1))
-            for g0 in range(0, len(uniq), per):
-                grp = uniq[g0 : g0 + per]
-                sel = np.flatnonzero((inv >= g0) & (inv < g0 + per)) if len(uniq) > per else None
-                rows_idx = active if sel is None else active[sel]
-                Za = Zs if len(rows_idx) == n else Zs[rows_idx]
-                Wg = coef[grp] if dense_coef else coef[grp].toarray()
-                loc = inv - g0 if sel is None else inv[sel] - g0
-                r = np.repeat(np.arange(Za.shape[0]), np.diff(Za.indptr))
-                vals = Za.data * Wg[loc[r], Za.indices]
-                sc = np.bincount(r, weights=vals, minlength=Za.shape[0])
-                if sel is None:
-                    score[:] = sc
-                else:
-                    score[sel] = sc
+                score = self._scores_per_node(Z, active, uniq, inv)
+            else:
+                score = self._scores_gathered(Z, active, uniq, inv)
             score += b[cur]
             node[active] = np.where(score >= 0, left[cur], right[cur])
             active = active[left[node[active]] >= 0]
-        return node
+
+    def _coef_row(self, j: int) -> np.ndarray:
+        """``coef_[j]`` as a dense vector."""
+        coef = self.coef_
+        if not sp.issparse(coef):
+            return np.asarray(coef[j])
+        wj = np.zeros(coef.shape[1])
+        lo, hi = coef.indptr[j], coef.indptr[j + 1]
+        wj[coef.indices[lo:hi]] = coef.data[lo:hi]
+        return wj
+
+    def _scores_per_node(
+        self, Z: sp.csr_matrix, active: np.ndarray, uniq: np.ndarray, inv: np.ndarray
+    ) -> np.ndarray:
+        """Scores ``w_j . z`` of the active rows (row ``active[i]`` at node ``uniq[inv[i]]``),
+        one sparse mat-vec per node."""
+        score = np.empty(len(active))
+        order = np.argsort(inv, kind="stable")
+        bounds = np.append(np.searchsorted(inv[order], np.arange(len(uniq))), len(inv))
+        for q, j in enumerate(uniq):
+            sel_q = order[bounds[q] : bounds[q + 1]]
+            rows_q = Z if len(sel_q) == Z.shape[0] else Z[active[sel_q]]
+            score[sel_q] = rows_q @ self._coef_row(int(j))
+        return score
+
+    def _scores_gathered(
+        self, Z: sp.csr_matrix, active: np.ndarray, uniq: np.ndarray, inv: np.ndarray
+    ) -> np.ndarray:
+        """Scores as :meth:`_scores_per_node`, by gathers: every stored entry ``(i, k)`` of the
+        active rows takes the weight ``coef_[node_i, k]`` from the level's node vectors
+        (densified in groups of at most ``_ROUTE_BUDGET`` entries), summed per row.
+        """
+        coef = self.coef_
+        dense_coef = not sp.issparse(coef)
+        n, d = Z.shape[0], coef.shape[1]
+        score = np.empty(len(active))
+        per = max(1, _ROUTE_BUDGET // max(d, 1))
+        for g0 in range(0, len(uniq), per):
+            grp = uniq[g0 : g0 + per]
+            sel = np.flatnonzero((inv >= g0) & (inv < g0 + per)) if len(uniq) > per else None
+            rows_idx = active if sel is None else active[sel]
+            Za = Z if len(rows_idx) == n else Z[rows_idx]
+            Wg = coef[grp] if dense_coef else coef[grp].toarray()
+            loc = inv - g0 if sel is None else inv[sel] - g0
+            r = np.repeat(np.arange(Za.shape[0]), np.diff(Za.indptr))
+            vals = Za.data * Wg[loc[r], Za.indices]
+            sc = np.bincount(r, weights=vals, minlength=Za.shape[0])
+            if sel is None:
+                score[:] = sc
+            else:
+                score[sel] = sc
+        return score
 
     def decision_path(self, X: Any) -> sp.csr_matrix:
         """0/1 indicator of the nodes visited, shape (n_samples, n_nodes)."""
         leaves = self.apply(X)
         A = self.taxonomy_.ancestor_matrix[leaves].tocsr()
         return A.astype(np.int8)
+
+
+class _LinearSplitter:
+    """The fast path's node split (Algorithms 1 and 3) from the class sums ``S = Y^T X``.
+
+    ``split`` is the callback of :func:`_grow`; it fills ``routing`` (creation index ->
+    ``(u, b)``: the node's routing vector is ``u^T S`` over its classes, its offset ``b``). The
+    MF-Tree part forms one class-sum Gram block per MF-Tree subtree (the root when ``tau = 0``,
+    else each node at depth ``tau``), so every node's ``D`` is ``O(c_node^2)``.
+
+    Parameters
+    ----------
+    S : ndarray or csr_matrix of shape (n_classes, n_features)
+        Class sums.
+    counts : ndarray of shape (n_classes,)
+        Training examples per class.
+    """
+
+    def __init__(self, S: Any, counts: np.ndarray) -> None:
+        self.S = S
+        self.counts = counts
+        self.tree = _Tree()
+        self.routing: dict[int, tuple[np.ndarray, float]] = {}
+        self._grams: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._block_of: dict[int, int] = {}  # MF-Tree node -> root of its Gram block
+
+    def split(self, node: int, cls: np.ndarray, depth: int, tau: int) -> tuple[Any, Any, Any, str]:
+        """``(left, G, eigenvalues, kind)`` of the node ``node`` holding the classes ``cls``."""
+        if depth < tau:
+            return self._partition2(node, cls)
+        return self._mftree(node, cls)
+
+    def _partition2(self, node: int, cls: np.ndarray) -> tuple[Any, Any, Any, str]:
+        """``Partition2`` on the class means ``m_k = S_k / n_k``; route to the nearer mean."""
+        nk = self.counts[cls]
+        Sc = self.S[cls]
+        if sp.issparse(Sc):
+            sq = np.asarray(Sc.multiply(Sc).sum(axis=1)).ravel()
+        else:
+            sq = np.einsum("ij,ij->i", Sc, Sc)
+        norms = sq / nk**2
+
+        def sq_dist_to(k: int) -> np.ndarray:
+            dots = Sc @ (Sc[k].T if sp.issparse(Sc) else Sc[k])
+            dots = np.asarray(dots.toarray() if sp.issparse(dots) else dots).ravel()
+            return norms + norms[k] - 2.0 * dots / (nk * nk[k])
+
+        left = partition2(nk, sq_dist_to)
+        G = _mean_indicator(left, nk)
+        u = G[:, 0] - G[:, 1]  # w = m_L - m_R = u^T S
+        # ||m_L||^2 - ||m_R||^2 from the class sums
+        SL = _weighted_rows(G[:, 0] * left, Sc)
+        SR = _weighted_rows(G[:, 1] * ~left, Sc)
+        self.routing[node] = (u, -0.5 * (float(SL @ SL) - float(SR @ SR)))
+        return left, G, None, "approx"
+
+    def _gram(self, block_root: int) -> tuple[np.ndarray, np.ndarray]:
+        """The Gram block ``S_b S_b^T`` of a block's classes and the position of each class."""
+        if block_root not in self._grams:
+            classes = self.tree.classes[block_root]
+            Sb = self.S[classes]
+            Gb = Sb @ Sb.T
+            Gb = Gb.toarray() if sp.issparse(Gb) else np.asarray(Gb)
+            pos = np.full(len(self.counts), -1, dtype=np.int64)
+            pos[classes] = np.arange(len(classes))
+            self._grams[block_root] = (Gb, pos)
+        return self._grams[block_root]
+
+    def _mftree(self, node: int, cls: np.ndarray) -> tuple[Any, Any, Any, str]:
+        """Algorithm 1 with ``D = C gram C^T``, ``C = I - n 1^T / N``, in ``O(c^2)``."""
+        parent = self.tree.parent[node]
+        self._block_of[node] = self._block_of[parent] if parent in self._block_of else node
+        Gb, pos = self._gram(self._block_of[node])
+        idx = pos[cls]
+        gram = Gb[idx][:, idx]
+        nk = self.counts[cls]
+        N = nk.sum()
+        r = gram.sum(axis=1)  # gram 1
+        tot = float(r.sum())  # 1^T gram 1
+        a = nk / N  # D = C gram C^T by rank-one corrections
+        D = gram - a[:, None] * r[None, :] - r[:, None] * a[None, :] + tot * (a[:, None] * a)
+        left, G, lam, kind = mftree_partition(D, scale=float(np.trace(D)))
+        if kind == "mftree":
+            g = G[:, 0]
+            u = g - float(nk @ g) / N  # C^T g1: w = u^T S, p_1 = w . (x - mu)
+            b = -float(u @ r) / N  # -w . mu = -u^T gram 1 / N
+        else:  # halves: route to the nearer partition mean, as for Partition2
+            uL, uR = np.ascontiguousarray(_mean_indicator(left, nk).T)
+            u = uL - uR
+            b = -0.5 * float(uL @ gram @ uL - uR @ gram @ uR)
+        self.routing[node] = (u, b)
+        return left, G, lam, kind
+
+
+def _weighted_rows(u: np.ndarray, Sc: Any) -> np.ndarray:
+    """``u^T Sc``, shape (n_features,), for a dense or CSR ``Sc``."""
+    return u @ Sc if not sp.issparse(Sc) else np.asarray(Sc.T @ u).ravel()
 
 
 # ---------------------------------------------------------------------------- reference
@@ -695,83 +858,91 @@ class MFTreeReference(_MFTreeBase):
         As in :class:`MFTree`.
     """
 
-    def __init__(self, kernel: Any = "linear", gamma: float | None = None, tau: int = 0) -> None:
+    _parameters: ClassVar[tuple[Param, ...]] = (_KERNEL, _GAMMA, _TAU)
+
+    def __init__(self, *, kernel: Any = "linear", gamma: float | None = None, tau: int = 0) -> None:
         self.kernel = kernel
         self.gamma = gamma
         self.tau = tau
 
     def _k(self, A: Any, B: Any) -> np.ndarray:
+        """The kernel matrix between the rows of ``A`` and of ``B``."""
         if callable(self.kernel):
             return np.asarray(self.kernel(A, B), dtype=np.float64)
         if self.kernel == "linear":
             return np.asarray(linear_kernel(A, B), dtype=np.float64)
         return np.asarray(rbf_kernel(A, B, gamma=self._gamma(A.shape[1])), dtype=np.float64)
 
+    def _validate(self) -> None:
+        """The declared parameters; a callable ``kernel`` is taken as is."""
+        for p in self._parameters:
+            if not (p is _KERNEL and callable(self.kernel)):
+                p.validate(getattr(self, p.name), type(self).__name__)
+
     def fit(self, X: Any, y: Any) -> MFTreeReference:
         """Induce the tree with explicit kernels (see the class docstring)."""
-        if not callable(self.kernel):
-            self._check_params()
+        self._validate()
         X, yi = self._encode(X, y)
         self._X = X
         self._y = yi
-        c = len(self.classes_)
-        counts = np.bincount(yi, minlength=c).astype(np.float64)
+        counts = np.bincount(yi, minlength=len(self.classes_)).astype(np.float64)
         # per node (creation index): training rows, routing terms
         self._node_rows: dict[int, np.ndarray] = {}
         self._node_terms: dict[int, dict[str, Any]] = {}
-
-        def split(node: int, cls: np.ndarray, depth: int, tau: int) -> tuple[Any, Any, Any, str]:
-            pos = np.full(c, -1, dtype=np.int64)
-            pos[cls] = np.arange(len(cls))
-            rows = np.flatnonzero(pos[yi] >= 0)
-            ylocal = pos[yi[rows]]
-            K = self._k(X[rows], X[rows])  # K^, n_node x n_node
-            rmean = K.mean(axis=1)
-            tot = rmean.mean()
-            K -= rmean[:, None]
-            K -= rmean[None, :]
-            K += tot  # K = H K^ H, in place
-            Y = sp.csr_matrix(
-                (np.ones(len(rows)), (np.arange(len(rows)), ylocal)), shape=(len(rows), len(cls))
-            )
-            KY = np.asarray(Y.T @ K).T  # (n_node, c) = K Y (K symmetric)
-            del K
-            D = np.asarray(Y.T @ KY)
-            nk = counts[cls]
-            self._node_rows[node] = rows
-            if depth < tau:
-                inv = 1.0 / nk
-
-                def sq_dist_to(k: int) -> np.ndarray:
-                    return (
-                        np.diag(D) * inv**2 + D[k, k] * inv[k] ** 2 - 2.0 * D[:, k] * inv * inv[k]
-                    )
-
-                left = partition2(nk, sq_dist_to)
-                NL, NR = nk[left].sum(), nk[~left].sum()
-                G = np.column_stack([np.where(left, 1.0 / NL, 0.0), np.where(left, 0.0, 1.0 / NR)])
-                self._node_terms[node] = self._nearest_mean_terms(X[rows], ylocal, G)
-                return left, G, None, "approx"
-            left, G, lam, kind = mftree_partition(D, scale=float(np.trace(D)))
-            if kind == "mftree":
-                self._node_terms[node] = {
-                    "kind": "centred",
-                    "G": G,
-                    "Y": Y,
-                    "rmean": rmean,
-                    "tot": tot,
-                }
-            else:
-                NL, NR = nk[left].sum(), nk[~left].sum()
-                Gi = np.column_stack([np.where(left, 1.0 / NL, 0.0), np.where(left, 0.0, 1.0 / NR)])
-                self._node_terms[node] = self._nearest_mean_terms(X[rows], ylocal, Gi)
-            return left, G, lam, kind
-
-        tree = _grow(c, int(self.tau), split)
+        tree = _grow(len(self.classes_), int(self.tau), partial(self._split, counts=counts))
         self._finish(tree, counts)
         return self
 
+    def _node_kernel(self, cls: np.ndarray) -> dict[str, Any]:
+        """The node's rows, their local class ids, ``Y``, ``D = Y^T K Y`` and the centring terms
+        of ``K = H K^ H`` (``rmean``: row means of ``K^``, ``tot``: its mean)."""
+        pos = np.full(len(self.classes_), -1, dtype=np.int64)
+        pos[cls] = np.arange(len(cls))
+        rows = np.flatnonzero(pos[self._y] >= 0)
+        ylocal = pos[self._y[rows]]
+        K = self._k(self._X[rows], self._X[rows])  # K^, n_node x n_node
+        rmean = K.mean(axis=1)
+        tot = rmean.mean()
+        K -= rmean[:, None]
+        K -= rmean[None, :]
+        K += tot  # K = H K^ H, in place
+        Y = sp.csr_matrix(
+            (np.ones(len(rows)), (np.arange(len(rows)), ylocal)), shape=(len(rows), len(cls))
+        )
+        KY = np.asarray(Y.T @ K).T  # (n_node, c) = K Y (K symmetric)
+        del K
+        D = np.asarray(Y.T @ KY)
+        return {"rows": rows, "ylocal": ylocal, "Y": Y, "D": D, "rmean": rmean, "tot": tot}
+
+    def _split(
+        self, node: int, cls: np.ndarray, depth: int, tau: int, *, counts: np.ndarray
+    ) -> tuple[Any, Any, Any, str]:
+        """The :func:`_grow` callback: Partition2 above depth ``tau``, Algorithm 1 below."""
+        nk = counts[cls]
+        kn = self._node_kernel(cls)
+        D, rows = kn["D"], kn["rows"]
+        self._node_rows[node] = rows
+        if depth < tau:
+            inv = 1.0 / nk
+
+            def sq_dist_to(k: int) -> np.ndarray:
+                return np.diag(D) * inv**2 + D[k, k] * inv[k] ** 2 - 2.0 * D[:, k] * inv * inv[k]
+
+            left = partition2(nk, sq_dist_to)
+            G = _mean_indicator(left, nk)
+            self._node_terms[node] = self._nearest_mean_terms(self._X[rows], kn["ylocal"], G)
+            return left, G, None, "approx"
+        left, G, lam, kind = mftree_partition(D, scale=float(np.trace(D)))
+        if kind == "mftree":
+            terms = {k: kn[k] for k in ("Y", "rmean", "tot")}
+            self._node_terms[node] = {"kind": "centred", "G": G, **terms}
+        else:
+            Gi = _mean_indicator(left, nk)
+            self._node_terms[node] = self._nearest_mean_terms(self._X[rows], kn["ylocal"], Gi)
+        return left, G, lam, kind
+
     def _nearest_mean_terms(self, Xn: Any, ylocal: np.ndarray, G: np.ndarray) -> dict[str, Any]:
+        """Routing terms of a node that sends an example to the nearer partition mean."""
         n = Xn.shape[0]
         Y = sp.csr_matrix((np.ones(n), (np.arange(n), ylocal)), shape=(n, G.shape[0]))
         P = np.asarray(Y @ G)  # (n, 2): 1/N_L on left rows, 1/N_R on right rows

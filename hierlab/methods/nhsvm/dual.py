@@ -15,8 +15,9 @@ is a structured hinge ``max_r (L_r - U_r . P_i)`` with one row per candidate and
 ``(0, 0)`` for the clip at 0, and ``lam ||W||^2`` is the L2 regulariser ``sigma/2 ||W||^2``
 with ``sigma = 2 lam``. :class:`HingeDualModel` exposes exactly that: the model protocol of
 :class:`~hierlab.core.objective.Objective` (scores, loss, subgradient) and its dual tables
-(:class:`~hierlab.methods.orthogonal.model.DualBlocks`), so block-coordinate Frank-Wolfe
-(:class:`~hierlab.solvers.bcfw.BCFW`) solves HSVM and NHSVM with a certified duality gap.
+(:class:`~hierlab.core.model.DualBlocks`), so block-coordinate Frank-Wolfe
+(:class:`~hierlab.solvers.bcfw.BCFW`) solves HSVM and NHSVM with a certified duality gap;
+:func:`hinge_problem` builds that ``Objective``.
 
 The dual tables are dense, ``(n_candidates + 1) x n_nodes`` per distinct training label:
 meant for taxonomies of up to a few hundred nodes (Pegasos handles the large ones).
@@ -29,16 +30,18 @@ import scipy.sparse as sp
 
 from hierlab.core.exceptions import ParameterError
 from hierlab.core.model import DualBlocks, LinearModel, per_label_blocks, table
+from hierlab.core.objective import Objective
+from hierlab.core.regularizers import L2
 from hierlab.methods.nhsvm.model import HierarchicalHinge
 
-__all__ = ["HingeDualModel"]
+__all__ = ["HingeDualModel", "hinge_problem"]
 
 
 class HingeDualModel(LinearModel):
     """A single-label :class:`HierarchicalHinge` as the model of an ``Objective`` (for BCFW).
 
     Scores (``P = X W^T``), ``backward`` (``Gamma^T X``) and the active rows (every node but
-    the root) are those of the seed-000 models' base.
+    the root) are those of the shared :class:`~hierlab.core.model.LinearModel`.
 
     Parameters
     ----------
@@ -118,3 +121,23 @@ class HingeDualModel(LinearModel):
             return table(list(U), list(L), m, 1.0 / n)
 
         return per_label_blocks(np.asarray(y, dtype=np.int64), make)
+
+
+def hinge_problem(hinge: HierarchicalHinge) -> Objective:
+    """The single-label ``hinge`` as the ``Objective`` BCFW takes.
+
+    ``lam ||W||_F^2`` is the L2 regulariser ``sigma/2 ||W||^2`` with ``sigma = 2 lam`` on every
+    node but the root; the loss is :class:`HingeDualModel` with weight ``C = 1``.
+
+    Parameters
+    ----------
+    hinge : HierarchicalHinge
+        Single-label, with its training ``X`` and labels.
+
+    Returns
+    -------
+    Objective
+    """
+    model = HingeDualModel(hinge)
+    reg = L2(model.active_rows(hinge.y), sigma=2.0 * float(hinge.lam))
+    return Objective(model, reg, hinge.X, hinge.y, C=1.0)

@@ -1,11 +1,11 @@
 """HSVM, NHSVM (eq. 10/12 and the variant eq. 13) and Shared SVM of seed 003, as estimators.
 
-* :class:`HSVMClassifier` — hierarchical structured SVM of Cai & Hofmann (eq. 2-3): class attribute 1 on
-  every node of the label, Hamming structural error by default.
-* :class:`NHSVMClassifier` — normalised hierarchical SVM: class attributes ``sqrt(alpha_n)`` (eq. 5) with
-  ``alpha`` from eq. (6) (``rho``), eq. (7) (directional, rho = 1) or their DAG relaxation
-  (eq. 8, ``T``); the normalised error of eq. (9); ``variant="eq13"`` divides the margin by
-  ``||∧~(y) - ∧~(y_i)||`` (single label only).
+* :class:`HSVMClassifier` — hierarchical structured SVM of Cai & Hofmann (eq. 2-3): class
+  attribute 1 on every node of the label, Hamming structural error by default.
+* :class:`NHSVMClassifier` — normalised hierarchical SVM: class attributes ``sqrt(alpha_n)``
+  (eq. 5) with ``alpha`` from eq. (6) (``rho``), eq. (7) (directional, rho = 1) or their DAG
+  relaxation (eq. 8, ``T``); the normalised error of eq. (9); ``variant="eq13"`` divides the
+  margin by ``||∧~(y) - ∧~(y_i)||`` (single label only).
 * :class:`SharedSVMClassifier` — SSVM (Sections 6, 7.2): learns ``alpha`` with the closed form of
   Algorithm 1 between Pegasos epochs (trees, single label).
 
@@ -13,27 +13,35 @@ All are solved by mini-batch Pegasos on dense or CSR input. HSVM and NHSVM also 
 data (loss-augmented inference by dynamic programming on trees, LP/IP on DAGs, Section 7.1) and
 DAG taxonomies. The root is shared by every label and is not a node of the model (``coef_[0] =
 0``, ``alpha_[0] = 0``).
+
+Every constructor parameter is declared once, as a :class:`~hierlab.core.params.Param` in the
+class's ``_parameters``: ``fit`` validates it, the registry entries at the bottom of this module
+(cards in :mod:`hierlab.methods.nhsvm.cards`) show it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
-from hierlab.core.exceptions import DataError, ParameterError
-from hierlab.core.objective import Objective
-from hierlab.core.registry import Param, register
-from hierlab.core.regularizers import L2
-from hierlab.core.solver import Callback
+from hierlab.core.exceptions import DataError
+from hierlab.core.params import Param
+from hierlab.core.registry import register
+from hierlab.core.solver import Callback, Solver, SolverResult
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.methods.base import HierarchicalClassifier, check_X
-from hierlab.methods.nhsvm.dual import HingeDualModel
+from hierlab.methods.nhsvm.cards import HSVM_CARD, NHSVM13_CARD, NHSVM_CARD, SSVM_CARD
+from hierlab.methods.nhsvm.dual import hinge_problem
 from hierlab.methods.nhsvm.model import (
+    ALPHA_RULES,
+    FIXED_LOSSES,
+    MULTILABEL_LOSSES,
     HierarchicalHinge,
     _tree_levels,
     node_max_marginals,
@@ -45,6 +53,205 @@ from hierlab.solvers.bcfw import BCFW
 from hierlab.solvers.sgd import PegasosSGD
 
 __all__ = ["HSVMClassifier", "NHSVMClassifier", "SharedSVMClassifier", "is_leaf_terminated"]
+
+SOLVERS = ("pegasos", "bcfw")
+LABEL_SPACES = ("auto", "leaves", "closed")
+VARIANTS = ("eq10", "eq13")
+
+# ------------------------------------------------------------------------------ parameters
+# One Param per constructor argument; the classes below pick (and the SSVM rewords) them.
+
+_LAM = Param(
+    "lam",
+    "float",
+    1e-4,
+    low=0.0,
+    low_open=True,
+    log=True,
+    symbol="lambda",
+    help="weight of ||W||^2 against the mean loss (tune on a hold-out set)",
+    note="Weight of the squared norm against the mean loss. Select it on a hold-out set; "
+    "the paper's grid 1e-8 … 1e2 (on the summed loss) is ours divided by N, so 1e-6 … 1e-2 "
+    "is the useful range here.",
+)
+_LOSS = Param(
+    "loss",
+    "str",
+    "hamming",
+    choices=FIXED_LOSSES,
+    symbol="Delta",
+    help="structural error Δ(y, y_i) (eq. 2: Hamming)",
+    note="The structural error Δ added inside the max (the margin required against each "
+    "wrong label).",
+)
+_ML_LOSS = Param(
+    "ml_loss",
+    "str",
+    "auto",
+    choices=("auto", "leaves", "nodes"),
+    symbol="Delta_L",
+    help="multi-label error: Hamming distance on the leaves (Δ_L, Section 7.1) or on all "
+    "nodes; auto = leaves for leaf-terminated label sets, else nodes",
+)
+_LABEL_SPACE = Param(
+    "label_space",
+    "str",
+    "auto",
+    choices=LABEL_SPACES,
+    help="multi-label sets: unions of root-to-leaf paths, or any ancestor-closed set",
+    note="Multi-label only: 'leaves' = unions of root-to-leaf paths (Section 3), "
+    "'closed' = any ancestor-closed set; 'auto' picks from the training labels.",
+)
+_EPOCHS = Param(
+    "epochs",
+    "int",
+    30,
+    low=1,
+    help="maximum Pegasos epochs (BCFW passes)",
+    note="Maximum passes of Pegasos; SGD stops earlier when an epoch improves the "
+    "objective by less than its tolerance. 10-50.",
+)
+_BATCH_SIZE = Param(
+    "batch_size",
+    "int",
+    64,
+    low=1,
+    help="rows per SGD step",
+    note="Rows per stochastic step: larger batches are smoother and vectorise better.",
+)
+_TOL = Param(
+    "tol",
+    "float",
+    1e-4,
+    low=0.0,
+    log=True,
+    help="relative: SGD's per-epoch improvement, or BCFW's certified gap",
+    note="Relative tolerance: SGD's per-epoch improvement, or BCFW's certified gap "
+    "(1e-2 is a good start for bcfw).",
+)
+_SEED = Param(
+    "random_state",
+    "seed",
+    0,
+    none=True,
+    help="seed of the Pegasos sampling order (and of BCFW's visiting order)",
+)
+_SOLVER = Param(
+    "solver",
+    "str",
+    "pegasos",
+    choices=SOLVERS,
+    help="Pegasos SGD (the paper; any label space) or BCFW on the dual (single label, "
+    "certified gap)",
+    note="pegasos: the paper's SGD, every label space. bcfw: block-coordinate "
+    "Frank-Wolfe on the dual of the same objective (single label): a certified lower bound; "
+    "its dual tables are dense, so it suits taxonomies of up to a few hundred nodes.",
+)
+
+# NHSVM
+_ML_LOSS_ALPHA = replace(
+    _ML_LOSS,
+    choices=("auto", *MULTILABEL_LOSSES),
+    help=_ML_LOSS.help + "; alpha = Hamming on the nodes weighted by alpha",
+)
+_ALPHA_RULE = Param(
+    "alpha_rule",
+    "str",
+    "eq6",
+    choices=ALPHA_RULES,
+    help="normalisation weights: eq. 6 (min sum alpha^rho) or eq. 7 (max min, directional)",
+    note="eq6: minimise sum alpha^rho (spreads weight over the path); eq7: maximise "
+    "the smallest alpha with alpha growing towards the leaves (directional constraint).",
+)
+_RHO = Param(
+    "rho",
+    "float",
+    2.0,
+    low=1.0,
+    symbol="rho",
+    help="exponent of eq. 6 (2 = the paper's QP; eq. 6 needs rho > 1, eq. 7 is rho = 1)",
+    note="Exponent of eq. (6); 2 is the paper's QP, values near 1 approach the node-"
+    "duplication invariance of Theorem 1.",
+)
+_T = Param(
+    "T",
+    "float",
+    1.5,
+    low=1.0,
+    symbol="T",
+    help="DAG relaxation of eq. 8: path sums of alpha in [1, T]",
+    note="DAGs only: path sums of alpha may range in [1, T] (eq. 8; the paper uses 1.5).",
+)
+_VARIANT = Param(
+    "variant",
+    "str",
+    "eq10",
+    choices=VARIANTS,
+    help="eq. 10/12, or eq. 13: margin divided by ||∧~(y) - ∧~(y_i)|| (single label)",
+)
+
+# Shared SVM
+_SHARED = {
+    "lam": replace(_LAM, help="weight of the shared norm against the mean loss"),
+    "loss": replace(_LOSS, default="zero_one", help="fixed structural error Δ(l, l_i) of eq. 14"),
+    "tol": replace(
+        _TOL,
+        default=1e-3,
+        help="relative: Pegasos' per-round improvement, or BCFW's certified joint gap",
+    ),
+    "solver": replace(
+        _SOLVER,
+        help="Pegasos epochs on V (the paper) or exact V-steps by BCFW with a certified "
+        "lower bound on the joint optimum",
+    ),
+}
+_ROUNDS = Param(
+    "rounds",
+    "int",
+    5,
+    low=1,
+    help="maximum alpha updates (Algorithm 1)",
+    note="How many times alpha is re-optimised in closed form (Algorithm 1).",
+)
+_EPOCHS_PER_ALPHA = Param(
+    "epochs_per_alpha",
+    "int",
+    5,
+    low=1,
+    help="Pegasos epochs on V between alpha updates",
+    note="Pegasos epochs on V between two alpha updates.",
+)
+_ALPHA_INIT = Param(
+    "alpha_init",
+    "str",
+    "eq6",
+    choices=ALPHA_RULES,
+    help="initial alpha",
+    note="Starting alpha: eq. (6) or eq. (7).",
+)
+
+
+def _amend(
+    params: tuple[Param, ...], drop: Iterable[str] = (), add: Iterable[Param] = ()
+) -> tuple[Param, ...]:
+    """A subclass's declaration, from its parent's.
+
+    Parameters
+    ----------
+    params : tuple of Param
+        The parent's ``_parameters``.
+    drop : iterable of str
+        Names the subclass's constructor does not take.
+    add : iterable of Param
+        Each replaces the parent's Param of its name, in place, or is appended.
+
+    Returns
+    -------
+    tuple of Param
+    """
+    new = {p.name: p for p in add}
+    kept = tuple(new.pop(p.name, p) for p in params if p.name not in set(drop))
+    return kept + tuple(new.values())
 
 
 def is_leaf_terminated(Y: sp.csr_matrix, taxonomy: Taxonomy) -> bool:
@@ -91,6 +298,15 @@ def _subtree_max(S_leaf: np.ndarray, taxonomy: Taxonomy) -> np.ndarray:
     return G
 
 
+def _seed_int(random_state: Any) -> int:
+    """An int seed from a ``random_state`` (0 for None; drawn from a numpy Generator)."""
+    if random_state is None:
+        return 0
+    if isinstance(random_state, int | np.integer | str):
+        return int(random_state)
+    return int(np.random.default_rng(random_state).integers(2**31 - 1))
+
+
 class HSVMClassifier(HierarchicalClassifier):
     """Hierarchical structured SVM (Cai & Hofmann 2004; seed 003 eq. 2-3), solved by Pegasos.
 
@@ -102,22 +318,25 @@ class HSVMClassifier(HierarchicalClassifier):
     taxonomy : Taxonomy, optional
         Tree or DAG; None = flat (then HSVM is the multi-class SVM of Crammer & Singer).
     lam : float, default 1e-4
-        ``lambda`` for the mean loss (``lambda_paper / N`` for the paper's summed loss).
+        ``lambda`` for the mean loss (``lambda_paper / N`` for the paper's summed loss); > 0.
     loss : {"hamming", "sqrt_hamming", "zero_one"}, default "hamming"
-        Single-label structural error ``Δ`` (eq. 2: Hamming ``|y Δ y'|``).
+        Single-label structural error ``Δ`` (eq. 2: Hamming ``|y Δ y'|``), a row of the shared
+        loss table (:mod:`hierlab.core.losses`).
     ml_loss : {"auto", "leaves", "nodes"}, default "auto"
         Multi-label decomposable error: ``Δ_L`` of Section 7.1 (Hamming distance on leaves) or
         Hamming on all nodes; ``"auto"`` uses leaves for leaf-terminated label sets, else nodes.
     label_space : {"auto", "leaves", "closed"}, default "auto"
         Multi-label label space: ``Y_m`` (unions of root-to-leaf paths, Section 3) or every
-        ancestor-closed set; ``"auto"`` picks ``"leaves"`` when all training sets are of that form.
+        ancestor-closed set; ``"auto"`` picks ``"leaves"`` when all training sets are of that
+        form.
     epochs : int, default 30
-        Maximum Pegasos epochs.
+        Maximum Pegasos epochs (>= 1).
     batch_size : int, default 64
+        Rows per Pegasos step (>= 1).
     tol : float, default 1e-4
-        Relative tolerance: SGD stops when an epoch improves the objective by less than
+        Relative tolerance (>= 0): SGD stops when an epoch improves the objective by less than
         ``tol`` (relative); BCFW when the certified gap is below ``tol`` times the objective.
-    random_state : int or None, default 0
+    random_state : int, numpy Generator or None, default 0
         Seed of the Pegasos sampling order (None: fresh randomness each fit), or of BCFW's
         visiting order (None: seed 0).
     solver : {"pegasos", "bcfw"}, default "pegasos"
@@ -146,9 +365,21 @@ class HSVMClassifier(HierarchicalClassifier):
 
     _supports_multilabel = True
     _supports_dag = True
+    _parameters: ClassVar[tuple[Param, ...]] = (
+        _LAM,
+        _LOSS,
+        _ML_LOSS,
+        _LABEL_SPACE,
+        _EPOCHS,
+        _BATCH_SIZE,
+        _TOL,
+        _SEED,
+        _SOLVER,
+    )
 
     def __init__(
         self,
+        *,
         taxonomy: Taxonomy | None = None,
         lam: float = 1e-4,
         loss: str = "hamming",
@@ -157,26 +388,13 @@ class HSVMClassifier(HierarchicalClassifier):
         epochs: int = 30,
         batch_size: int = 64,
         tol: float = 1e-4,
-        random_state: int | None = 0,
+        random_state: Any = 0,
         solver: str = "pegasos",
     ) -> None:
         super().__init__(taxonomy=taxonomy)
-        self.solver = solver
-        self.lam = lam
-        self.loss = loss
-        self.ml_loss = ml_loss
-        self.label_space = label_space
-        self.epochs = epochs
-        self.batch_size = batch_size
-        self.tol = tol
-        self.random_state = random_state
-
-    def __sklearn_tags__(self) -> Any:
-        # multi-label y comes as label sets (tuples of node names), not as scikit-learn's 0/1
-        # indicator matrix, so the estimator checks must not feed it indicator matrices
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_label = False
-        return tags
+        self.lam, self.loss, self.ml_loss, self.label_space = lam, loss, ml_loss, label_space
+        self.epochs, self.batch_size, self.tol = epochs, batch_size, tol
+        self.random_state, self.solver = random_state, solver
 
     # ---------------------------------------------------------------- hooks for the variants
     def _alpha(self, tax: Taxonomy) -> np.ndarray | None:
@@ -189,21 +407,8 @@ class HSVMClassifier(HierarchicalClassifier):
         return "margin"
 
     # ---------------------------------------------------------------- fitting
-    def _check_params(self) -> None:
-        if not (isinstance(self.lam, int | float) and self.lam > 0):
-            raise ParameterError(f"lam must be a positive number, got {self.lam!r}")
-        if self.solver not in ("pegasos", "bcfw"):
-            raise ParameterError(f"solver must be 'pegasos' or 'bcfw', got {self.solver!r}")
-        if self.label_space not in ("auto", "leaves", "closed"):
-            raise ParameterError(
-                f"label_space must be 'auto', 'leaves' or 'closed', got {self.label_space!r}"
-            )
-        if self.ml_loss not in ("auto", "leaves", "nodes", "alpha"):
-            raise ParameterError(
-                f"ml_loss must be 'auto', 'leaves', 'nodes' or 'alpha', got {self.ml_loss!r}"
-            )
-
     def _objective(self, X: Any, Y: Any, c: np.ndarray, alpha: Any) -> HierarchicalHinge:
+        """The primal objective on the training data; sets ``multilabel_``, ``leaf_terminated_``."""
         tax = self.taxonomy_
         self.multilabel_ = sp.issparse(Y)
         if self.multilabel_:
@@ -211,51 +416,42 @@ class HSVMClassifier(HierarchicalClassifier):
                 lt = is_leaf_terminated(Y, tax)
             else:
                 lt = self.label_space == "leaves"
-            ml_loss = self.ml_loss
-            if ml_loss == "auto":
-                ml_loss = "leaves" if lt else "nodes"
-            self.leaf_terminated_ = lt
-            return HierarchicalHinge(
-                X, Y, tax, c, self.lam, ml_loss, alpha, self._variant(), leaf_terminated=lt
-            )
-        self.leaf_terminated_ = True
+            loss = self.ml_loss
+            if loss == "auto":
+                loss = "leaves" if lt else "nodes"
+        else:
+            lt, loss = True, self._single_loss()
+        self.leaf_terminated_ = lt
         return HierarchicalHinge(
-            X, Y, tax, c, self.lam, self._single_loss(), alpha, self._variant()
+            X, Y, tax, c, self.lam, loss, alpha, self._variant(), leaf_terminated=lt
         )
 
     def _fit(self, X: np.ndarray | sp.csr_matrix, Y: Any, callbacks: Sequence[Callback]) -> None:
-        self._check_params()
         tax = self.taxonomy_
         alpha = self._alpha(tax)
         c = np.ones(tax.n_nodes) if alpha is None else np.sqrt(np.maximum(alpha, 0.0))
         c[0] = 0.0
         obj = self._objective(X, Y, c, alpha)
         if self.solver == "bcfw":
-            result = self._solve_dual(obj, callbacks)
+            bcfw = BCFW(max_iter=int(self.epochs), random_state=self._dual_seed())
+            result = self._run_certified(bcfw, hinge_problem(obj), callbacks)
         else:
-            solver = PegasosSGD(
-                epochs=self.epochs,
-                batch_size=self.batch_size,
-                tol=self.tol,
+            sgd = PegasosSGD(
+                epochs=int(self.epochs),
+                batch_size=int(self.batch_size),
+                tol=float(self.tol),
                 random_state=self.random_state,
             )
-            result = self._run_solver(solver, obj, callbacks)
-            self.lower_bound_ = float("nan")
+            result = self._run_uncertified(sgd, obj, callbacks)
         self._set_fitted(obj, np.asarray(result.coef), c, alpha)
-
-    def _solve_dual(self, obj: HierarchicalHinge, callbacks: Sequence[Callback]) -> Any:
-        """BCFW on the dual of ``obj`` (single label): ``lam ||W||^2`` is L2 with sigma 2 lam."""
-        model = HingeDualModel(obj)
-        reg = L2(model.active_rows(obj.y), sigma=2.0 * float(self.lam))
-        problem = Objective(model, reg, obj.X, obj.y, C=1.0)
-        solver = BCFW(max_iter=int(self.epochs), random_state=self._dual_seed())
-        return self._run_certified(solver, problem, callbacks)
 
     def _dual_seed(self) -> int:
         """BCFW's visiting-order seed (``random_state``; 0 when it is None)."""
-        return 0 if self.random_state is None else int(self.random_state)
+        return _seed_int(self.random_state)
 
-    def _run_certified(self, solver: Any, problem: Any, callbacks: Sequence[Callback]) -> Any:
+    def _run_certified(
+        self, solver: Solver, problem: Any, callbacks: Sequence[Callback]
+    ) -> SolverResult:
         """Run a solver with a certified gap to ``tol`` (relative); set ``lower_bound_``."""
         result = self._run_solver(solver, problem, callbacks, tol=0.0, rtol=float(self.tol))
         final = result.final
@@ -264,7 +460,16 @@ class HSVMClassifier(HierarchicalClassifier):
         )
         return result
 
+    def _run_uncertified(
+        self, solver: Solver, problem: Any, callbacks: Sequence[Callback]
+    ) -> SolverResult:
+        """Run a solver without a certificate (Pegasos): ``lower_bound_`` is NaN."""
+        result = self._run_solver(solver, problem, callbacks)
+        self.lower_bound_ = float("nan")
+        return result
+
     def _set_fitted(self, obj: HierarchicalHinge, W: np.ndarray, c: np.ndarray, alpha: Any) -> None:
+        """The fitted attributes from the solution ``W`` (``V`` for Shared SVM)."""
         self.W_ = W
         self.class_attributes_ = c
         self.coef_ = c[:, None] * W
@@ -325,7 +530,8 @@ class HSVMClassifier(HierarchicalClassifier):
         """Per-node scores of shape (n_samples, n_nodes), columns in ``taxonomy_.names`` order.
 
         Single label: the score of the best leaf below each node (its max-marginal). Multi-label:
-        :func:`~hierlab.methods.nhsvm.model.node_max_marginals` of the label-set model (exact on trees).
+        :func:`~hierlab.methods.nhsvm.model.node_max_marginals` of the label-set model (exact
+        on trees).
         """
         check_is_fitted(self, "coef_")
         X = check_X(X, self, reset=False)
@@ -342,7 +548,8 @@ class NHSVMClassifier(HSVMClassifier):
     """Normalised hierarchical SVM (seed 003, eq. 10/12, variant eq. 13), solved by Pegasos.
 
     ``min_W lam ||W||^2 + mean_i max_y [ sum_{n in y} sqrt(alpha_n) W_n x_i
-    - sum_{n in y_i} sqrt(alpha_n) W_n x_i + Δ~(y, y_i) ]`` with ``Δ~`` of eq. (9).
+    - sum_{n in y_i} sqrt(alpha_n) W_n x_i + Δ~(y, y_i) ]`` with ``Δ~`` of eq. (9) (the
+    ``"normalized"`` row of the shared loss table).
 
     Parameters
     ----------
@@ -351,13 +558,16 @@ class NHSVMClassifier(HSVMClassifier):
     alpha_rule : {"eq6", "eq7"}, default "eq6"
         eq. (6) ``min sum alpha^rho`` or eq. (7) ``max min alpha`` with directional constraints.
     rho : float, default 2.0
-        Exponent of eq. (6), > 1.
+        Exponent of eq. (6), >= 1; eq. (6) needs rho > 1 (checked in ``fit``), eq. (7) is the
+        rho = 1 rule and ignores it.
     T : float, default 1.5
-        DAG relaxation of eq. (8) (``1 <= sum_{A+(l)} alpha <= T``); unused on trees.
+        DAG relaxation of eq. (8) (``1 <= sum_{A+(l)} alpha <= T``), >= 1; unused on trees.
     variant : {"eq10", "eq13"}, default "eq10"
         eq. (10)/(12), or eq. (13) (margin divided by ``||∧~(y) - ∧~(y_i)||``, single label).
-    ml_loss, label_space, epochs, batch_size, tol, random_state, solver
-        As in :class:`HSVMClassifier` (``ml_loss="alpha"`` weights the multi-label Hamming by alpha).
+    ml_loss : {"auto", "leaves", "nodes", "alpha"}, default "auto"
+        As in :class:`HSVMClassifier`; ``"alpha"`` weights the multi-label Hamming by alpha.
+    label_space, epochs, batch_size, tol, random_state, solver
+        As in :class:`HSVMClassifier`.
 
     Attributes
     ----------
@@ -367,8 +577,15 @@ class NHSVMClassifier(HSVMClassifier):
         As in :class:`HSVMClassifier`.
     """
 
+    _parameters: ClassVar[tuple[Param, ...]] = _amend(
+        HSVMClassifier._parameters,
+        drop=("loss",),
+        add=(_ML_LOSS_ALPHA, _ALPHA_RULE, _RHO, _T, _VARIANT),
+    )
+
     def __init__(
         self,
+        *,
         taxonomy: Taxonomy | None = None,
         lam: float = 1e-4,
         alpha_rule: str = "eq6",
@@ -380,35 +597,23 @@ class NHSVMClassifier(HSVMClassifier):
         epochs: int = 30,
         batch_size: int = 64,
         tol: float = 1e-4,
-        random_state: int | None = 0,
+        random_state: Any = 0,
         solver: str = "pegasos",
     ) -> None:
-        super().__init__(
-            taxonomy=taxonomy,
-            lam=lam,
-            loss="normalized",
-            ml_loss=ml_loss,
-            label_space=label_space,
-            epochs=epochs,
-            batch_size=batch_size,
-            tol=tol,
-            random_state=random_state,
-            solver=solver,
-        )
-        self.alpha_rule = alpha_rule
-        self.rho = rho
-        self.T = T
-        self.variant = variant
+        # not HSVM's constructor: NHSVM has no ``loss`` parameter (its loss is eq. 9's)
+        HierarchicalClassifier.__init__(self, taxonomy=taxonomy)
+        self.lam, self.alpha_rule, self.rho, self.T, self.variant = lam, alpha_rule, rho, T, variant
+        self.ml_loss, self.label_space, self.epochs = ml_loss, label_space, epochs
+        self.batch_size, self.tol = batch_size, tol
+        self.random_state, self.solver = random_state, solver
 
     def _alpha(self, tax: Taxonomy) -> np.ndarray:
-        return normalization_alpha(tax, rule=self.alpha_rule, rho=self.rho, T=self.T)
+        return normalization_alpha(tax, rule=self.alpha_rule, rho=float(self.rho), T=float(self.T))
 
     def _single_loss(self) -> str:
         return "normalized"
 
     def _variant(self) -> str:
-        if self.variant not in ("eq10", "eq13"):
-            raise ParameterError(f"variant must be 'eq10' or 'eq13', got {self.variant!r}")
         return "eq13" if self.variant == "eq13" else "margin"
 
 
@@ -424,20 +629,20 @@ class SharedSVMClassifier(HSVMClassifier):
     ----------
     taxonomy : Taxonomy, optional
     lam : float, default 1e-4
-    loss : {"zero_one", "hamming", "sqrt_hamming"}, default "zero_one"
+    loss : {"hamming", "sqrt_hamming", "zero_one"}, default "zero_one"
         The fixed (un-normalised) ``Δ(l, l_i)`` of eq. (14); 0/1 makes SSVM the multi-class SVM
         when sharing does not pay (Table 1).
     rounds : int, default 5
-        Maximum alpha steps.
+        Maximum alpha steps (>= 1).
     epochs_per_alpha : int, default 5
-        Pegasos epochs (or at most this many BCFW epochs) on ``V`` between alpha steps.
+        Pegasos epochs (or at most this many BCFW epochs) on ``V`` between alpha steps (>= 1).
     alpha_init : {"eq6", "eq7"}, default "eq6"
         Starting weights (eq. 6 with rho = 2, or eq. 7).
     batch_size : int, default 64
     tol : float, default 1e-3
         Pegasos: stop when an alpha round improves the objective by less than ``tol``
-        (relative). BCFW: the certified relative gap of the joint problem.
-    random_state : int or None, default 0
+        (relative). BCFW: the certified relative gap of the joint problem (then ``tol > 0``).
+    random_state : int, numpy Generator or None, default 0
         Seed of the Pegasos sampling order (None: fresh randomness each fit).
     solver : {"pegasos", "bcfw"}, default "pegasos"
         Section 7.2's alternation with SGD epochs on ``V``, or with exact V-steps by BCFW
@@ -456,9 +661,15 @@ class SharedSVMClassifier(HSVMClassifier):
 
     _supports_multilabel = False
     _supports_dag = False
+    _parameters: ClassVar[tuple[Param, ...]] = _amend(
+        HSVMClassifier._parameters,
+        drop=("ml_loss", "label_space", "epochs"),
+        add=(*_SHARED.values(), _ROUNDS, _EPOCHS_PER_ALPHA, _ALPHA_INIT),
+    )
 
     def __init__(
         self,
+        *,
         taxonomy: Taxonomy | None = None,
         lam: float = 1e-4,
         loss: str = "zero_one",
@@ -467,212 +678,67 @@ class SharedSVMClassifier(HSVMClassifier):
         alpha_init: str = "eq6",
         batch_size: int = 64,
         tol: float = 1e-3,
-        random_state: int | None = 0,
+        random_state: Any = 0,
         solver: str = "pegasos",
     ) -> None:
-        super().__init__(
-            taxonomy=taxonomy,
-            lam=lam,
-            loss=loss,
-            batch_size=batch_size,
-            tol=tol,
-            random_state=random_state,
-            solver=solver,
-        )
-        self.rounds = rounds
-        self.epochs_per_alpha = epochs_per_alpha
-        self.alpha_init = alpha_init
+        # not HSVM's constructor: SSVM has neither ``epochs`` nor the multi-label parameters
+        HierarchicalClassifier.__init__(self, taxonomy=taxonomy)
+        self.lam, self.loss, self.rounds = lam, loss, rounds
+        self.epochs_per_alpha, self.alpha_init = epochs_per_alpha, alpha_init
+        self.batch_size, self.tol = batch_size, tol
+        self.random_state, self.solver = random_state, solver
 
     def _fit(self, X: np.ndarray | sp.csr_matrix, Y: Any, callbacks: Sequence[Callback]) -> None:
-        self._check_params()
         if sp.issparse(Y):
             raise DataError("SharedSVM is single-label (seed 003, Section 6)")
-        if self.loss not in ("zero_one", "hamming", "sqrt_hamming"):
-            raise ParameterError(
-                "loss must be 'zero_one', 'hamming' or 'sqrt_hamming' (eq. 14 fixes the "
-                f"structural error; it is not normalised by the learned alpha), got {self.loss!r}"
-            )
-        tax = self.taxonomy_
-        alpha0 = normalization_alpha(tax, rule=self.alpha_init, rho=2.0)
+        alpha0 = normalization_alpha(self.taxonomy_, rule=self.alpha_init, rho=2.0)
         obj = self._objective(X, Y, np.sqrt(alpha0), None)
+        solver = self._alternation(alpha0)
+        if isinstance(solver, SharedSVMDual):
+            result = self._run_certified(solver, obj, callbacks)
+        else:
+            result = self._run_uncertified(solver, obj, callbacks)
+        c = np.sqrt(solver.alpha)
+        obj.set_attributes(c)
+        self.alpha_history_ = solver.alpha_history
+        self._set_fitted(obj, np.asarray(result.coef), c, solver.alpha)
+
+    def _alternation(self, alpha0: np.ndarray) -> SharedSVMDual | SharedSVMSolver:
+        """The alternating solver of ``solver``: exact BCFW V-steps, or Pegasos epochs."""
         if self.solver == "bcfw":
-            dual = SharedSVMDual(
+            return SharedSVMDual(
                 alpha0,
-                rounds=self.rounds,
-                epochs_per_alpha=self.epochs_per_alpha,
-                tol=self.tol,
+                rounds=int(self.rounds),
+                epochs_per_alpha=int(self.epochs_per_alpha),
+                tol=float(self.tol),
                 random_state=self._dual_seed(),
             )
-            result = self._run_certified(dual, obj, callbacks)
-            alpha, history = dual.alpha, dual.alpha_history
-        else:
-            solver = SharedSVMSolver(
-                alpha0,
-                rounds=self.rounds,
-                epochs_per_alpha=self.epochs_per_alpha,
-                batch_size=self.batch_size,
-                tol=self.tol,
-                random_state=self.random_state,
-            )
-            result = self._run_solver(solver, obj, callbacks)
-            self.lower_bound_ = float("nan")
-            alpha, history = solver.alpha, solver.alpha_history
-        c = np.sqrt(alpha)
-        obj.set_attributes(c)
-        self.alpha_history_ = history
-        self._set_fitted(obj, np.asarray(result.coef), c, alpha)
+        return SharedSVMSolver(
+            alpha0,
+            rounds=int(self.rounds),
+            epochs_per_alpha=int(self.epochs_per_alpha),
+            batch_size=int(self.batch_size),
+            tol=float(self.tol),
+            random_state=self.random_state,
+        )
 
 
-_SEED = Param(
-    "random_state", "int", 0, low=0, high=2**31 - 1, help="seed of the Pegasos sampling order"
-)
-_COMMON = [
-    Param(
-        "lam",
-        "float",
-        1e-4,
-        low=1e-9,
-        high=10.0,
-        log=True,
-        help="lambda: weight of ||W||^2 against the mean loss (tune on a hold-out set)",
-    ),
-    Param("epochs", "int", 30, low=1, high=1000, help="maximum Pegasos epochs (BCFW passes)"),
-    Param("batch_size", "int", 64, low=1, high=4096, help="rows per SGD step"),
-    _SEED,
-    Param(
-        "solver",
-        "str",
-        "pegasos",
-        choices=("pegasos", "bcfw"),
-        help="Pegasos SGD (the paper; any label space) or BCFW on the dual (single label, "
-        "certified gap)",
-    ),
-    Param(
-        "tol",
-        "float",
-        1e-4,
-        low=1e-8,
-        high=1.0,
-        log=True,
-        help="relative: SGD's per-epoch improvement, or BCFW's certified gap",
-    ),
-]
-_ML = [
-    Param(
-        "label_space",
-        "str",
-        "auto",
-        choices=("auto", "leaves", "closed"),
-        help="multi-label sets: unions of root-to-leaf paths, or any ancestor-closed set",
-    ),
-]
-
-register(
-    "hsvm",
-    HSVMClassifier,
-    params=[
-        *_COMMON,
-        Param(
-            "loss",
-            "str",
-            "hamming",
-            choices=("hamming", "sqrt_hamming", "zero_one"),
-            help="structural error Δ(y, y_i) (eq. 2: Hamming)",
-        ),
-        *_ML,
-    ],
-    seed="003",
-    summary="Hierarchical structured SVM of Cai & Hofmann (eq. 2-3), Pegasos",
-    multilabel=True,
-    dag=True,
-)
-_NH = [
-    *_COMMON,
-    Param(
-        "alpha_rule",
-        "str",
-        "eq6",
-        choices=("eq6", "eq7"),
-        help="normalisation weights: eq. 6 (min sum alpha^rho) or eq. 7 (max min, directional)",
-    ),
-    Param("rho", "float", 2.0, low=1.01, high=10.0, help="exponent of eq. 6 (2 = the paper's QP)"),
-    Param(
-        "T",
-        "float",
-        1.5,
-        low=1.0,
-        high=10.0,
-        help="DAG relaxation of eq. 8: path sums of alpha in [1, T]",
-    ),
-]
-register(
-    "nhsvm",
-    NHSVMClassifier,
-    params=[*_NH, *_ML],
-    seed="003",
-    summary="Normalised hierarchical SVM (eq. 10/12): normalised class attributes and margin",
-    multilabel=True,
-    dag=True,
-)
+# ------------------------------------------------------------------------------ registry
+_SUMMARIES = {
+    "hsvm": "Hierarchical structured SVM of Cai & Hofmann (eq. 2-3), Pegasos",
+    "nhsvm": "Normalised hierarchical SVM (eq. 10/12): normalised class attributes and margin",
+    "nhsvm13": "NHSVM variant of eq. 13: margin divided by ||∧~(y) - ∧~(y_i)|| (single label)",
+    "ssvm": "Shared SVM (eq. 14): alpha learned in closed form (Algorithm 1), trees",
+}
+register("hsvm", HSVMClassifier, card=HSVM_CARD, seed="003", summary=_SUMMARIES["hsvm"])
+register("nhsvm", NHSVMClassifier, card=NHSVM_CARD, seed="003", summary=_SUMMARIES["nhsvm"])
 register(
     "nhsvm13",
     NHSVMClassifier,
-    params=list(_NH),
+    card=NHSVM13_CARD,
     seed="003",
-    summary="NHSVM variant of eq. 13: margin divided by ||∧~(y) - ∧~(y_i)|| (single label)",
-    dag=True,
+    summary=_SUMMARIES["nhsvm13"],
     fixed={"variant": "eq13"},
+    multilabel=False,
 )
-register(
-    "ssvm",
-    SharedSVMClassifier,
-    params=[
-        Param(
-            "lam",
-            "float",
-            1e-4,
-            low=1e-9,
-            high=10.0,
-            log=True,
-            help="lambda: weight of the shared norm against the mean loss",
-        ),
-        Param("rounds", "int", 5, low=1, high=100, help="maximum alpha updates (Algorithm 1)"),
-        Param(
-            "epochs_per_alpha",
-            "int",
-            5,
-            low=1,
-            high=100,
-            help="Pegasos epochs on V between alpha updates",
-        ),
-        Param("alpha_init", "str", "eq6", choices=("eq6", "eq7"), help="initial alpha"),
-        Param(
-            "loss",
-            "str",
-            "zero_one",
-            choices=("zero_one", "hamming", "sqrt_hamming"),
-            help="fixed structural error Δ(l, l_i) of eq. 14",
-        ),
-        Param("batch_size", "int", 64, low=1, high=4096, help="rows per SGD step"),
-        _SEED,
-        Param(
-            "solver",
-            "str",
-            "pegasos",
-            choices=("pegasos", "bcfw"),
-            help="Pegasos epochs on V (the paper) or exact V-steps by BCFW with a certified "
-            "lower bound on the joint optimum",
-        ),
-        Param(
-            "tol",
-            "float",
-            1e-3,
-            low=1e-8,
-            high=1.0,
-            log=True,
-            help="relative: Pegasos' per-round improvement, or BCFW's certified joint gap",
-        ),
-    ],
-    seed="003",
-    summary="Shared SVM (eq. 14): alpha learned in closed form (Algorithm 1), trees",
-)
+register("ssvm", SharedSVMClassifier, card=SSVM_CARD, seed="003", summary=_SUMMARIES["ssvm"])

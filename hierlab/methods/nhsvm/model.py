@@ -8,7 +8,9 @@ the paper it is not a node of the model (its class attribute and its weight ``al
 * Class attributes (eq. 1, 5): ``c_n = 1`` (HSVM) or ``c_n = sqrt(alpha_n)`` (NHSVM), and the
   score of a label is ``s(y) = sum_{n in y} c_n W_n . x``.
 * Structural errors: Hamming ``|y Δ y'|`` (eq. 2), the normalised error of eq. (9)
-  ``sqrt(sum_{n in y Δ y'} alpha_n)``, 0/1, and the decomposable multi-label loss of Section 7.1.
+  ``sqrt(sum_{n in y Δ y'} alpha_n)`` and 0/1, rows of the shared loss table
+  (:mod:`hierlab.core.losses`); and the decomposable multi-label losses of Section 7.1
+  (:data:`MULTILABEL_LOSSES`, node weights of this family).
 * Normalisation weights ``alpha`` (eq. 4): eq. (6) ``min sum alpha^rho`` (a QP for rho = 2,
   solved through its smooth dual), eq. (7) ``max min alpha`` with directional constraints (an LP,
   :func:`scipy.optimize.linprog`), and the DAG relaxation ``1 <= sum_{A+(l)} alpha <= T`` of
@@ -31,23 +33,35 @@ from scipy.optimize import Bounds, LinearConstraint, linprog, milp, minimize
 from scipy.sparse.csgraph import breadth_first_order, maximum_flow
 
 from hierlab.core.exceptions import ConvergenceError, ParameterError
-from hierlab.core.losses import delta
+from hierlab.core.losses import LOSSES, delta
 from hierlab.core.taxonomy import Taxonomy
 
 __all__ = [
     "ALPHA_RULES",
+    "FIXED_LOSSES",
+    "MULTILABEL_LOSSES",
+    "NORMALIZED_LOSS",
     "HierarchicalHinge",
     "class_attribute_matrix",
     "dag_max_label",
     "label_space_max",
     "leaf_path_matrix",
+    "multilabel_weights",
     "node_max_marginals",
     "normalization_alpha",
     "single_label_errors",
     "tree_max_label",
 ]
 
+#: the rules for the normalisation weights: eq. (6) and eq. (7)
 ALPHA_RULES = ("eq6", "eq7")
+
+#: the fixed structural errors ``Δ(y, y')`` of eq. (2) / eq. (14): rows of the shared loss
+#: table :data:`hierlab.core.losses.LOSSES` (a missing row fails at import)
+FIXED_LOSSES = tuple(LOSSES[name].name for name in ("hamming", "sqrt_hamming", "zero_one"))
+
+#: the normalised error ``Δ~`` of eq. (9), also a row of the shared table
+NORMALIZED_LOSS = LOSSES["normalized"].name
 
 # ---------------------------------------------------------------------------------------------
 # normalisation weights alpha (eq. 4, 6, 7, 8)
@@ -260,6 +274,8 @@ def single_label_errors(
 ) -> np.ndarray:
     """Structural error ``Δ(y, y')`` between label nodes and candidate nodes.
 
+    A row of the shared loss table: :func:`hierlab.core.losses.delta`.
+
     Parameters
     ----------
     taxonomy : Taxonomy
@@ -269,7 +285,7 @@ def single_label_errors(
         Candidate nodes (the leaves).
     kind : {"hamming", "sqrt_hamming", "zero_one", "normalized"}
         ``|y Δ y'|`` (eq. 2), its square root, ``1[y != y']``, or eq. (9)
-        ``sqrt(sum_{n in y Δ y'} alpha_n)``.
+        ``sqrt(sum_{n in y Δ y'} alpha_n)`` (any name of :data:`~hierlab.core.losses.LOSSES`).
     alpha : ndarray of shape (n_nodes,), optional
         Needed for ``"normalized"``.
 
@@ -278,6 +294,54 @@ def single_label_errors(
     ndarray of shape (k, L)
     """
     return delta(kind, taxonomy, labels, candidates, alpha)
+
+
+def _leaf_weights(taxonomy: Taxonomy, alpha: np.ndarray | None) -> np.ndarray:
+    w = np.zeros(taxonomy.n_nodes)
+    w[taxonomy.leaves] = 1.0
+    return w
+
+
+def _node_weights(taxonomy: Taxonomy, alpha: np.ndarray | None) -> np.ndarray:
+    return np.ones(taxonomy.n_nodes)
+
+
+def _alpha_weights(taxonomy: Taxonomy, alpha: np.ndarray | None) -> np.ndarray:
+    if alpha is None:
+        raise ParameterError("loss='alpha' needs alpha")
+    return np.array(alpha, dtype=np.float64)
+
+
+#: the decomposable multi-label errors of Section 7.1, ``Δ(y, y') = sum_{n in y Δ y'} w_n``, by
+#: their node weights: ``Δ_L`` (Hamming distance on the leaves), Hamming on every node, and
+#: the alpha-weighted Hamming of NHSVM
+MULTILABEL_LOSSES = {"leaves": _leaf_weights, "nodes": _node_weights, "alpha": _alpha_weights}
+
+
+def multilabel_weights(kind: str, taxonomy: Taxonomy, alpha: Any = None) -> np.ndarray:
+    """Node weights ``w`` of the multi-label error ``kind`` (the root's is 0).
+
+    Parameters
+    ----------
+    kind : {"leaves", "nodes", "alpha"}
+        A key of :data:`MULTILABEL_LOSSES`.
+    taxonomy : Taxonomy
+    alpha : ndarray of shape (n_nodes,), optional
+        Needed for ``"alpha"``.
+
+    Returns
+    -------
+    ndarray of shape (n_nodes,)
+    """
+    try:
+        weights = MULTILABEL_LOSSES[kind]
+    except KeyError:
+        raise ParameterError(
+            f"multi-label loss must be 'leaves', 'nodes' or 'alpha', got {kind!r}"
+        ) from None
+    w = weights(taxonomy, alpha)
+    w[0] = 0.0
+    return w
 
 
 # ---------------------------------------------------------------------------------------------
@@ -722,9 +786,11 @@ class HierarchicalHinge:
         Regularisation ``lambda`` (the paper sums the losses; here they are averaged, so
         ``lam = lambda_paper / N``).
     loss : str
-        Single label: ``"hamming"``, ``"sqrt_hamming"``, ``"zero_one"`` or ``"normalized"``.
-        Multi-label: ``"leaves"`` (``Δ_L`` of Section 7.1: Hamming distance on the leaves),
-        ``"nodes"`` (Hamming on all nodes) or ``"alpha"`` (``sum_{n in y Δ y_i} alpha_n``).
+        Single label: a row of the shared loss table (:data:`FIXED_LOSSES`, i.e.
+        ``"hamming"``, ``"sqrt_hamming"``, ``"zero_one"``, or ``"normalized"``). Multi-label: a
+        key of :data:`MULTILABEL_LOSSES`: ``"leaves"`` (``Δ_L`` of Section 7.1: Hamming distance
+        on the leaves), ``"nodes"`` (Hamming on all nodes) or ``"alpha"`` (``sum_{n in y Δ y_i}
+        alpha_n``).
     alpha : ndarray of shape (n_nodes,), optional
         For the normalised losses.
     variant : {"margin", "eq13"}
@@ -759,51 +825,44 @@ class HierarchicalHinge:
         if variant not in ("margin", "eq13"):
             raise ParameterError(f"variant must be 'margin' or 'eq13', got {variant!r}")
         if self.multilabel:
-            if variant == "eq13":
-                raise ParameterError(
-                    "the variant of eq. (13) does not decompose over nodes: its loss-augmented "
-                    "inference is not efficient for multi-label data (seed 003, Section 5.1); "
-                    "use variant='margin'"
-                )
-            Yc = sp.csr_matrix(Y, dtype=np.float64) @ sp.csr_matrix(taxonomy.ancestor_matrix)
-            Yc = sp.csr_matrix(Yc)
-            Yc.data[:] = 1.0
-            self.Yc = Yc
-            w = np.zeros(taxonomy.n_nodes)
-            if loss == "leaves":
-                w[taxonomy.leaves] = 1.0
-            elif loss == "nodes":
-                w[:] = 1.0
-            elif loss == "alpha":
-                if self.alpha is None:
-                    raise ParameterError("loss='alpha' needs alpha")
-                w[:] = self.alpha
-            else:
-                raise ParameterError(
-                    f"multi-label loss must be 'leaves', 'nodes' or 'alpha', got {loss!r}"
-                )
-            w[0] = 0.0
-            self.w = w
-            self.max_loss = float(w.sum())
-            self.grad_scale = float(2.0 * np.sum(self.c**2))
+            self._init_multilabel(Y)
         else:
-            self.y = np.asarray(Y, dtype=np.int64)
-            self.candidates = taxonomy.leaves
-            self.label_nodes, self.label_index = np.unique(self.y, return_inverse=True)
-            self.D = single_label_errors(
-                taxonomy, self.label_nodes, self.candidates, loss, self.alpha
+            self._init_single_label(Y)
+
+    def _init_multilabel(self, Y: Any) -> None:
+        """Ancestor-closed label sets and the node weights of the decomposable error."""
+        if self.variant == "eq13":
+            raise ParameterError(
+                "the variant of eq. (13) does not decompose over nodes: its loss-augmented "
+                "inference is not efficient for multi-label data (seed 003, Section 5.1); "
+                "use variant='margin'"
             )
-            sq = np.asarray(self.C_cand.multiply(self.C_cand).sum(axis=1)).ravel()
-            self.grad_scale = float(2.0 * sq.max()) if sq.size else 1.0
-            if variant == "eq13":
-                self.grad_scale = 1.0
-                Dn = single_label_errors(
-                    taxonomy, self.label_nodes, self.candidates, "normalized", self._alpha_or_c2()
-                )
-                self.Dn = Dn
-                self.max_loss = 1.0
-            else:
-                self.max_loss = float(self.D.max()) if self.D.size else 1.0
+        tax = self.taxonomy
+        Yc = sp.csr_matrix(Y, dtype=np.float64) @ sp.csr_matrix(tax.ancestor_matrix)
+        Yc = sp.csr_matrix(Yc)
+        Yc.data[:] = 1.0
+        self.Yc = Yc
+        self.w = multilabel_weights(self.loss, tax, self.alpha)
+        self.max_loss = float(self.w.sum())
+        self.grad_scale = float(2.0 * np.sum(self.c**2))
+
+    def _init_single_label(self, Y: Any) -> None:
+        """Node labels, candidate leaves and the table of structural errors ``Δ``."""
+        tax = self.taxonomy
+        self.y = np.asarray(Y, dtype=np.int64)
+        self.candidates = tax.leaves
+        self.label_nodes, self.label_index = np.unique(self.y, return_inverse=True)
+        self.D = single_label_errors(tax, self.label_nodes, self.candidates, self.loss, self.alpha)
+        sq = np.asarray(self.C_cand.multiply(self.C_cand).sum(axis=1)).ravel()
+        self.grad_scale = float(2.0 * sq.max()) if sq.size else 1.0
+        if self.variant == "eq13":
+            self.grad_scale = 1.0
+            self.Dn = single_label_errors(
+                tax, self.label_nodes, self.candidates, NORMALIZED_LOSS, self._alpha_or_c2()
+            )
+            self.max_loss = 1.0
+        else:
+            self.max_loss = float(self.D.max()) if self.D.size else 1.0
 
     def _alpha_or_c2(self) -> np.ndarray:
         return self.alpha if self.alpha is not None else self.c**2

@@ -31,7 +31,13 @@ from hierlab.core.solver import Solver, SolverState
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.solvers.sgd import PegasosSGD
 
-__all__ = ["SharedSVMSolver", "alpha_step", "shared_alpha", "shared_norm_objective"]
+__all__ = [
+    "AlphaAlternation",
+    "SharedSVMSolver",
+    "alpha_step",
+    "shared_alpha",
+    "shared_norm_objective",
+]
 
 
 def shared_alpha(U: np.ndarray, taxonomy: Taxonomy) -> np.ndarray:
@@ -116,7 +122,67 @@ def shared_norm_objective(U: np.ndarray, alpha: np.ndarray) -> float:
     return float(np.sum(terms))
 
 
-class SharedSVMSolver(Solver):
+class AlphaAlternation(Solver):
+    """What the two Shared SVM solvers share: the alternation's schedule and its best state.
+
+    Parameters
+    ----------
+    alpha0 : ndarray of shape (n_nodes,)
+        Initial weights (eq. 6 or 7).
+    rounds : int
+        Maximum alpha steps (>= 1).
+    epochs_per_alpha : int
+        Epochs of a V-step (>= 1).
+    tol : float
+        Relative tolerance of the solver's stopping test.
+
+    Attributes
+    ----------
+    coef : ndarray of shape (n_nodes, n_features)
+        ``V`` of the best state (``U = sqrt(alpha) V``).
+    alpha : ndarray of shape (n_nodes,)
+        The weights that go with ``coef``.
+    alpha_history : list of ndarray
+        Alpha after each round.
+    """
+
+    def __init__(self, alpha0: np.ndarray, rounds: int, epochs_per_alpha: int, tol: float) -> None:
+        if rounds < 1 or epochs_per_alpha < 1:
+            raise ParameterError("rounds and epochs_per_alpha must be >= 1")
+        self.alpha0 = np.asarray(alpha0, dtype=np.float64)
+        self.rounds = int(rounds)
+        self.epochs_per_alpha = int(epochs_per_alpha)
+        self.tol = float(tol)
+        self.coef: np.ndarray | None = None
+        self.alpha = self.alpha0.copy()
+        self.alpha_history: list[np.ndarray] = []
+
+    def _initial_alpha(self) -> np.ndarray:
+        """``alpha0`` with the root's weight 0 (its vector scores every label alike)."""
+        alpha = self.alpha0.copy()
+        alpha[0] = 0.0
+        return alpha
+
+    def _keep(self, J: float, best: float, V: np.ndarray, alpha: np.ndarray) -> float:
+        """Keep ``(V, alpha)`` as the best state when its objective ``J`` beats ``best``.
+
+        Returns
+        -------
+        float
+            The new best objective.
+        """
+        if J < best:
+            self.coef, self.alpha = V.copy(), alpha.copy()
+            return J
+        return best
+
+    def _keep_alpha_step(self, J: float, best: float, V: np.ndarray, alpha: np.ndarray) -> float:
+        """Record an alpha step in ``alpha_history``, then :meth:`_keep` it."""
+        self.alpha_history.append(alpha.copy())
+        return self._keep(J, best, V, alpha)
+
+
+class SharedSVMSolver(AlphaAlternation):
     """Alternating minimisation of eq. (14): Pegasos epochs on ``V``, then Algorithm 1 on alpha.
 
     The objective handed to :meth:`iterate` is a
@@ -140,12 +206,8 @@ class SharedSVMSolver(Solver):
 
     Attributes
     ----------
-    coef : ndarray of shape (n_nodes, n_features)
-        ``V`` of the best state.
-    alpha : ndarray of shape (n_nodes,)
-        The weights that go with ``coef``.
-    alpha_history : list of ndarray
-        Alpha after each round.
+    coef, alpha, alpha_history
+        As in :class:`AlphaAlternation`.
     """
 
     def __init__(
@@ -157,24 +219,15 @@ class SharedSVMSolver(Solver):
         tol: float = 1e-3,
         random_state: Any = None,
     ) -> None:
-        if rounds < 1 or epochs_per_alpha < 1:
-            raise ParameterError("rounds and epochs_per_alpha must be >= 1")
-        self.alpha0 = np.asarray(alpha0, dtype=np.float64)
-        self.rounds = int(rounds)
-        self.epochs_per_alpha = int(epochs_per_alpha)
+        super().__init__(alpha0, rounds, epochs_per_alpha, tol)
         self.batch_size = int(batch_size)
-        self.tol = float(tol)
         self.random_state = random_state
-        self.coef: np.ndarray | None = None
-        self.alpha = self.alpha0.copy()
-        self.alpha_history: list[np.ndarray] = []
 
     def iterate(self, objective: Any) -> Iterator[SolverState]:
         """Yield one state per SGD epoch; ``extra["alpha_step"]`` marks the epochs after which
         alpha was updated."""
         tax = objective.taxonomy
-        alpha = self.alpha0.copy()
-        alpha[0] = 0.0
+        alpha = self._initial_alpha()
         objective.set_attributes(np.sqrt(alpha))
         sgd = PegasosSGD(epochs=1, batch_size=self.batch_size, random_state=self.random_state)
         V = np.zeros(objective.coef_shape)
@@ -189,9 +242,7 @@ class SharedSVMSolver(Solver):
                 epoch += 1
                 V, V_bar, n_avg, _ = sgd.run_epoch(objective, V, V_bar, n_avg)
                 val = objective.value(V_bar)
-                if val < best:
-                    best = val
-                    self.coef, self.alpha = V_bar.copy(), alpha.copy()
+                best = self._keep(val, best, V_bar, alpha)
                 last_epoch = _ == self.epochs_per_alpha - 1
                 extra: dict[str, Any] = {"objective": val, "round": rnd, "alpha_step": False}
                 if not last_epoch:
@@ -204,10 +255,7 @@ class SharedSVMSolver(Solver):
             V_bar = V_new.copy()
             n_avg = 0
             val = objective.value(V)
-            self.alpha_history.append(alpha.copy())
-            if val < best:
-                best = val
-                self.coef, self.alpha = V.copy(), alpha.copy()
+            best = self._keep_alpha_step(val, best, V, alpha)
             converged = rnd > 1 and (round_start - best) <= self.tol * abs(best)
             round_start = best
             extra = {

@@ -14,7 +14,8 @@ does with SGD:
   class attributes ``sqrt(alpha)``; block-coordinate Frank-Wolfe solves it to a certified gap,
   warm-started from the previous round's dual variables (the simplices of the dual do not depend
   on ``alpha``, so the old point stays feasible).
-* **alpha-step** (fixed ``U``): Algorithm 1 (:func:`~hierlab.methods.nhsvm.shared_alpha.shared_alpha`).
+* **alpha-step** (fixed ``U``): Algorithm 1
+  (:func:`~hierlab.methods.nhsvm.shared_alpha.shared_alpha`).
 
 **Certificate.** For dual variables ``beta`` (one simplex per example over the violated labels)
 and *any* ``alpha``, the dual of the V-step is
@@ -45,12 +46,10 @@ import numpy as np
 
 from hierlab.core.exceptions import ParameterError, TaxonomyError
 from hierlab.core.model import DualBlocks
-from hierlab.core.objective import Objective
-from hierlab.core.regularizers import L2
-from hierlab.core.solver import Solver, SolverState
+from hierlab.core.solver import SolverState
 from hierlab.core.taxonomy import Taxonomy
-from hierlab.methods.nhsvm.dual import HingeDualModel
-from hierlab.methods.nhsvm.shared_alpha import alpha_step, shared_norm_objective
+from hierlab.methods.nhsvm.dual import HingeDualModel, hinge_problem
+from hierlab.methods.nhsvm.shared_alpha import AlphaAlternation, alpha_step, shared_norm_objective
 from hierlab.solvers.bcfw import BCFW
 
 __all__ = ["SharedSVMDual", "max_antichain_weight", "shared_dual_bound", "unit_blocks"]
@@ -139,7 +138,7 @@ def shared_dual_bound(
     return ell - max_antichain_weight(g_sq, taxonomy) / (4.0 * hinge.lam), g_sq
 
 
-class SharedSVMDual(Solver):
+class SharedSVMDual(AlphaAlternation):
     """Alternating exact minimisation of eq. (14) with certified bounds (module docstring).
 
     One :class:`~hierlab.core.solver.SolverState` per BCFW epoch and one per alpha step
@@ -163,12 +162,8 @@ class SharedSVMDual(Solver):
 
     Attributes
     ----------
-    coef : ndarray of shape (n_nodes, n_features)
-        ``V`` of the best state (``U = sqrt(alpha) V``).
-    alpha : ndarray of shape (n_nodes,)
-        The weights that go with ``coef``.
-    alpha_history : list of ndarray
-        Alpha after each round.
+    coef, alpha, alpha_history
+        As in :class:`~hierlab.methods.nhsvm.shared_alpha.AlphaAlternation`.
     """
 
     def __init__(
@@ -180,27 +175,18 @@ class SharedSVMDual(Solver):
         inner_tol: float | None = None,
         random_state: int = 0,
     ) -> None:
-        if rounds < 1 or epochs_per_alpha < 1:
-            raise ParameterError("rounds and epochs_per_alpha must be >= 1")
         if not tol > 0:
             raise ParameterError(f"tol must be positive, got {tol!r}")
-        self.alpha0 = np.asarray(alpha0, dtype=np.float64)
-        self.rounds = int(rounds)
-        self.epochs_per_alpha = int(epochs_per_alpha)
-        self.tol = float(tol)
+        super().__init__(alpha0, rounds, epochs_per_alpha, tol)
         self.inner_tol = float(tol) / 2.0 if inner_tol is None else float(inner_tol)
         self.random_state = int(random_state)
-        self.coef: np.ndarray | None = None
-        self.alpha = self.alpha0.copy()
-        self.alpha_history: list[np.ndarray] = []
 
     def iterate(self, objective: Any) -> Iterator[SolverState]:
         """Run on a single-label :class:`~hierlab.methods.nhsvm.model.HierarchicalHinge` (margin
         rescaling, a tree); yield one state per BCFW epoch."""
         tax = objective.taxonomy
         lam = float(objective.lam)
-        alpha = self.alpha0.copy()
-        alpha[0] = 0.0
+        alpha = self._initial_alpha()
         upper = np.inf
         lower: float | None = None
         beta = None
@@ -209,9 +195,7 @@ class SharedSVMDual(Solver):
         for rnd in range(1, self.rounds + 1):
             c = np.sqrt(alpha)
             objective.set_attributes(c)
-            model = HingeDualModel(objective)
-            reg = L2(model.active_rows(objective.y), sigma=2.0 * lam)
-            problem = Objective(model, reg, objective.X, objective.y, C=1.0)
+            problem = hinge_problem(objective)
             bcfw = BCFW(
                 max_iter=self.epochs_per_alpha,
                 random_state=self.random_state + rnd,
@@ -221,9 +205,7 @@ class SharedSVMDual(Solver):
             for state in bcfw.iterate(problem):
                 epoch += 1
                 v_step = float(state.upper)
-                if state.upper < upper:
-                    upper = float(state.upper)
-                    self.coef, self.alpha = np.array(bcfw.coef), alpha.copy()
+                upper = self._keep(v_step, upper, np.asarray(bcfw.coef), alpha)
                 inner_gap = float(state.upper) - float(state.lower or 0.0)
                 extra = {"round": rnd, "alpha_step": False, "inner_gap": inner_gap}
                 yield SolverState(epoch, 0.0, upper, lower, extra)
@@ -238,10 +220,7 @@ class SharedSVMDual(Solver):
             loss = v_step - lam * float(np.sum(V * V))  # no second pass over the data
             alpha, V = alpha_step(U, tax)
             J_new = lam * shared_norm_objective(U, alpha) + loss
-            self.alpha_history.append(alpha.copy())
-            if J_new < upper:
-                upper = J_new
-                self.coef, self.alpha = V, alpha.copy()
+            upper = self._keep_alpha_step(J_new, upper, V, alpha)
             epoch += 1
             converged = upper - lower <= self.tol * abs(upper)
             extra = {"round": rnd, "alpha_step": True, "gap": upper - lower}

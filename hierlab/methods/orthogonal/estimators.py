@@ -21,16 +21,16 @@ Training labels may be internal nodes; test predictions are scored with the ance
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
 from hierlab.core.exceptions import ParameterError
-from hierlab.core.losses import tree_delta, zero_one_delta
 from hierlab.core.objective import Objective
-from hierlab.core.registry import Param, register
+from hierlab.core.params import Param
+from hierlab.core.registry import register
 from hierlab.core.regularizers import (
     L2,
     Orthogonal,
@@ -43,6 +43,13 @@ from hierlab.core.regularizers import (
 from hierlab.core.solver import Callback
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.methods.base import HierarchicalClassifier, check_X
+from hierlab.methods.orthogonal.cards import (
+    FLATMULT_CARD,
+    HIERMULT_CARD,
+    ORTHOGNL_CARD,
+    TRANSFER_CARD,
+    TREELOSS_CARD,
+)
 from hierlab.methods.orthogonal.model import FlatModel, LocalModel, RecursiveModel
 from hierlab.solvers.bcfw import BCFW
 from hierlab.solvers.rda import AVERAGING, RDA
@@ -60,21 +67,84 @@ __all__ = [
 #: the solvers an estimator can use: RDA (seed 000, Algorithm 1) or BCFW on the dual
 SOLVERS = ("bcfw", "rda")
 
+# ------------------------------------------------------------------------------ parameters
+# One declaration per parameter (:mod:`hierlab.core.params`): the type, default and valid range,
+# the paper's symbol, a line of help and the card's note.
+# fmt: off
+#: ``C``, first in every seed-000 estimator's declaration
+_C = Param(
+    "C", "float", 1.0, low=0.0, low_open=True, log=True, symbol="C",
+    help="weight of the mean hinge loss C/N sum xi (paper: C = 1)",
+    note="Larger C fits the training data harder; the paper uses C = 1 and saw little change "
+    "for C in [1, 100]. Try 0.1 … 100.",
+)
 
+#: the solver's tolerances and budget, shared by the five estimators (after their own)
+_SOLVER_PARAMS: tuple[Param, ...] = (
+    Param("tol", "float", 1e-4, low=0.0, help="absolute tolerance on the certified gap",
+          note="Stop as soon as the certified gap is this small (absolute). 1e-4 is tight; "
+          "1e-2 is enough for a classroom demo."),
+    Param("rtol", "float", 1e-3, low=0.0,
+          help="relative tolerance: stop when gap <= rtol * upper",
+          note="Relative version of tol: 1e-3 stops at a 0.1% certified gap."),
+    Param("solver", "str", "bcfw", choices=SOLVERS,
+          help="bcfw: block-coordinate Frank-Wolfe on the dual (fast, certified); "
+          "rda: the paper's Algorithm 1"),
+    Param("max_iter", "int", 2000, low=1, log=True, help="RDA iterations / BCFW epochs",
+          note="A budget: RDA converges like O(log t / t), so a few hundred iterations usually "
+          "close most of the gap; raise it when the gap is still large."),
+    Param("max_time", "float", None, low=0.0, low_open=True,
+          help="seconds of solver time (None: no limit)",
+          note="Wall-clock budget of the solver in seconds (callbacks excluded)."),
+    Param("averaging", "str", "linesearch", choices=AVERAGING,
+          help="RDA weights: 1/t (paper) or the lower-bound-maximising step",
+          note="'uniform' is the paper's 1/t weighting; 'linesearch' picks the weight that "
+          "maximises the new lower bound, which usually closes the gap much faster."),
+)
+
+#: ORTHOGNL's own: the ``K`` of eq. (6) (by ``alpha`` or given) and RDA's splitting. alpha's
+#: real limit depends on the taxonomy and is checked in ``fit`` (it is at most sqrt(2) on any tree
+#: with an internal non-root node, infinite, and alpha idle, on a flat one); 100 bounds the widgets.
+_ORTHOGONAL_PARAMS: tuple[Param, ...] = (
+    Param("alpha", "float", 1.0, low=0.0, high=100.0, symbol="alpha",
+          help="orthogonality weight K_ij of eq. (6); must stay below the taxonomy's largest "
+          "admissible alpha",
+          note="Strength of the orthogonality penalty between a node and each ancestor (eq. 6). "
+          "It must stay strictly below the taxonomy's largest admissible alpha "
+          "(`hierlab.core.regularizers.max_admissible_alpha`), else the objective is not "
+          "convex and fitting raises an error naming that limit. alpha = 0 is a recursive SVM "
+          "with a per-node L2 penalty weighted by subtree size; the paper uses alpha = 1 on "
+          "small trees. The closer to the limit, the smaller lambda_min and the slower RDA."),
+    Param("K", "object", None, symbol="K",
+          help="a user matrix K over the non-root nodes (or all nodes, with a zero root row "
+          "and column); overrides alpha"),
+    Param("split", "str", "lambda_min", choices=("lambda_min", "jacobi"),
+          help="RDA splitting: Psi = lambda_min/2 ||w||^2 (paper) or diagonally scaled",
+          note="'lambda_min' is the paper's Psi = lambda_min/2 ||w||^2; 'jacobi' scales Psi "
+          "per node by K_ii (still a valid split), which takes larger steps on the heavily "
+          "regularised upper nodes and often converges faster."),
+)
+# fmt: on
+
+
+# ------------------------------------------------------------------------------ estimators
 class _RDAClassifier(HierarchicalClassifier):
-    """Common part: validate, build objective, run RDA, keep the best iterate.
+    """Common part: build the objective, run RDA or BCFW, keep the best iterate.
 
     Parameters
     ----------
     taxonomy : Taxonomy, optional
     C : float, default 1.0
-        Weight of the mean hinge loss (``C/N sum xi_k``; the paper uses ``C = 1``).
+        Weight of the mean hinge loss (``C/N sum xi_k``; the paper uses ``C = 1``), ``C > 0``.
     tol : float, default 1e-4
         Absolute tolerance on the certified gap ``upper - lower``.
     rtol : float, default 1e-3
         Relative tolerance: stop when ``upper - lower <= max(tol, rtol * upper)``.
+    solver : {"bcfw", "rda"}, default "bcfw"
+        Block-coordinate Frank-Wolfe on the dual (:class:`~hierlab.solvers.bcfw.BCFW`) or
+        the paper's RDA (Algorithm 1, :class:`~hierlab.solvers.rda.RDA`); both certified.
     max_iter : int, default 2000
-        RDA iterations.
+        RDA iterations or BCFW epochs.
     max_time : float, optional
         Seconds of solver time.
     averaging : {"linesearch", "uniform"}, default "linesearch"
@@ -84,6 +154,8 @@ class _RDAClassifier(HierarchicalClassifier):
     ----------
     coef_ : ndarray of shape (n_nodes, n_features)
         ``w_i`` scoring node ``i`` (row 0, the root, is zero).
+    weights_ : ndarray of shape (n_nodes, n_features)
+        The solver's variables (``coef_`` but for TREELOSS, whose variables are increments).
     objective_ : float
         ``J`` at ``coef_`` (the certified upper bound).
     lower_bound_ : float
@@ -94,44 +166,31 @@ class _RDAClassifier(HierarchicalClassifier):
         See :class:`~hierlab.methods.base.HierarchicalClassifier`.
     """
 
+    _parameters: ClassVar[tuple[Param, ...]] = (_C, *_SOLVER_PARAMS)
+
     def __init__(
         self,
+        *,
         taxonomy: Taxonomy | None = None,
         C: float = 1.0,
         tol: float = 1e-4,
         rtol: float = 1e-3,
+        solver: str = "bcfw",
         max_iter: int = 2000,
         max_time: float | None = None,
         averaging: str = "linesearch",
-        solver: str = "bcfw",
     ) -> None:
         super().__init__(taxonomy=taxonomy)
-        self.C = C
-        self.tol = tol
-        self.rtol = rtol
-        self.max_iter = max_iter
-        self.max_time = max_time
-        self.averaging = averaging
-        self.solver = solver
+        self.C, self.tol, self.rtol, self.solver = C, tol, rtol, solver
+        self.max_iter, self.max_time, self.averaging = max_iter, max_time, averaging
 
     # ------------------------------------------------------------------ to implement
     def _build(self, tax: Taxonomy, y: np.ndarray) -> tuple[Any, Regularizer]:
         raise NotImplementedError
 
     # ------------------------------------------------------------------ shared
-    def _check_params(self) -> None:
-        if not (isinstance(self.C, int | float) and self.C > 0):
-            raise ParameterError(f"C must be a positive number, got {self.C!r}")
-        if self.tol < 0 or self.rtol < 0:
-            raise ParameterError(f"tol and rtol must be >= 0, got {self.tol!r}, {self.rtol!r}")
-        if self.averaging not in AVERAGING:
-            raise ParameterError(f"averaging must be one of {AVERAGING}, got {self.averaging!r}")
-        if self.solver not in SOLVERS:
-            raise ParameterError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
-
     def _objective(self, X: Any, y: np.ndarray) -> Objective:
         """The training objective for validated data (also used by tests and benchmarks)."""
-        self._check_params()
         model, reg = self._build(self.taxonomy_, y)
         self._model = model
         return Objective(model, reg, X, y, float(self.C))
@@ -139,12 +198,15 @@ class _RDAClassifier(HierarchicalClassifier):
     def _fit(self, X: np.ndarray | sp.csr_matrix, Y: Any, callbacks: Sequence[Callback]) -> None:
         y = np.asarray(Y, dtype=np.int64)
         obj = self._objective(X, y)
+        max_iter = int(self.max_iter)
         solver: RDA | BCFW
         if self.solver == "bcfw":
-            solver = BCFW(max_iter=self.max_iter, max_time=self.max_time)
+            solver = BCFW(max_iter=max_iter, max_time=self.max_time)
         else:
-            solver = RDA(max_iter=self.max_iter, max_time=self.max_time, averaging=self.averaging)
-        result = self._run_solver(solver, obj, callbacks, tol=self.tol, rtol=self.rtol)
+            solver = RDA(max_iter=max_iter, max_time=self.max_time, averaging=self.averaging)
+        result = self._run_solver(
+            solver, obj, callbacks, tol=float(self.tol), rtol=float(self.rtol)
+        )
         W = np.asarray(result.coef)
         self.weights_ = W
         self.coef_ = self._model.node_weights(W)
@@ -198,23 +260,25 @@ class OrthogonalTransferClassifier(_RDAClassifier):
     """ORTHOGNL: hierarchical SVM with orthogonal transfer (seed 000, eq. 4/7).
 
     ``J(w) = 1/2 sum_ij K_ij |w_i^T w_j| + C/N sum_k max(0, max_{i in A+(y_k), j in S(i)}
-    1 - w_i^T x_k + w_j^T x_k)``, solved by RDA with ``Psi = lambda_min(Kbar)/2 ||w||^2``
-    (Section 4.3); recursive prediction (eq. 1).
+    1 - w_i^T x_k + w_j^T x_k)``, solved by BCFW on the dual or by RDA with ``Psi =
+    lambda_min(Kbar)/2 ||w||^2`` (Section 4.3); recursive prediction (eq. 1).
 
     Parameters
     ----------
     taxonomy : Taxonomy, optional
+    C : float, default 1.0
+        See :class:`_RDAClassifier`.
     alpha : float, default 1.0
         Off-diagonal weight of ``K`` in eq. (6). Must be below
         :func:`~hierlab.core.regularizers.max_admissible_alpha` of the taxonomy.
     K : ndarray, optional
         A user matrix, shape (n_nodes - 1, n_nodes - 1) over the non-root nodes in id order or
         (n_nodes, n_nodes) with a zero root row and column; overrides ``alpha``.
-    C, tol, rtol, max_iter, max_time, averaging
-        See the RDA parameters of :class:`FlatMulticlassClassifier`.
     split : {"lambda_min", "jacobi"}, default "lambda_min"
         RDA splitting: ``Psi = lambda_min/2 ||w||^2`` (Section 4.3) or the diagonally scaled
         ``Psi`` of :class:`~hierlab.core.regularizers.Orthogonal`.
+    tol, rtol, solver, max_iter, max_time, averaging
+        See :class:`_RDAClassifier`.
 
     Attributes
     ----------
@@ -224,24 +288,28 @@ class OrthogonalTransferClassifier(_RDAClassifier):
         Smallest eigenvalue of the comparison matrix (the strong convexity of ``J``).
     """
 
+    _parameters: ClassVar[tuple[Param, ...]] = (_C, *_ORTHOGONAL_PARAMS, *_SOLVER_PARAMS)
+
     def __init__(
         self,
+        *,
         taxonomy: Taxonomy | None = None,
         alpha: float = 1.0,
         K: Any = None,
         C: float = 1.0,
+        split: str = "lambda_min",
         tol: float = 1e-4,
         rtol: float = 1e-3,
-        max_iter: int = 2000,
-        max_time: float | None = None,
-        averaging: str = "linesearch",
-        split: str = "lambda_min",
         solver: str = "bcfw",
+        max_iter: int = 2000,
+        averaging: str = "linesearch",
+        max_time: float | None = None,
     ) -> None:
-        super().__init__(taxonomy, C, tol, rtol, max_iter, max_time, averaging, solver)
-        self.alpha = alpha
-        self.K = K
-        self.split = split
+        super().__init__(
+            taxonomy=taxonomy, C=C, tol=tol, rtol=rtol, solver=solver, max_iter=max_iter,
+            max_time=max_time, averaging=averaging,
+        )  # fmt: skip
+        self.alpha, self.K, self.split = alpha, K, split
 
     def resolve_K(self, tax: Taxonomy) -> tuple[np.ndarray, float]:
         """``K`` (n_nodes x n_nodes, zero root row/column) and ``lambda_min(Kbar)``.
@@ -253,8 +321,6 @@ class OrthogonalTransferClassifier(_RDAClassifier):
         """
         m = tax.n_nodes
         if self.K is None:
-            if not self.alpha >= 0:
-                raise ParameterError(f"alpha must be >= 0, got {self.alpha!r}")
             K = orthogonal_K(tax, float(self.alpha))
             lam = check_orthogonal_K(K[1:, 1:], tax, float(self.alpha))
             return K, lam
@@ -286,11 +352,12 @@ class FlatMulticlassClassifier(_RDAClassifier):
     """FLATMULT: Crammer-Singer multiclass SVM over the leaves (seed 000, eq. 12).
 
     Internal nodes used as training labels join the candidate set (an internal prediction is
-    then scored by the ancestor rule). Parameters: see :class:`_RDAClassifier`.
+    then scored by the ancestor rule); the label loss is the table's ``zero_one``
+    (:mod:`hierlab.core.losses`). Parameters: see :class:`_RDAClassifier`.
     """
 
     def _build(self, tax: Taxonomy, y: np.ndarray) -> tuple[Any, Regularizer]:
-        model = FlatModel(tax, zero_one_delta(tax), candidates="leaves")
+        model = FlatModel(tax, "zero_one", candidates="leaves")
         return model, L2(model.active_rows(y))
 
 
@@ -324,97 +391,22 @@ class TreeLossClassifier(_RDAClassifier):
     """TREELOSS: Cai & Hofmann's hierarchical SVM (seed 000, Section 5, errata).
 
     Increments ``u_i`` with ``1/2 sum ||u_i||^2``, path-sum scores ``s_y = sum_{j in A+(y)}
-    u_j^T x``, slack rescaling by half the tree distance, flat prediction over every non-root
-    node. ``coef_`` holds the path sums ``w_y`` and ``weights_`` the increments ``u``.
-    Parameters: see :class:`_RDAClassifier`.
+    u_j^T x``, slack rescaling by half the tree distance (the table's ``half_hamming``,
+    :mod:`hierlab.core.losses`), flat prediction over every non-root node. ``coef_`` holds the
+    path sums ``w_y`` and ``weights_`` the increments ``u``. Parameters: see
+    :class:`_RDAClassifier`.
     """
 
     def _build(self, tax: Taxonomy, y: np.ndarray) -> tuple[Any, Regularizer]:
-        model = FlatModel(tax, tree_delta(tax, half=True), candidates="nodes", path_sum=True)
+        model = FlatModel(tax, "half_hamming", candidates="nodes", path_sum=True)
         return model, L2(model.active_rows(y))
 
 
-def _params(extra: Sequence[Param] = ()) -> list[Param]:
-    return [
-        Param(
-            "C",
-            "float",
-            1.0,
-            low=1e-4,
-            high=1e5,
-            log=True,
-            help="weight of the mean hinge loss C/N sum xi (paper: C = 1)",
-        ),
-        *extra,
-        Param(
-            "tol", "float", 1e-4, low=0.0, high=1.0, help="absolute tolerance on the certified gap"
-        ),
-        Param(
-            "rtol",
-            "float",
-            1e-3,
-            low=0.0,
-            high=1.0,
-            help="relative tolerance: stop when gap <= rtol * upper",
-        ),
-        Param(
-            "solver",
-            "str",
-            "bcfw",
-            choices=SOLVERS,
-            help="bcfw: block-coordinate Frank-Wolfe on the dual (fast, certified); "
-            "rda: the paper's Algorithm 1",
-        ),
-        Param(
-            "max_iter",
-            "int",
-            2000,
-            low=1,
-            high=10**7,
-            log=True,
-            help="RDA iterations / BCFW epochs",
-        ),
-        Param(
-            "max_time",
-            "float",
-            None,
-            low=0.0,
-            high=1e6,
-            help="seconds of solver time (None: no limit)",
-        ),
-        Param(
-            "averaging",
-            "str",
-            "linesearch",
-            choices=AVERAGING,
-            help="RDA weights: 1/t (paper) or the lower-bound-maximising step",
-        ),
-    ]
-
-
+# ------------------------------------------------------------------------------ registry
 register(
     "orthognl",
     OrthogonalTransferClassifier,
-    params=_params(
-        [
-            Param(
-                "alpha",
-                "float",
-                1.0,
-                low=0.0,
-                high=100.0,
-                help="orthogonality weight K_ij of eq. (6); must stay below the taxonomy's "
-                "largest admissible alpha",
-            ),
-            Param(
-                "split",
-                "str",
-                "lambda_min",
-                choices=("lambda_min", "jacobi"),
-                help="RDA splitting: Psi = lambda_min/2 ||w||^2 (paper) or diagonally scaled",
-            ),
-        ]
-    ),
+    card=ORTHOGNL_CARD,
     seed="000",
     summary="Hierarchical SVM with orthogonal transfer (recursive, BCFW or RDA, certified bounds)",
     bounds=True,
@@ -422,7 +414,7 @@ register(
 register(
     "flatmult",
     FlatMulticlassClassifier,
-    params=_params(),
+    card=FLATMULT_CARD,
     seed="000",
     summary="Flat Crammer-Singer multiclass SVM over the leaves (BCFW/RDA)",
     bounds=True,
@@ -430,7 +422,7 @@ register(
 register(
     "hiermult",
     HierarchicalMulticlassClassifier,
-    params=_params(),
+    card=HIERMULT_CARD,
     seed="000",
     summary="One Crammer-Singer SVM per internal node, recursive prediction (BCFW/RDA)",
     bounds=True,
@@ -438,7 +430,7 @@ register(
 register(
     "transfer",
     TransferClassifier,
-    params=_params(),
+    card=TRANSFER_CARD,
     seed="000",
     summary="Recursive SVM with parent-child similarity regularisation (BCFW/RDA)",
     bounds=True,
@@ -446,7 +438,7 @@ register(
 register(
     "treeloss",
     TreeLossClassifier,
-    params=_params(),
+    card=TREELOSS_CARD,
     seed="000",
     summary="Cai & Hofmann hierarchical SVM: path sums, slack rescaled by tree distance (BCFW/RDA)",
     bounds=True,

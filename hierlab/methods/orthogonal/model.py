@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from hierlab.core.losses import delta as label_loss
 from hierlab.core.model import DualBlocks, LinearModel, per_label_blocks, product, table
 from hierlab.core.taxonomy import Taxonomy
 
@@ -43,6 +44,7 @@ __all__ = [
     "RecursiveModel",
     "SiblingIndex",
     "recursive_predict",
+    "sibling_rows",
 ]
 
 Array = np.ndarray
@@ -188,8 +190,19 @@ def recursive_predict(index: SiblingIndex, S: np.ndarray) -> np.ndarray:
     return at
 
 
-class RecursiveModel(LinearModel):
-    """Recursive classifier (eq. 1) with the sibling hinge of eq. (7) (ORTHOGNL, TRANSFER).
+def sibling_rows(i: int, siblings: Any, m: int) -> list[np.ndarray]:
+    """The directions ``U = e_i - e_j`` of the sibling constraints of node ``i``, one per
+    ``j in siblings``, each of shape (m,) (seed 000, eq. 7)."""
+    U = []
+    for j in siblings:
+        u = np.zeros(m)
+        u[i], u[int(j)] = 1.0, -1.0
+        U.append(u)
+    return U
+
+
+class _SiblingModel(LinearModel):
+    """A model over the sibling constraints of a tree, with recursive prediction (eq. 1).
 
     Parameters
     ----------
@@ -199,6 +212,19 @@ class RecursiveModel(LinearModel):
     def __init__(self, taxonomy: Taxonomy) -> None:
         self._init_rows(taxonomy)
         self.index = SiblingIndex(taxonomy)
+
+    def predict(self, S: np.ndarray) -> np.ndarray:
+        """Recursive prediction (eq. 1) from node scores, shape (n_samples,)."""
+        return recursive_predict(self.index, S)
+
+
+class RecursiveModel(_SiblingModel):
+    """Recursive classifier (eq. 1) with the sibling hinge of eq. (7) (ORTHOGNL, TRANSFER).
+
+    Parameters
+    ----------
+    taxonomy : Taxonomy (a tree)
+    """
 
     def loss(self, S: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, sp.csr_matrix]:
         """Mean sibling hinge and its subgradient with respect to ``S``.
@@ -227,25 +253,16 @@ class RecursiveModel(LinearModel):
         tax, m, n = self.taxonomy, self.n_rows, len(y)
 
         def make(v: int) -> tuple[Array, Array]:
-            U, L = [], []
+            U: list[np.ndarray] = []
             for i in self.index.path_pad[v]:
-                if i <= 0:
-                    continue
-                for j in tax.siblings(int(i)):
-                    u = np.zeros(m)
-                    u[i], u[int(j)] = 1.0, -1.0
-                    U.append(u)
-                    L.append(1.0)
-            return table(U, L, m, 1.0 / n)
+                if i > 0:
+                    U += sibling_rows(int(i), tax.siblings(int(i)), m)
+            return table(U, [1.0] * len(U), m, 1.0 / n)
 
         return per_label_blocks(y, make)
 
-    def predict(self, S: np.ndarray) -> np.ndarray:
-        """Recursive prediction (eq. 1) from node scores, shape (n_samples,)."""
-        return recursive_predict(self.index, S)
 
-
-class LocalModel(LinearModel):
+class LocalModel(_SiblingModel):
     """HIERMULT: a Crammer-Singer problem per internal node, recursive prediction.
 
     The objective of node ``p`` is ``1/2 sum_{c in C(p)} ||w_c||^2 + C/N_p sum_{k: y_k in D(p)}
@@ -259,8 +276,7 @@ class LocalModel(LinearModel):
     """
 
     def __init__(self, taxonomy: Taxonomy) -> None:
-        self._init_rows(taxonomy)
-        self.index = SiblingIndex(taxonomy)
+        super().__init__(taxonomy)
         internal = np.asarray(taxonomy.internal_nodes)
         self.n_blocks = len(internal)
         self.block_nodes = internal
@@ -328,23 +344,14 @@ class LocalModel(LinearModel):
                 sib = tax.siblings(int(i)) if i > 0 else np.zeros(0, dtype=np.int64)
                 if i <= 0 or len(sib) == 0 or omega[i] == 0:
                     continue
-                U, L = [], []
-                for j in sib:
-                    u = np.zeros(m)
-                    u[i], u[int(j)] = 1.0, -1.0
-                    U.append(u)
-                    L.append(1.0)
                 ids.append(len(tables))
-                tables.append(table(U, L, m, float(omega[i])))
+                U = sibling_rows(int(i), sib, m)
+                tables.append(table(U, [1.0] * len(U), m, float(omega[i])))
             per_label.append(ids)
         counts = np.array([len(per_label[c]) for c in inv], dtype=np.int64)
         ex = np.repeat(np.arange(len(y), dtype=np.int64), counts)
         tab = np.array([t for c in inv for t in per_label[c]], dtype=np.int64)
         return DualBlocks(tables, ex, tab)
-
-    def predict(self, S: np.ndarray) -> np.ndarray:
-        """Recursive prediction (eq. 1)."""
-        return recursive_predict(self.index, S)
 
 
 class FlatModel(LinearModel):
@@ -359,8 +366,10 @@ class FlatModel(LinearModel):
     Parameters
     ----------
     taxonomy : Taxonomy (a tree)
-    delta : ndarray of shape (n_nodes, n_nodes)
-        Label loss, zero on the diagonal (see :mod:`hierlab.core.losses`).
+    delta : str or ndarray of shape (n_nodes, n_nodes)
+        The label loss ``Delta``, zero on the diagonal: the name of a loss of the shared table
+        (:data:`hierlab.core.losses.LOSSES`: ``"zero_one"`` for FLATMULT, ``"half_hamming"``
+        for TREELOSS) or the matrix itself.
     candidates : {"leaves", "nodes"}
         ``"leaves"``: the leaves plus any internal node used as a training label (FLATMULT);
         ``"nodes"``: every non-root node (TREELOSS, ``y in Y``).
@@ -371,11 +380,14 @@ class FlatModel(LinearModel):
     def __init__(
         self,
         taxonomy: Taxonomy,
-        delta: np.ndarray,
+        delta: str | np.ndarray,
         candidates: str = "leaves",
         path_sum: bool = False,
     ) -> None:
         self._init_rows(taxonomy)
+        if isinstance(delta, str):
+            nodes = np.arange(taxonomy.n_nodes)
+            delta = label_loss(delta, taxonomy, nodes, nodes)
         self.delta = np.asarray(delta, dtype=np.float64)
         self.candidates = candidates
         self.path_sum = path_sum

@@ -1,0 +1,359 @@
+"""Fitted runs: training a method on the current split, the run history, and the choice of
+methods and their starting values on the Train page.
+
+A run is ``hierlab.make_estimator`` + ``fit`` with the live plot's callbacks, scored with
+``hierlab.evaluation.metrics.evaluate`` on the split's test rows.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+import warnings
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+from sklearn.exceptions import ConvergenceWarning
+
+from hierlab import HierDataset, Taxonomy, get_method, list_methods, make_estimator
+from hierlab.core.params import declared
+from hierlab.core.regularizers import max_admissible_alpha, smallest_comparison_eigenvalue
+from hierlab.evaluation.metrics import evaluate
+
+if TYPE_CHECKING:
+    from app.state.data import DatasetEntry
+    from app.state.session import AppState
+    from hierlab.lab.export import RunResult
+
+__all__ = [
+    "Run",
+    "admissibility",
+    "compatible_methods",
+    "default_method",
+    "fit_run",
+    "iteration_budget",
+    "json_default",
+    "run_from_result",
+    "runs_json",
+    "runs_table",
+    "suggested_params",
+]
+
+#: parameters that give the number of iterations (for the progress bar)
+ITERATION_PARAMS = ("max_iter", "epochs", "n_epochs", "n_iter", "max_epochs")
+
+
+def params_text(params: dict[str, Any]) -> str:
+    """``"C=1, max_iter=100"``: parameters as runs are labelled."""
+    return ", ".join(
+        f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in params.items()
+    )
+
+
+@dataclass
+class Run:
+    """One trained model, kept in the session's run history.
+
+    Attributes
+    ----------
+    id : int
+    method : str
+        Registry name.
+    params : dict
+        The method's parameters as validated.
+    dataset_key, dataset_name : str
+    split : dict
+        The split the run used (see :attr:`DatasetEntry.split`).
+    taxonomy_source : str
+        ``"given"`` or ``"induced"``.
+    taxonomy : Taxonomy
+        The taxonomy the model was trained with.
+    fit_time, predict_time, solver_time : float
+        Seconds (``solver_time`` excludes callbacks such as the live plot).
+    metrics : dict of str -> float
+        Test-set metrics from ``hierlab.evaluation.metrics.evaluate``.
+    history : DataFrame
+        The solver's states (iteration, elapsed, upper, lower, gap, extras).
+    estimator : HierarchicalClassifier
+        The fitted estimator.
+    y_test, y_pred : ndarray
+        Test labels and predictions (node names).
+    stopped : bool
+        Stopped by the user before the solver's own stopping rule.
+    converged : bool
+    warnings : list of str
+    started : float
+        Unix time.
+    """
+
+    id: int
+    method: str
+    params: dict[str, Any]
+    dataset_key: str
+    dataset_name: str
+    split: dict[str, Any]
+    taxonomy_source: str
+    taxonomy: Taxonomy
+    fit_time: float
+    predict_time: float
+    solver_time: float
+    metrics: dict[str, float]
+    history: pd.DataFrame
+    estimator: Any
+    y_test: np.ndarray
+    y_pred: np.ndarray
+    stopped: bool = False
+    converged: bool = True
+    warnings: list[str] = field(default_factory=list)
+    started: float = field(default_factory=time.time)
+
+    @property
+    def label(self) -> str:
+        """``"#3 orthognl (C=1, ...)"``: how runs are named in lists."""
+        shown = params_text(self.params)
+        tax = " [induced tree]" if self.taxonomy_source == "induced" else ""
+        return f"#{self.id} {self.method}" + (f" ({shown})" if shown else "") + tax
+
+    @property
+    def status(self) -> str:
+        """``"stopped"``, ``"converged"`` or ``"max iter"``."""
+        return "stopped" if self.stopped else ("converged" if self.converged else "max iter")
+
+    def record(self) -> dict[str, Any]:
+        """JSON-ready summary: parameters, times, metrics and the solver history."""
+        return {
+            "id": self.id,
+            "method": self.method,
+            "params": self.params,
+            "dataset": self.dataset_name,
+            "split": self.split,
+            "taxonomy": self.taxonomy_source,
+            "fit_time": self.fit_time,
+            "predict_time": self.predict_time,
+            "solver_time": self.solver_time,
+            "n_iter": len(self.history),
+            "converged": self.converged,
+            "stopped": self.stopped,
+            "metrics": self.metrics,
+            "history": self.history.replace({np.nan: None}).to_dict(orient="list"),
+            "started": self.started,
+        }
+
+
+def _solver_time(history: pd.DataFrame, fit_time: float) -> float:
+    """The solver's own clock at its last state (callbacks excluded), else the wall time."""
+    if "elapsed" in history and len(history):
+        return float(history["elapsed"].iloc[-1])
+    return fit_time
+
+
+# ---------------------------------------------------------------------------------- training
+def _timed_fit(est: Any, train: HierDataset, callbacks: Iterable[Any]) -> tuple[float, list[str]]:
+    """Fit ``est``; the wall time and the convergence warnings raised."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        t0 = time.perf_counter()
+        est.fit(train.X, train.y, callbacks=list(callbacks))
+        fit_time = time.perf_counter() - t0
+    return fit_time, [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
+
+
+def fit_run(
+    state: AppState,
+    entry: DatasetEntry,
+    method: str,
+    params: dict[str, Any],
+    callbacks: Iterable[Any] = (),
+    taxonomy: Taxonomy | None = None,
+    taxonomy_source: str = "given",
+    stopped: Callable[[], bool] | None = None,
+) -> Run:
+    """Train ``method`` on the entry's training rows, evaluate on its test rows.
+
+    Parameters
+    ----------
+    state : AppState
+        Gives the run its id (the caller adds the run to ``state.runs``).
+    entry : DatasetEntry
+    method : str
+    params : dict
+        Validated by the method's parameter declarations (``Param.validate``).
+    callbacks : iterable
+        Solver callbacks (the live plot).
+    taxonomy : Taxonomy, optional
+        Train with this taxonomy instead of the data set's (an induced tree).
+    taxonomy_source : str
+    stopped : callable, optional
+        Tells whether the user stopped the solver (recorded in the run).
+    """
+    tax = taxonomy if taxonomy is not None else entry.taxonomy
+    spec = get_method(method)
+    clean = {p.name: p.validate(params[p.name], method) for p in spec.params if p.name in params}
+    est = make_estimator(method, taxonomy=tax, **clean)
+    fit_time, msgs = _timed_fit(est, entry.train, callbacks)
+    t0 = time.perf_counter()
+    y_pred = np.asarray(est.predict(entry.test.X), dtype=object)
+    predict_time = time.perf_counter() - t0
+    y_test = np.asarray(entry.test.y, dtype=object)
+    history = est.history_.copy()
+    was_stopped = bool(stopped()) if stopped is not None else False
+    return Run(
+        id=state.new_id(),
+        method=method,
+        params=clean,
+        dataset_key=entry.key,
+        dataset_name=entry.name,
+        split=dict(entry.split),
+        taxonomy_source=taxonomy_source,
+        taxonomy=tax,
+        fit_time=fit_time,
+        predict_time=predict_time,
+        solver_time=_solver_time(history, fit_time),
+        metrics=evaluate(y_test, y_pred, tax),
+        history=history,
+        estimator=est,
+        y_test=y_test,
+        y_pred=y_pred,
+        stopped=was_stopped,
+        converged=bool(est.converged_) and not was_stopped,
+        warnings=[] if was_stopped else msgs,
+    )
+
+
+def run_from_result(state: AppState, entry: DatasetEntry, result: RunResult) -> Run:
+    """A run of the history from one trained in-process by ``hierlab.lab`` (a guided demo)."""
+    return Run(
+        id=state.new_id(),
+        method=result.spec.method,
+        params=dict(result.spec.params),
+        dataset_key=entry.key,
+        dataset_name=entry.name,
+        split=dict(entry.split),
+        taxonomy_source=result.spec.taxonomy,
+        taxonomy=result.taxonomy,
+        fit_time=result.fit_time,
+        predict_time=result.predict_time,
+        solver_time=_solver_time(result.history, result.fit_time),
+        metrics=dict(result.metrics),
+        history=result.history,
+        estimator=result.estimator,
+        y_test=np.asarray(entry.test.y, dtype=object),
+        y_pred=result.y_pred,
+        converged=bool(getattr(result.estimator, "converged_", True)),
+    )
+
+
+# ---------------------------------------------------------------------------------- history
+def runs_table(runs: Sequence[Run]) -> pd.DataFrame:
+    """One row per run: id, method, data, taxonomy, parameters, times, iterations, metrics."""
+    return pd.DataFrame(
+        [
+            {
+                "run": r.id,
+                "method": r.method,
+                "data": r.dataset_name,
+                "taxonomy": r.taxonomy_source,
+                "params": params_text(r.params),
+                "fit s": round(r.fit_time, 3),
+                "iterations": len(r.history),
+                "status": r.status,
+                **{k: round(v, 4) for k, v in r.metrics.items()},
+            }
+            for r in runs
+        ]
+    )
+
+
+def runs_json(runs: Sequence[Run]) -> str:
+    """Every run's :meth:`Run.record` as a JSON document."""
+    return json.dumps([r.record() for r in runs], indent=1, default=json_default)
+
+
+def json_default(o: Any) -> Any:
+    """``json.dumps``'s fallback for numpy scalars and arrays (anything else as text)."""
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return float(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    return str(o)
+
+
+# ---------------------------------------------------------------------------------- methods
+def compatible_methods(ds: HierDataset | None, taxonomy: Taxonomy | None = None) -> list[str]:
+    """Registered methods that accept the data set (multi-label, DAG)."""
+    names = list_methods()
+    if ds is None:
+        return names
+    tree = (taxonomy or ds.taxonomy).is_tree
+    specs = [get_method(n) for n in names]
+    return [s.name for s in specs if (s.multilabel or not ds.is_multilabel) and (s.dag or tree)]
+
+
+def default_method(names: Sequence[str]) -> str | None:
+    """The method selected first: a quick one with certified bounds (the live chart shows both
+    bounds closing), else any with bounds, else the first."""
+    preferred = ("flatmult", "orthognl", "hiermult", "transfer", "treeloss")
+    for p in preferred:
+        if p in names:
+            return p
+    certified = [n for n in names if get_method(n).bounds]
+    return (certified or list(names) or [None])[0]
+
+
+def _iterations(values: dict[str, Any]) -> int | None:
+    for name in ITERATION_PARAMS:
+        v = values.get(name)
+        if isinstance(v, int | float) and not isinstance(v, bool) and v and math.isfinite(v):
+            return int(v)
+    return None
+
+
+def iteration_budget(method: str, params: dict[str, Any]) -> int | None:
+    """The number of iterations the method will run at most (for the progress bar), if known:
+    from ``params`` or the registry entry's fixed values, else the declared defaults."""
+    spec = get_method(method)
+    defaults = {name: p.default for name, p in declared(spec.estimator).items()}
+    return _iterations({**spec.fixed, **params}) or _iterations(defaults)
+
+
+def admissibility(method: str, params: dict[str, Any], taxonomy: Taxonomy) -> dict[str, Any] | None:
+    """Is the comparison matrix of ``K`` positive definite for these parameters?
+
+    Applies to methods whose estimator resolves an orthogonal-transfer ``K`` (``resolve_K``) from
+    an ``alpha`` parameter (ORTHOGNL, seed 000 eq. 6 and Corollary 2): the live indicator shows
+    ``lambda_min(Kbar)`` from ``hierlab.core.regularizers`` and the largest admissible ``alpha``.
+    Other methods, DAGs and very large trees: None.
+
+    Returns
+    -------
+    dict or None
+        ``{"admissible": bool, "min_eigenvalue": float, "max_alpha": float}``, or
+        ``{"admissible": None, "message": str}`` when the check failed.
+    """
+    spec = get_method(method)
+    if not callable(getattr(spec.estimator, "resolve_K", None)) or params.get("alpha") is None:
+        return None
+    if not taxonomy.is_tree or taxonomy.n_nodes > 3000:
+        return None
+    try:
+        lam = smallest_comparison_eigenvalue(taxonomy, float(params["alpha"]))
+        amax = max_admissible_alpha(taxonomy)
+    except Exception as exc:  # an extra must never break the page
+        return {"admissible": None, "message": f"check unavailable: {exc}"}
+    return {"admissible": bool(lam > 0), "min_eigenvalue": float(lam), "max_alpha": float(amax)}
+
+
+def suggested_params(method: str, taxonomy: Taxonomy) -> dict[str, Any]:
+    """Initial widget values: the defaults, except an inadmissible ``alpha`` is lowered to 90%
+    of the largest admissible one (so the first click trains)."""
+    values = get_method(method).defaults()
+    adm = admissibility(method, values, taxonomy)
+    if adm and adm.get("admissible") is False and math.isfinite(adm.get("max_alpha", math.inf)):
+        values["alpha"] = float(f"{0.9 * adm['max_alpha']:.2g}")
+    return values

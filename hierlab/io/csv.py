@@ -1,0 +1,429 @@
+"""CSV data sets: a label column, numeric feature columns, an optional id column.
+
+The label cell holds node names or ``a/b/c`` paths, ``;`` between several labels of a
+multi-label row. Missing cells (``?``, empty, ``NA``...) are imputed by the column means of the
+file, or by given ``impute_means`` (a test file read with the training means). The table
+helpers here (delimiter, header, column picking, row lines) also serve :mod:`hierlab.io.text`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from hierlab.core.dataset import HierDataset
+from hierlab.core.exceptions import DataError
+from hierlab.core.taxonomy import Taxonomy
+from hierlab.io.decoding import (
+    MISSING,
+    PathArg,
+    dataset_name,
+    extension,
+    impute,
+    refuse_nonfinite,
+    source_text,
+    split_multi,
+    to_float_column,
+)
+from hierlab.io.labels import resolve_labels, taxonomy_arg
+
+__all__ = [
+    "ID_COLUMNS",
+    "LABEL_COLUMNS",
+    "TEXT_COLUMNS",
+    "LazyLines",
+    "Table",
+    "looks_like_text",
+    "pick_column",
+    "prepare_table",
+    "read_csv_dataset",
+    "sniff_delimiter",
+    "write_csv_dataset",
+]
+
+LABEL_COLUMNS = ("label", "labels", "class", "classes", "y", "target", "category", "categories")
+ID_COLUMNS = ("id", "ids", "doc_id", "sample_id", "name")
+TEXT_COLUMNS = ("text", "document", "doc", "body", "content", "message", "abstract")
+
+
+# ============================================================================ the table
+def _csv_row_lines(text: str, delimiter: str, n_rows: int) -> np.ndarray:
+    """File line number (1-based) of every data row, as pandas counts rows (blank rows skipped)."""
+    reader = csv.reader(io.StringIO(text), delimiter=delimiter)
+    out = []
+    header = True
+    start = 1
+    for row in reader:
+        if not any(c.strip() for c in row):
+            start = reader.line_num + 1
+            continue
+        if header:
+            header = False
+        else:
+            out.append(start)
+        start = reader.line_num + 1
+        if len(out) >= n_rows:
+            break
+    return np.asarray(out + [0] * (n_rows - len(out)), dtype=np.int64)
+
+
+class LazyLines:
+    """File line numbers of the CSV rows, computed on first use (only error messages need them).
+
+    Parameters
+    ----------
+    text : str
+        The CSV content.
+    delimiter : str
+    n_rows : int
+        Data rows (pandas' count).
+    """
+
+    def __init__(self, text: str, delimiter: str, n_rows: int) -> None:
+        self._args = (text, delimiter, n_rows)
+        self._lines: np.ndarray | None = None
+
+    def __getitem__(self, i: int) -> int:
+        if self._lines is None:
+            self._lines = _csv_row_lines(*self._args)
+        return int(self._lines[i])
+
+    def __len__(self) -> int:
+        return self._args[2]
+
+
+def sniff_delimiter(text: str, filename: str | None) -> str:
+    """The CSV delimiter from the header line.
+
+    The extension's (``.tsv``: tab, else comma) when the header holds it; else a tab, then a
+    semicolon, when only that one is present.
+    """
+    first = _header_text(text).split("\n", 1)[0]
+    if extension(filename) == ".tsv" and ("\t" in first or "," not in first):
+        return "\t"
+    if "," in first:
+        return ","
+    if "\t" in first:
+        return "\t"
+    if ";" in first:
+        return ";"
+    return ","
+
+
+def _read_frame(
+    text: str, path: str | None, delimiter: str, str_columns: Sequence[str] | None = None
+) -> pd.DataFrame:
+    """Read the CSV with pandas.
+
+    ``str_columns`` (stripped names) are kept as text, the others inferred (numbers where every
+    cell is one) with the missing markers as NaN; ``None`` keeps every column as text.
+    """
+    kw: dict[str, Any] = {"sep": delimiter, "skipinitialspace": True, "keep_default_na": False}
+    if str_columns is None:
+        kw["dtype"] = str
+    else:
+        kw["na_values"] = list(MISSING)
+        wanted = set(str_columns)
+        kw["dtype"] = {c: str for c in _raw_header(text, delimiter) if c.strip() in wanted}
+    try:
+        df = pd.read_csv(io.StringIO(text), **kw)
+    except pd.errors.EmptyDataError:
+        raise DataError("empty file: no header and no row", path=path) from None
+    except pd.errors.ParserError as exc:
+        m = re.search(r"line (\d+)", str(exc))
+        line = int(m.group(1)) if m else None
+        raise DataError(f"malformed CSV: {exc}", path=path, line=line) from None
+    df.columns = [str(c).strip() for c in df.columns]
+    if df.shape[0] == 0:
+        raise DataError("no data row after the header", path=path)
+    dup = df.columns[df.columns.duplicated()].tolist()
+    if dup:
+        raise DataError("duplicate column name", path=path, line=1, column=dup[0])
+    return df
+
+
+def _header_text(text: str) -> str:
+    """The first record of a CSV text (a quoted header cell may hold a newline)."""
+    end = text.find("\n")
+    while end != -1 and text[:end].count('"') % 2 == 1:
+        end = text.find("\n", end + 1)
+    return text if end == -1 else text[: end + 1]
+
+
+def _raw_header(text: str, delimiter: str) -> list[str]:
+    """Column names as pandas reads them (before stripping)."""
+    try:
+        return [
+            str(c)
+            for c in pd.read_csv(
+                io.StringIO(_header_text(text)), sep=delimiter, nrows=0, skipinitialspace=True
+            ).columns
+        ]
+    except (pd.errors.EmptyDataError, pd.errors.ParserError):
+        return []
+
+
+def pick_column(
+    df: pd.DataFrame, given: str | None, candidates: Sequence[str], what: str, path: str | None
+) -> str | None:
+    """The column ``given`` (refused when absent), else the first of ``candidates`` (any case).
+
+    Parameters
+    ----------
+    df : DataFrame
+        Only its column names are used.
+    given : str, optional
+        The name the caller asked for.
+    candidates : sequence of str
+        Lower-case names to look for when ``given`` is None.
+    what : str
+        ``"label"``, ``"id"``, ``"text"``: for the message.
+    path : str, optional
+        For the message.
+
+    Returns
+    -------
+    str or None
+        None when no candidate is present.
+    """
+    if given is not None:
+        if given not in df.columns:
+            raise DataError(
+                f"no {what} column {given!r}; columns are {', '.join(df.columns[:10])}",
+                path=path,
+                line=1,
+            )
+        return given
+    lower = {c.lower(): c for c in df.columns}
+    for cand in candidates:
+        if cand in lower:
+            return lower[cand]
+    return None
+
+
+def _numeric_block(
+    df: pd.DataFrame, cols: list[str], path: str | None, row_lines: LazyLines
+) -> np.ndarray:
+    """The feature columns ``cols`` as a float64 matrix (NaN where missing)."""
+    X = np.empty((df.shape[0], len(cols)), dtype=np.float64)
+    for j, c in enumerate(cols):
+        num, bad, s = to_float_column(df[c])
+        if s is not None and bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise DataError(
+                f"value {s.iloc[i]!r} is not a number (feature columns must be numeric; "
+                "use format='text' for a raw text column)",
+                path=path,
+                line=int(row_lines[i]),
+                column=c,
+            )
+        X[:, j] = num
+    return X
+
+
+def _raw_label_column(
+    df: pd.DataFrame, col: str, sep: str, path: str | None, row_lines: LazyLines
+) -> tuple[list[tuple[str, ...]], bool]:
+    """The label cells split at ``sep`` (multi-label when some cell holds it); none empty."""
+    vals = df[col].fillna("").astype(str).str.strip().tolist()
+    multi = any(sep in v for v in vals)
+    raw = [split_multi(v, sep) if multi else ((v,) if v else ()) for v in vals]
+    for i, labs in enumerate(raw):
+        if not labs:
+            what = "empty label" if not multi else f"no label in the cell {vals[i]!r}"
+            raise DataError(what, path=path, line=int(row_lines[i]), column=col)
+    return raw, multi
+
+
+@dataclass
+class Table:
+    """A CSV read with its label and id columns found.
+
+    Attributes
+    ----------
+    df : DataFrame
+    text : str
+    delimiter : str
+    row_lines : LazyLines
+        File line of every row.
+    label_col : str
+    id_col : str or None
+    others : list of str
+        The remaining columns (features, or the text column).
+    """
+
+    df: pd.DataFrame
+    text: str
+    delimiter: str
+    row_lines: LazyLines
+    label_col: str
+    id_col: str | None
+    others: list[str] = field(default_factory=list)
+
+    def labels(
+        self, taxonomy: Taxonomy | PathArg | None, label_sep: str, path: str | None
+    ) -> tuple[np.ndarray, Taxonomy]:
+        """``(y, taxonomy)`` of the label column (see :func:`~hierlab.io.labels.resolve_labels`)."""
+        raw, multi = _raw_label_column(self.df, self.label_col, label_sep, path, self.row_lines)
+        tax = taxonomy_arg(taxonomy)
+        return resolve_labels(raw, tax, multi, path, self.row_lines, self.label_col)
+
+    def base_meta(self, **meta: Any) -> dict[str, Any]:
+        """``meta`` with the ids (``meta["ids"]``) when the table has an id column."""
+        if self.id_col is not None:
+            meta["ids"] = self.df[self.id_col].to_numpy(dtype=object)
+        return meta
+
+
+def prepare_table(
+    text: str,
+    path: str | None,
+    label_column: str | None,
+    id_column: str | None,
+    filename: str | None,
+    text_mode: bool = False,
+    text_column: str | None = None,
+) -> Table:
+    """Read the CSV ``text`` and find its label and id columns.
+
+    The label, id (and in ``text_mode`` text) columns are read as text, the others as numbers
+    where they can be. In ``text_mode`` without a known text column every column is text.
+
+    Raises
+    ------
+    DataError
+        For an empty file, a duplicate column name, malformed CSV or no label column.
+    """
+    delim = sniff_delimiter(text, filename or path)
+    names = [c.strip() for c in _raw_header(text, delim)]
+    if not names:
+        raise DataError("empty file: no header and no row", path=path)
+    hdr = pd.DataFrame(columns=names)
+    lab0 = pick_column(hdr, label_column, LABEL_COLUMNS, "label", path)
+    id0 = pick_column(hdr, id_column, ID_COLUMNS, "id", path)
+    txt0 = pick_column(hdr, text_column, TEXT_COLUMNS, "text", path) if text_mode else None
+    keep = [c for c in (lab0, id0, txt0) if c is not None]
+    _refuse_duplicate_columns(text, delim, path)
+    df = _read_frame(text, path, delim, None if text_mode and txt0 is None else keep)
+    row_lines = LazyLines(text, delim, df.shape[0])
+    lab = pick_column(df, label_column, LABEL_COLUMNS, "label", path)
+    if lab is None:
+        raise DataError(
+            "no label column: name it one of "
+            f"{', '.join(LABEL_COLUMNS[:5])}, or pass label_column=...; columns are "
+            f"{', '.join(df.columns[:10])}",
+            path=path,
+            line=1,
+        )
+    idc = pick_column(df, id_column, ID_COLUMNS, "id", path)
+    if idc == lab:
+        idc = None
+    others = [c for c in df.columns if c not in (lab, idc)]
+    return Table(df, text, delim, row_lines, lab, idc, others)
+
+
+def _refuse_duplicate_columns(text: str, delimiter: str, path: str | None) -> None:
+    """Refuse a header naming a column twice (pandas would rename the second silently)."""
+    first = next(csv.reader(io.StringIO(_header_text(text)), delimiter=delimiter), [])
+    seen: set[str] = set()
+    for c in (c.strip() for c in first):
+        if c in seen:
+            raise DataError("duplicate column name", path=path, line=1, column=c)
+        seen.add(c)
+
+
+def looks_like_text(s: pd.Series) -> bool:
+    """Whether a column holds free text: some cell is not a number, and cells are long or
+    mostly hold white space."""
+    v = s.astype(str).str.strip()
+    non_num = pd.to_numeric(v.where(~v.isin(MISSING), "0"), errors="coerce").isna()
+    if not non_num.any():
+        return False
+    return bool(v.str.contains(r"\s", regex=True).mean() > 0.5 or v.str.len().mean() > 20)
+
+
+# ============================================================================ reading, writing
+def read_csv_dataset(
+    path: PathArg | None = None,
+    taxonomy: Taxonomy | PathArg | None = None,
+    label_column: str | None = None,
+    id_column: str | None = None,
+    label_sep: str = ";",
+    impute_means: np.ndarray | None = None,
+    text: str | None = None,
+    name: str | None = None,
+) -> HierDataset:
+    """Read a CSV with a label column and numeric feature columns.
+
+    Parameters
+    ----------
+    path : path-like, optional
+        The file (or pass ``text``).
+    taxonomy : Taxonomy or path-like, optional
+        When None: built from the labels when they are ``a/b/c`` paths, else flat.
+    label_column : str, optional
+        Default: the first column named ``label``, ``labels``, ``class``, ``y``, ``target`` or
+        ``category`` (any case).
+    id_column : str, optional
+        Default: a column named ``id`` (kept in ``meta["ids"]``, not a feature).
+    label_sep : str, default ";"
+        Separator of several labels in one cell (multi-label rows).
+    impute_means : ndarray of shape (n_features,), optional
+        Means to impute missing cells (``?``, empty, ``NA``) with; default the file's column
+        means. The means used are returned in ``meta["impute_means"]``.
+    text : str, optional
+        The content, instead of reading ``path``.
+    name : str, optional
+        The data set's name (default: the file stem).
+
+    Returns
+    -------
+    HierDataset
+        ``X`` dense float64 of shape (n_samples, n_features); ``y`` node names (tuples for
+        multi-label rows).
+
+    Raises
+    ------
+    DataError
+        Naming the file, the line and the column of the offending cell.
+    """
+    spath, text = source_text(path, text, "read_csv_dataset")
+    tab = prepare_table(text, spath, label_column, id_column, spath)
+    X = _numeric_block(tab.df, tab.others, spath, tab.row_lines)
+    refuse_nonfinite(X, True, spath, tab.row_lines, tab.others)
+    X, means = impute(X, impute_means)
+    y, tax = tab.labels(taxonomy, label_sep, spath)
+    return HierDataset(
+        X,
+        y,
+        tax,
+        feature_names=list(tab.others),
+        name=dataset_name(name, spath, "csv"),
+        description=f"CSV file {spath}" if spath else "CSV data",
+        meta=tab.base_meta(impute_means=means, format="csv"),
+    )
+
+
+def write_csv_dataset(ds: HierDataset, path: PathArg, label_sep: str = ";") -> None:
+    """Write ``ds`` (dense or sparse) as a CSV: feature columns, then a ``label`` column.
+
+    Parameters
+    ----------
+    ds : HierDataset
+    path : path-like
+    label_sep : str, default ";"
+        Separator of the labels of a multi-label row.
+    """
+    X = ds.X.toarray() if sp.issparse(ds.X) else np.asarray(ds.X)
+    names = ds.feature_names or [f"x{j}" for j in range(X.shape[1])]
+    df = pd.DataFrame(X, columns=names)
+    df["label"] = [label_sep.join(v) if isinstance(v, tuple) else v for v in ds.y]
+    df.to_csv(path, index=False)

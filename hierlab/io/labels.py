@@ -1,0 +1,142 @@
+"""Label strings to node names, shared by the data readers (CSV, text, svmlight, ARFF).
+
+A raw label is a node name or an ``a/b/c`` path. With no taxonomy given, ``a/b/c`` paths build
+one (:meth:`~hierlab.core.taxonomy.Taxonomy.from_paths`, a synthetic ``root`` above several
+top-level components) and plain names a flat one (:meth:`~hierlab.core.taxonomy.Taxonomy.flat`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import numpy as np
+
+from hierlab.core.exceptions import DataError, TaxonomyError
+from hierlab.core.taxonomy import Taxonomy
+from hierlab.io.decoding import PathArg
+from hierlab.io.taxonomy_files import read_taxonomy
+
+__all__ = ["LineNumbers", "resolve_labels", "taxonomy_arg"]
+
+
+class LineNumbers(Protocol):
+    """File line number of every row: a list, an array or a lazily computed table."""
+
+    def __getitem__(self, i: int, /) -> Any: ...
+
+
+def taxonomy_arg(taxonomy: Taxonomy | PathArg | None) -> Taxonomy | None:
+    """A reader's ``taxonomy`` argument: a Taxonomy, read from a file path, or None."""
+    if taxonomy is None or isinstance(taxonomy, Taxonomy):
+        return taxonomy
+    return read_taxonomy(taxonomy)
+
+
+def resolve_labels(
+    raw: list[tuple[str, ...]],
+    taxonomy: Taxonomy | None,
+    multilabel: bool,
+    path: str | None,
+    lines: LineNumbers | None,
+    column: str | None,
+) -> tuple[np.ndarray, Taxonomy]:
+    """Map raw label strings (node names or ``a/b/c`` paths) to node names; build a taxonomy.
+
+    Parameters
+    ----------
+    raw : list of tuple of str
+        The labels of every row.
+    taxonomy : Taxonomy, optional
+        The hierarchy; built from the labels when None (see the module docstring).
+    multilabel : bool
+        Return tuples of node names (else the first label of each row).
+    path : str, optional
+        The file, for error messages.
+    lines : indexable of int, optional
+        File line number of every row (None: the row number).
+    column : str, optional
+        The label column, for error messages.
+
+    Returns
+    -------
+    y : ndarray of object of shape (n_rows,)
+        Node names (tuples of node names when ``multilabel``).
+    taxonomy : Taxonomy
+
+    Raises
+    ------
+    DataError
+        For a label that is not a node, or labels that do not form a taxonomy.
+    """
+    uniq = list(dict.fromkeys(lab for labs in raw for lab in labs))
+    if taxonomy is None:
+        taxonomy = _taxonomy_of_labels(raw, uniq, path, lines, column)
+    mapping = {u: _node_of_label(u, raw, taxonomy, path, lines, column) for u in uniq}
+    y = np.empty(len(raw), dtype=object)
+    if multilabel:
+        y[:] = [tuple(dict.fromkeys(mapping[lab] for lab in labs)) for labs in raw]
+    else:
+        y[:] = [mapping[labs[0]] for labs in raw]
+    return y, taxonomy
+
+
+def _taxonomy_of_labels(
+    raw: list[tuple[str, ...]],
+    uniq: list[str],
+    path: str | None,
+    lines: LineNumbers | None,
+    column: str | None,
+) -> Taxonomy:
+    """The taxonomy the labels spell: a tree of their ``a/b/c`` paths, else a flat one."""
+    if not uniq:
+        raise DataError("no label in the file", path=path, column=column)
+    if any("/" in u for u in uniq):
+        tops = {u.split("/", 1)[0] for u in uniq}
+        try:
+            return Taxonomy.from_paths(uniq, root="root" if len(tops) > 1 else None)
+        except TaxonomyError as exc:
+            bad = next((u for u in uniq if exc.node and exc.node in u.split("/")), None)
+            line = _line_of_label(raw, bad, lines) if bad else None
+            raise DataError(f"labels do not form a taxonomy: {exc}", path, line, column) from None
+    root, k = "root", 0
+    taken = set(uniq)
+    while root in taken:
+        k += 1
+        root = "__root__" if k == 1 else f"__root{k}__"
+    return Taxonomy.flat(uniq, root=root)
+
+
+def _node_of_label(
+    label: str,
+    raw: list[tuple[str, ...]],
+    taxonomy: Taxonomy,
+    path: str | None,
+    lines: LineNumbers | None,
+    column: str | None,
+) -> str:
+    """The node a raw label names: itself, or the last component of an ``a/b/c`` path."""
+    if label in taxonomy:
+        return label
+    last = label.rsplit("/", 1)[-1].strip()
+    if "/" in label and last in taxonomy:
+        return last
+    line = _line_of_label(raw, label, lines)
+    shown = ", ".join(map(str, taxonomy.names[:4]))
+    raise DataError(
+        f"label {label!r} is not a node of the taxonomy ({taxonomy.n_nodes} nodes, e.g. {shown})",
+        path,
+        line,
+        column,
+    )
+
+
+def _line_of_label(
+    raw: list[tuple[str, ...]], label: str | None, lines: LineNumbers | None
+) -> int | None:
+    """The file line of the first row holding ``label`` (None when no row does)."""
+    if label is None:
+        return None
+    for i, labs in enumerate(raw):
+        if label in labs:
+            return int(lines[i]) if lines is not None else i + 1
+    return None

@@ -1,0 +1,124 @@
+"""The method cards of seed 001: HR-SVM, HR-LR and the one-vs-rest baselines SVM and LR.
+
+Each card is data: the idea in words, the objective in LaTeX with the seed's equation numbers,
+the prediction rule, the solver, what the bound chart's curves mean and the citation. The
+parameter rows are generated from the estimators' declarations
+(:mod:`hierlab.methods.hr.estimators`), and :func:`~hierlab.core.registry.register` names each
+card after its registry entry.
+"""
+
+from __future__ import annotations
+
+from hierlab.core.cards import MethodCard
+
+__all__ = ["HR_LR_CARD", "HR_SVM_CARD", "OVR_LR_CARD", "OVR_SVM_CARD"]
+
+_CITE_001 = (
+    "S. Gopal, Y. Yang, A. Niculescu-Mizil. *Regularization Framework for Large Scale "
+    "Hierarchical Classification* (seed 001)."
+)
+_HR_BOUNDS = (
+    "Certified. `upper` is the smallest primal objective $J(W)$ seen; `lower` is the Lagrange "
+    r"dual $D(\alpha) = \sum \phi(\alpha_{in}) - \frac12\sum_j\|S_j\|^2$ at the leaves' dual "
+    "point (for HR-LR, the logistic loss's own dual point at $W$), which bounds the optimum "
+    "from below for any feasible $\\alpha$ (derivation in `hierlab.methods.hr.model`). The "
+    "solver stops at relative gap `tol`."
+)
+_HR_OBJ_REG = r"\min_{W}\ \sum_{n \in \mathcal N} \tfrac12 \|w_n - w_{\pi(n)}\|^2"
+_HR_SYMBOLS = (
+    r"$\mathcal N$: the nodes, $\pi(n)$ the parent of $n$ ($w_{\pi(\mathrm{root})} = 0$), "
+    r"$T$ the leaves, $y_{in} = +1$ iff leaf $n$ is a label of example $i$, else $-1$."
+)
+_OVR_BOUNDS = (
+    "No certificate: each leaf is one liblinear call, reported as a single state whose `upper` "
+    "is the summed objective of the binary problems; `lower` is empty."
+)
+_LEAF_ARGMAX = r"f(x) = \arg\max_{n \in T} w_n^\top x"
+_HINGE = r"\big(1 - y_{in}\, w_n^\top x_i\big)_+"
+_LOGISTIC = r"\log\big(1 + e^{-y_{in}\, w_n^\top x_i}\big)"
+
+
+HR_SVM_CARD = MethodCard(
+    title="HR-SVM — hierarchically regularised SVM",
+    idea=(
+        "One binary SVM per leaf, as in one-vs-rest, plus a weight vector at every internal "
+        "node; each vector is pulled towards its parent's. Rare leaves thus borrow strength "
+        "from their siblings through the shared parent. The coupling is only parent-child, "
+        "so nodes of one depth parity can be solved in parallel."
+    ),
+    objective=_HR_OBJ_REG
+    + r" + C\sum_{n \in T}\sum_{i=1}^{M} "
+    + _HINGE
+    + r" \quad \text{(eq. 2)}",
+    equations="seed 001, eq. (2); updates eq. (4)-(7); Algorithm 1, Section 4.3",
+    prediction=r"f(x) = \arg\max_{n \in T} w_n^\top x \quad (\text{multi-label: also every "
+    r"}n \text{ with } w_n^\top x > 0)",
+    symbols=_HR_SYMBOLS,
+    solver=(
+        "Block coordinate descent (Algorithm 1): internal nodes take the closed form "
+        r"$w_n = \frac{1}{|C_n|+1}\big(w_{\pi(n)} + \sum_{c \in C_n} w_c\big)$ (eq. 4); "
+        "leaves solve their dual by coordinate descent (eq. 5-7, gradient per the errata) "
+        "and set $w_n = w_{\\pi(n)} + \\sum_i \\alpha_i y_{in} x_i$ (eq. 7). Even then odd "
+        "levels, each in parallel (Section 4.3)."
+    ),
+    bounds=_HR_BOUNDS,
+    citation=_CITE_001,
+)
+
+HR_LR_CARD = MethodCard(
+    title="HR-LR — hierarchically regularised logistic regression",
+    idea=(
+        "HR-SVM with the logistic loss: the same parent-child regulariser, smooth leaf "
+        "problems solved by L-BFGS. The paper finds it better on smaller data sets."
+    ),
+    objective=_HR_OBJ_REG
+    + r" + C\sum_{n \in T}\sum_{i=1}^{M} "
+    + _LOGISTIC
+    + r" \quad \text{(eq. 3)}",
+    equations="seed 001, eq. (3); updates eq. (4), (8); Algorithm 1, Section 4.3",
+    prediction=_LEAF_ARGMAX,
+    symbols=_HR_SYMBOLS,
+    solver=(
+        "Block coordinate descent (Algorithm 1): closed form (eq. 4) for internal nodes, "
+        "L-BFGS on each leaf's problem (eq. 8), warm-started; even/odd levels in parallel."
+    ),
+    bounds=_HR_BOUNDS,
+    citation=_CITE_001,
+)
+
+
+def _ovr_card(title: str, idea: str, baseline: str, eq: int, loss: str, solver: str) -> MethodCard:
+    """The card of a one-vs-rest baseline: eq. ``eq`` of seed 001 with every parent at zero."""
+    return MethodCard(
+        title=title,
+        idea=idea,
+        objective=r"\forall n \in T:\ \min_{w_n}\ \tfrac12\|w_n\|^2 + C\sum_{i=1}^{M}" + loss,
+        equations=f"seed 001, Section 5.2 (baseline '{baseline}'); eq. ({eq}) without the "
+        "hierarchy",
+        prediction=_LEAF_ARGMAX,
+        symbols=_HR_SYMBOLS,
+        solver=solver,
+        bounds=_OVR_BOUNDS,
+        citation=_CITE_001 + " (baseline).",
+    )
+
+
+OVR_SVM_CARD = _ovr_card(
+    "SVM — one-vs-rest linear SVM on the leaves",
+    "Seed 001's flat baseline: an independent binary SVM per leaf (is it this leaf or not?), no "
+    "bias, no hierarchy. HR-SVM with every parent vector fixed at zero.",
+    "SVM",
+    2,
+    _HINGE,
+    "liblinear's dual coordinate descent (Hsieh et al. 2008), one problem per leaf.",
+)
+
+OVR_LR_CARD = _ovr_card(
+    "LR — one-vs-rest logistic regression on the leaves",
+    "Seed 001's other flat baseline: an independent L2-regularised logistic regression per "
+    "leaf, no bias, no hierarchy.",
+    "LR",
+    3,
+    _LOGISTIC,
+    "liblinear (trust-region Newton / dual CD), one problem per leaf.",
+)

@@ -1,0 +1,140 @@
+"""Seed 003's method cards, as data: HSVM, NHSVM, NHSVM's eq. (13) variant and Shared SVM.
+
+The three Pegasos methods share their solver and bounds texts (:func:`_pegasos_card`); Shared
+SVM describes its own alternation. A card's parameter table is not here: it comes from the
+``_parameters`` of :mod:`hierlab.methods.nhsvm.estimators`, whose ``register`` calls take
+these cards.
+"""
+
+from __future__ import annotations
+
+from hierlab.core.cards import MethodCard
+
+__all__ = ["HSVM_CARD", "NHSVM13_CARD", "NHSVM_CARD", "SSVM_CARD"]
+
+_CITE_003 = "*Normalized Hierarchical SVM* (seed 003)."
+_SGD_SOLVER = (
+    "Mini-batch Pegasos (Shalev-Shwartz et al. 2007), the solver seed 003 uses, with a bounded "
+    "first step and polynomial-decay averaging; the most violating label is found by "
+    "enumeration (single label), dynamic programming on trees or an LP/IP on DAGs (multi-label, "
+    "Section 7.1). With `solver='bcfw'` (single label): block-coordinate Frank-Wolfe on the "
+    "dual, one pass over the examples per iteration."
+)
+_SGD_BOUNDS = (
+    "No certificate with the default solver (Pegasos): `upper` is the primal objective of the "
+    "averaged iterate on the whole training set after each epoch (it should decrease and "
+    "flatten), `lower` is empty. With `solver='bcfw'`: `upper` is the best primal objective, "
+    "`lower` the dual value, a certified lower bound of the optimum; it stops when the gap "
+    "is below `tol` times the objective."
+)
+
+
+def _pegasos_card(*, citation: str = _CITE_003, **fields: str) -> MethodCard:
+    """A card of a method solved by Pegasos (or BCFW with ``solver='bcfw'``).
+
+    The solver and bounds texts are shared; the citation is seed 003 unless given.
+    """
+    return MethodCard(solver=_SGD_SOLVER, bounds=_SGD_BOUNDS, citation=citation, **fields)
+
+
+HSVM_CARD = _pegasos_card(
+    title="HSVM — hierarchical structured SVM (Cai & Hofmann)",
+    idea=(
+        "A structured SVM whose label is a whole root-to-leaf path (or several): the score "
+        "of a label sums the weight vectors of all its nodes, and the margin required "
+        "against a wrong label grows with the Hamming distance between the two node sets. "
+        "Deep leaves get more vectors, hence weaker regularisation: the imbalance NHSVM "
+        "fixes."
+    ),
+    objective=(
+        r"\min_W\ \lambda\sum_n\|W_n\|_2^2 + \frac1N\sum_i \max_{y \in \mathcal Y}\Big\{"
+        r"\sum_{n \in y} W_n x_i - \sum_{n \in y_i} W_n x_i + \Delta(y, y_i)\Big\} \quad "
+        r"\text{(eq. 2, 3)}"
+    ),
+    equations="seed 003, eq. (1)-(3) (Section 4)",
+    prediction=r"\hat y(x) = \arg\max_{y \in \mathcal Y}\sum_{n \in y} W_n x",
+    symbols=r"$y$: a label as its set of nodes (leaf and ancestors); $\Delta^H(y, y') = "
+    r"|y \triangle y'|$ (Hamming). The loss is averaged ($\lambda$ = paper's $\lambda / N$).",
+    citation="L. Cai, T. Hofmann. *Hierarchical document categorization with support "
+    "vector machines.* CIKM 2004; as reviewed in " + _CITE_003,
+)
+
+
+NHSVM_CARD = _pegasos_card(
+    title="NHSVM — normalised hierarchical SVM",
+    idea=(
+        "HSVM with two normalisations: each node gets a weight alpha_n with the weights on "
+        "every root-to-leaf path summing to one, so every label's feature map has the same "
+        "norm however deep it is; and the required margin is the normalised distance "
+        r"$\tilde\Delta$, not the raw Hamming count. Adding a redundant node no longer "
+        "changes the model (Theorem 1)."
+    ),
+    objective=(
+        r"\min_W\ \lambda\sum_n\|W_n\|_2^2 + \frac1N\sum_i\max_{y \in \mathcal Y}\Big\{"
+        r"\sum_{n \in y}\sqrt{\alpha_n}\,W_n x_i - \sum_{n \in y_i}\sqrt{\alpha_n}\,W_n x_i"
+        r" + \tilde\Delta(y, y_i)\Big\} \ \text{(eq. 10)}"
+        r"\\ \tilde\Delta(y, y_i) = \sqrt{\textstyle\sum_{n \in y \triangle y_i}\alpha_n} "
+        r"\ \text{(eq. 9)},\qquad \sum_{n \in \bar{\mathcal A}(l)}\alpha_n = 1\ \ \forall l"
+        r" \in \mathcal L \ \text{(eq. 4)}"
+    ),
+    equations="seed 003, eq. (4)-(10), (12); alpha by eq. (6)/(7), DAGs eq. (8)",
+    prediction=r"\hat y(x) = \arg\max_{y}\sum_{n \in y}\sqrt{\alpha_n}\,W_n x",
+    symbols=r"eq. (6): $\min \sum_n \alpha_n^\rho$; eq. (7): $\max \min_n \alpha_n$ with "
+    r"$\alpha_n \ge \alpha_{\text{parent}}$; multi-label uses the decomposable loss of "
+    "Section 7.1.",
+)
+
+
+NHSVM13_CARD = _pegasos_card(
+    title="NHSVM, variant of eq. (13)",
+    idea=(
+        "NHSVM with the margin term divided by the distance between the two normalised "
+        "class attributes: every wrong label must be beaten by exactly 1, and the feature "
+        "difference has the norm of x. Single-label only (the normalisation does not "
+        "decompose over nodes)."
+    ),
+    objective=(
+        r"\min_W\ \lambda\|w\|_2^2 + \frac1N\sum_i\max_{y \in \mathcal Y} w\cdot\Big("
+        r"\frac{\tilde\wedge(y) - \tilde\wedge(y_i)}{\|\tilde\wedge(y) - \tilde\wedge(y_i)"
+        r"\|_2}\otimes x_i\Big) + 1 \quad \text{(eq. 13)}"
+    ),
+    equations="seed 003, eq. (13); class attributes eq. (5)",
+    prediction=r"\hat y(x) = \arg\max_{y}\ w\cdot(\tilde\wedge(y)\otimes x)",
+    symbols=r"$[\tilde\wedge(y)]_n = \sqrt{\alpha_n}$ if $n \in y$, else 0 (eq. 5); the "
+    r"$y = y_i$ term contributes 0.",
+)
+
+
+SSVM_CARD = MethodCard(
+    title="Shared SVM — learned normalisation (structured shared norm)",
+    idea=(
+        "Instead of fixing the node weights alpha from the tree's shape, learn them with "
+        "the predictor: a joint convex problem whose regulariser is the structured shared "
+        "Frobenius norm, which only departs from the flat multiclass SVM when sharing "
+        "weights between related labels pays off. Alternates SGD on V with a closed-form "
+        "alpha (Algorithm 1)."
+    ),
+    objective=(
+        r"\min_{U, \alpha}\ \lambda\sum_n\frac{\|U_n\|_2^2}{\alpha_n} + \frac1N\sum_i"
+        r"\max_{l}\Big\{\sum_{n \in \bar{\mathcal A}(l)} U_n x_i - \sum_{n \in \bar{"
+        r"\mathcal A}(l_i)} U_n x_i + \Delta(l, l_i)\Big\}"
+        r"\\ \text{s.t. } \sum_{n \in \bar{\mathcal A}(l)}\alpha_n \le 1,\ \alpha_n \ge 0 "
+        r"\quad \text{(eq. 14; norm of eq. 15-16)}"
+    ),
+    equations="seed 003, eq. (14)-(16), (20); Algorithm 1 (Section 7.2)",
+    prediction=r"\hat l(x) = \arg\max_{l}\sum_{n \in \bar{\mathcal A}(l)} U_n x",
+    symbols=r"$U_n = \sqrt{\alpha_n}V_n$; for fixed $U$ the optimal $\alpha$ of eq. (20) "
+    r"has the $O(M)$ closed form of Algorithm 1 (trees, single label).",
+    solver="Alternation (Section 7.2): `epochs_per_alpha` Pegasos epochs on V, then "
+    "alpha in closed form (Algorithm 1), for at most `rounds` rounds. `solver='bcfw'`: "
+    "each V-step is solved exactly by block-coordinate Frank-Wolfe on its dual, "
+    "warm-started from the previous round's dual point.",
+    bounds="No certificate with Pegasos (the default): `upper` is the eq. (14) objective of "
+    "the best state "
+    "so far (after each epoch, and after each alpha step, which never increases it). "
+    "BCFW: `lower` is certified for the joint problem. The dual point of the last V-step "
+    "gives a lower bound for every alpha at once: the linear maximum over the alpha "
+    "polytope is its heaviest antichain (a bottom-up pass). The gap closes as the rounds "
+    "converge (minimax theorem).",
+    citation=_CITE_003,
+)

@@ -1,0 +1,171 @@
+"""The method cards of seed 000: ORTHOGNL and its four baselines (FLATMULT, HIERMULT, TRANSFER,
+TREELOSS).
+
+Data only: each card is passed to :func:`~hierlab.core.registry.register` by
+:mod:`hierlab.methods.orthogonal.estimators`. The parameter rows of a card are generated from the
+estimator's ``_parameters`` (their help lines and notes live there).
+"""
+
+from __future__ import annotations
+
+from hierlab.core.cards import MethodCard
+
+__all__ = ["FLATMULT_CARD", "HIERMULT_CARD", "ORTHOGNL_CARD", "TRANSFER_CARD", "TREELOSS_CARD"]
+
+_CITE_000 = (
+    "D. Zhou, L. Xiao, M. Wu. *Hierarchical Classification via Orthogonal Transfer.* ICML 2011 "
+    "(seed 000)."
+)
+
+_RDA_SOLVER = (
+    "Regularized dual averaging with optimality bounds (seed 000, Algorithm 1): one "
+    "subgradient of the hinge part per iteration, averaged, then the closed-form step "
+    r"$w(t+1) = \arg\min_w \bar g(t)^\top w + \Psi(w)$ (eq. 9/11)."
+)
+_RDA_BOUNDS = (
+    "Certified. `upper` is the best objective value seen, "
+    r"$\bar J(t+1) = \min\{\bar J(t), J(w(t+1))\}$ (step 3); `lower` is the dual-averaging "
+    r"minorant $\delta(t) + \bar g(t)^\top w(t+1) + \Psi(w(t+1))$, maximised over $t$ "
+    "(step 4 with the errata). The optimum $J^*$ always lies between them, so the gap "
+    "`upper - lower` is a proof of how far the returned weights are from optimal; the solver "
+    "stops when the gap is below `max(tol, rtol * upper)`."
+)
+
+_SIBLING_HINGE = (
+    r"\frac{C}{N}\sum_{k=1}^{N} \max\Big\{0,\ \max_{i \in \mathcal A^+(y_k),\ "
+    r"j \in \mathcal S(i)} 1 - w_i^\top x_k + w_j^\top x_k\Big\}"
+)
+_RECURSIVE_PRED = (
+    r"f(x):\ i \leftarrow 0;\ \text{while } \mathcal C(i) \neq \emptyset:\ "
+    r"i \leftarrow \arg\max_{j \in \mathcal C(i)} w_j^\top x \quad \text{(eq. 1)}"
+)
+_TREE_SYMBOLS = (
+    r"$\mathcal A^+(i)$: node $i$ and its ancestors (root excluded), $\mathcal S(i)$ its "
+    r"siblings, $\mathcal C(i)$ its children, $\mathcal D^+(i)$ its subtree, $N$ the number of "
+    "training examples."
+)
+
+
+ORTHOGNL_CARD = MethodCard(
+    title="ORTHOGNL — hierarchical SVM with orthogonal transfer",
+    idea=(
+        "One classifier per node, applied top-down. Instead of asking a child's classifier "
+        "to resemble its parent's, ORTHOGNL asks it to be *different*: the penalty "
+        r"$|w_i^\top w_j|$ pushes each node's weight vector towards orthogonality with its "
+        "ancestors', so that a node looks at the features that separate its own children "
+        "(e.g. 'parsing' under computer science) rather than re-using its parent's "
+        "('computer'). Training is convex as long as the comparison matrix of K is positive "
+        "definite, which limits alpha."
+    ),
+    objective=(
+        r"\min_{w}\ J(w) = \underbrace{\frac12 \sum_{i,j=1}^{m} K_{ij}\,|w_i^\top w_j|}"
+        r"_{\Omega(w),\ \text{eq. (5)}} + \underbrace{" + _SIBLING_HINGE + r"}_{H(w)}"
+        r" \quad \text{(eq. 4, 7)}"
+        r"\\ K_{ii} = |\mathcal D^+(i)|,\quad K_{ij} = \alpha \ \text{if } i \in "
+        r"\mathcal A(j) \text{ or } j \in \mathcal A(i),\quad 0 \text{ else} "
+        r"\quad \text{(eq. 6)}"
+    ),
+    equations="seed 000, eq. (4)-(7); K by eq. (6); Algorithm 1",
+    prediction=_RECURSIVE_PRED,
+    symbols=_TREE_SYMBOLS
+    + r" Convex iff $K \ge 0$ and its comparison matrix $\bar K$ ($|K_{ii}|$ on the "
+    r"diagonal, $-|K_{ij}|$ off it) is PSD (Thm. 1); strongly convex with modulus "
+    r"$\lambda_{\min}(\bar K)$ when it is PD (Cor. 2).",
+    solver=_RDA_SOLVER + r" Splitting of Section 4.3: $\Psi(w) = \frac{\lambda_{\min}}{2}\|w\|^2$, "
+    r"$\phi = \Omega - \Psi + H$, so the step is $w(t+1) = -\bar g(t)/\lambda_{\min}$; the "
+    r"subgradient of $\Omega$ is Theorem 4's $K_{ii}w_i + \sum_{j\ne i} "
+    r"\mathrm{sign}(w_i^\top w_j) K_{ij} w_j$.",
+    bounds=_RDA_BOUNDS,
+    citation=_CITE_000,
+)
+
+
+FLATMULT_CARD = MethodCard(
+    title="FLATMULT — flat multiclass SVM (Crammer & Singer)",
+    idea=(
+        "Ignore the hierarchy: one weight vector per leaf and the multiclass hinge of "
+        "Crammer & Singer, which asks the true leaf to beat every other leaf by a margin "
+        "of 1. The baseline every hierarchical method must beat."
+    ),
+    objective=(
+        r"\min_{w}\ \frac12 \sum_{i \in \mathcal L} \|w_i\|^2 + \frac{C}{N}\sum_{k=1}^{N}"
+        r" \max\Big\{0,\ \max_{i \in \mathcal L \setminus \{y_k\}} 1 - w_{y_k}^\top x_k + "
+        r"w_i^\top x_k\Big\} \quad \text{(eq. 12)}"
+    ),
+    equations="seed 000, eq. (12) (Section 5); Algorithm 1",
+    prediction=r"f(x) = \arg\max_{i \in \mathcal L} w_i^\top x \quad \text{(eq. 2)}",
+    symbols=r"$\mathcal L$: the leaves (internal training labels join the candidates).",
+    solver=_RDA_SOLVER + r" Here $\Psi = \frac12\|w\|^2$, so $w(t+1) = -\bar g(t)$.",
+    bounds=_RDA_BOUNDS,
+    citation="K. Crammer, Y. Singer. *On the algorithmic implementation of multiclass "
+    "kernel-based vector machines.* JMLR 2001; as the FLATMULT baseline of " + _CITE_000,
+)
+
+
+HIERMULT_CARD = MethodCard(
+    title="HIERMULT — one multiclass SVM per internal node",
+    idea=(
+        "Decompose the tree: at every internal node train an independent Crammer-Singer "
+        "SVM that chooses among that node's children, using only the examples below it; "
+        "predict by walking down from the root. Cheap and often strong, but an error at the "
+        "top cannot be undone below."
+    ),
+    objective=(
+        r"\forall p \notin \mathcal L:\ \min_{w}\ \frac12\sum_{i \in \mathcal C(p)} "
+        r"\|w_i\|^2 + \frac{C}{N_p}\sum_{k:\, y_k \in \mathcal D(p)} \max\Big\{0,\ "
+        r"\max_{i \in \mathcal C(p),\, i \ne c_k} 1 - w_{c_k}^\top x_k + w_i^\top x_k\Big\}"
+    ),
+    equations="seed 000, Section 5 (eq. 12 with Y replaced by C(p)); Algorithm 1",
+    prediction=_RECURSIVE_PRED,
+    symbols=r"$c_k$: the child of $p$ on the path to $y_k$; $N_p$: the examples below $p$.",
+    solver=_RDA_SOLVER + " The per-node problems are independent and solved together as one "
+    "block-separable objective.",
+    bounds=_RDA_BOUNDS + " The reported bounds are the sums over the node problems.",
+    citation="S. Dumais, H. Chen. *Hierarchical classification of Web content.* SIGIR 2000;"
+    " as the HIERMULT baseline of " + _CITE_000,
+)
+
+
+TRANSFER_CARD = MethodCard(
+    title="TRANSFER — recursive SVM with parent-child similarity",
+    idea=(
+        "The classic way to share strength along the tree: the same recursive classifier "
+        "and sibling hinge as ORTHOGNL, but the regulariser pulls each child's weight "
+        "vector *towards* its parent's. The opposite bet to ORTHOGNL."
+    ),
+    objective=(
+        r"\min_{w}\ \frac12 \sum_{i \in \mathcal Y}\Big(\|w_i\|^2 + \sum_{j \in \mathcal "
+        r"C(i)} \|w_i - w_j\|^2\Big) + " + _SIBLING_HINGE
+    ),
+    equations="seed 000, Section 5 (TRANSFER; errata: ||w_ii|| is ||w_i||); Algorithm 1",
+    prediction=_RECURSIVE_PRED,
+    symbols=_TREE_SYMBOLS,
+    solver=_RDA_SOLVER + r" $\Psi$ is the whole quadratic regulariser (closed-form step).",
+    bounds=_RDA_BOUNDS,
+    citation=_CITE_000 + " (TRANSFER baseline, after Cai & Hofmann 2004, Dekel et al. 2004).",
+)
+
+
+TREELOSS_CARD = MethodCard(
+    title="TREELOSS — Cai & Hofmann's hierarchical SVM",
+    idea=(
+        "A flat classifier whose class vectors are sums of increments along the path "
+        r"($w_y = \sum_{j \in \mathcal A^+(y)} u_j$), so related classes share weights; "
+        "mistakes are charged by how far apart the two classes sit in the tree (slack "
+        "rescaled by half the tree distance)."
+    ),
+    objective=(
+        r"\min_{u}\ \frac12\sum_{i \in \mathcal Y}\|u_i\|^2 + \frac{C}{N}\sum_{k=1}^{N}"
+        r"\max_{y \ne y_k} \Delta(y_k, y)\,\Big[1 - \sum_{i \in \mathcal A^+(y_k)} u_i^\top "
+        r"x_k + \sum_{j \in \mathcal A^+(y)} u_j^\top x_k\Big]_+ ,\quad \Delta = "
+        r"\tfrac12\gamma \quad \text{(eq. 3)}"
+    ),
+    equations="seed 000, Section 5 (TREELOSS, slack rescaling per the errata), eq. (3)",
+    prediction=r"f(x) = \arg\max_{y \in \mathcal Y} \sum_{j \in \mathcal A^+(y)} u_j^\top x"
+    r" \quad \text{(eq. 2, 3)}",
+    symbols=r"$\gamma(y, y')$: the number of edges between $y$ and $y'$ in the tree.",
+    solver=_RDA_SOLVER + r" Here $\Psi = \frac12\|u\|^2$.",
+    bounds=_RDA_BOUNDS,
+    citation="L. Cai, T. Hofmann. *Hierarchical document categorization with support "
+    "vector machines.* CIKM 2004; as the TREELOSS baseline of " + _CITE_000,
+)
