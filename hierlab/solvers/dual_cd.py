@@ -36,6 +36,7 @@ all coordinates and the leaf goes on; it stops when the spread is below ``tol`` 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -170,8 +171,7 @@ def solve_leaves_dual_cd(
         Seed of the per-pass permutations (a leaf's iterates depend on it and on nothing else
         in the block).
     use_jit : bool, optional
-        Run each pass with the compiled kernel (numba; same steps, machine speed). None: when
-        :func:`hierlab.core._jit.jit_enabled`.
+        Compiled passes (numba, the same steps); None: as :func:`hierlab.core._jit.jit_enabled`.
 
     Returns
     -------
@@ -188,8 +188,7 @@ def solve_leaves_dual_cd(
     inv_q = np.zeros(n)
     inv_q[nonzero_row] = 1.0 / rows.sq_norms[nonzero_row]
     A, WT = _starting_point(Xc, Yf, U, W_parent, alpha0, nonzero_row)
-    ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    entropy = ss.entropy if ss.entropy is not None else 0
+    entropy = _entropy(seed)
     state = _LeafProgress.start(nonzero_row, U)
     for p in range(max_passes):
         if state.done.all():
@@ -246,7 +245,13 @@ def _starting_point(
     return A, WT
 
 
-def _pass_order(entropy: object, p: int, live: np.ndarray) -> list[int]:
+def _entropy(seed: int | np.random.SeedSequence | None) -> int | Sequence[int]:
+    """The entropy of ``seed`` (0 when it has none); with a pass's number it seeds the pass."""
+    ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    return ss.entropy if ss.entropy is not None else 0
+
+
+def _pass_order(entropy: int | Sequence[int], p: int, live: np.ndarray) -> list[int]:
     """Pass ``p``'s random order of the examples that still have a live coordinate."""
     rows_on = np.asarray(live.any(axis=1), dtype=bool)
     perm = np.random.default_rng([*np.atleast_1d(entropy).tolist(), p]).permutation(len(rows_on))

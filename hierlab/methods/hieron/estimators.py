@@ -54,88 +54,53 @@ __all__ = ["HieronClassifier", "HieronGreedyClassifier"]
 
 _KERNELS = ("linear", "rbf", "poly")
 _FORMS = ("auto", "primal", "dual")
-
-
 _CANDIDATES = ("auto", "all", "seen")
 
+# The parameters both estimators declare (only the default of ``update`` differs): the update,
+# the hypothesis, the passes over the data, the kernel of eq. (12) and the reports.
+# fmt: off
 _UPDATE = Param(
-    "update",
-    "str",
-    "prediction",
-    choices=UPDATES,
+    "update", "str", "prediction", choices=UPDATES,
     help="competitor of an update: the prediction (Alg. 1) or the max-loss label (Sec. 4)",
     note="'prediction' is online Hieron (update only on mistakes of the current prediction, "
     "Alg. 1); 'max-loss' uses the label with the largest loss of eq. (5), the batch variant "
     "whose average has the generalisation bound of Thm. 2.",
 )
-#: the hypothesis, the passes, the kernel and the reports: the parameters both estimators share
 _AVERAGE = Param(
-    "average",
-    "bool",
-    True,
-    help="predict with the averaged hypothesis (eq. 13)",
+    "average", "bool", True, help="predict with the averaged hypothesis (eq. 13)",
     note="The average of all online hypotheses (eq. 13/15) is much more stable than the last "
     "one on noisy data.",
 )
 _PASSES = (
     Param(
-        "epochs",
-        "int",
-        1,
-        low=1,
-        help="passes over the training set",
+        "epochs", "int", 1, low=1, help="passes over the training set",
         note="The paper uses one; 2-5 help when the data is small.",
     ),
     Param(
-        "shuffle",
-        "bool",
-        False,
-        help="shuffle the training set before every epoch",
+        "shuffle", "bool", False, help="shuffle the training set before every epoch",
         note="Otherwise every epoch takes the rows in the given order.",
     ),
 )
 _KERNEL_PARAMS = (
     Param(
-        "kernel",
-        "str",
-        "linear",
-        choices=_KERNELS,
-        help="kernel of eq. (12)",
+        "kernel", "str", "linear", choices=_KERNELS, help="kernel of eq. (12)",
         note="'linear' works in the primal; 'rbf' and 'poly' use the kernel form of eq. (12) "
         "and cost O(n_support) per prediction.",
     ),
     Param(
-        "form",
-        "str",
-        "auto",
-        choices=_FORMS,
+        "form", "str", "auto", choices=_FORMS,
         help="primal or dual (kernel) form; auto = primal for the linear kernel",
         note="'dual' with the linear kernel runs the kernel code path (same predictions); "
         "'primal' needs the linear kernel.",
     ),
     Param(
-        "gamma",
-        "float",
-        None,
-        low=0.0,
-        low_open=True,
-        log=True,
+        "gamma", "float", None, low=0.0, low_open=True, log=True,
         help="RBF / polynomial kernel scale (None: 1 / n_features)",
         note="Try 0.1x-10x of 1 / n_features.",
     ),
+    Param("degree", "int", 3, low=1, help="degree of the polynomial kernel", note="2-4 is usual."),
     Param(
-        "degree",
-        "int",
-        3,
-        low=1,
-        help="degree of the polynomial kernel",
-        note="2-4 is usual.",
-    ),
-    Param(
-        "coef0",
-        "float",
-        1.0,
-        help="offset of the polynomial kernel",
+        "coef0", "float", 1.0, help="offset of the polynomial kernel",
         note="The kernel is (gamma x.z + coef0) ** degree.",
     ),
 )
@@ -148,7 +113,8 @@ _REPORTS = (
         "random_state", "seed", None, help="seed of the shuffles",
         note="Only used with shuffle=True.",
     ),
-)  # fmt: skip
+)
+# fmt: on
 
 
 class _HieronParams(HierarchicalClassifier):

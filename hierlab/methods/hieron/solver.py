@@ -498,10 +498,12 @@ class HieronSolver(Solver):
         indptr, indices, data = X.indptr, X.indices, X.data
 
         def score(i: int) -> np.ndarray:
+            """``W^v . x_i`` from the columns of row ``i``."""
             a0, a1 = indptr[i], indptr[i + 1]
             return np.asarray(W[:, indices[a0:a1]] @ data[a0:a1])
 
         def update(i: int, c: np.ndarray, a: float, t: int) -> None:
+            """Eq. (7) on the columns of row ``i``."""
             self._step(X, i, c, a, t, sparse=True)
 
         self._pass_rounds(y, sq, idx, pred, score, update)
@@ -650,11 +652,13 @@ class HieronSolver(Solver):
         raw_sq = row_sq_norms(X)
 
         def score(i: int) -> np.ndarray:
+            """``k @ B`` with ``k_j = K(x_j, x_i)`` over the support set (eq. 12)."""
             k = self._kernel_row(X, i, sparse_x)
             n = self._sv_n
             return np.asarray(k @ self._B[:n]) if n else np.zeros(self.n_nodes)
 
         def update(i: int, c: np.ndarray, a: float, t: int) -> None:
+            """Store ``x_i`` once in the support set and move its coefficients by ``a c``."""
             r = int(sv_row[i])
             if r < 0:
                 r = self._sv_append(X, i, float(ksq[i]), float(raw_sq[i]))

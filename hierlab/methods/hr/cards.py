@@ -24,7 +24,6 @@ _HR_BOUNDS = (
     "from below for any feasible $\\alpha$ (derivation in `hierlab.methods.hr.model`). The "
     "solver stops at relative gap `tol`."
 )
-_HR_OBJ_REG = r"\min_{W}\ \sum_{n \in \mathcal N} \tfrac12 \|w_n - w_{\pi(n)}\|^2"
 _HR_SYMBOLS = (
     r"$\mathcal N$: the nodes, $\pi(n)$ the parent of $n$ ($w_{\pi(\mathrm{root})} = 0$), "
     r"$T$ the leaves, $y_{in} = +1$ iff leaf $n$ is a label of example $i$, else $-1$."
@@ -38,6 +37,14 @@ _HINGE = r"\big(1 - y_{in}\, w_n^\top x_i\big)_+"
 _LOGISTIC = r"\log\big(1 + e^{-y_{in}\, w_n^\top x_i}\big)"
 
 
+def _hr_objective(loss: str, eq: int) -> str:
+    """Eq. (2) or (3): the parent-child regulariser plus ``C`` times the leaves' ``loss``."""
+    return (
+        r"\min_{W}\ \sum_{n \in \mathcal N} \tfrac12 \|w_n - w_{\pi(n)}\|^2"
+        r" + C\sum_{n \in T}\sum_{i=1}^{M} " + loss + rf" \quad \text{{(eq. {eq})}}"
+    )
+
+
 HR_SVM_CARD = MethodCard(
     title="HR-SVM — hierarchically regularised SVM",
     idea=(
@@ -46,10 +53,7 @@ HR_SVM_CARD = MethodCard(
         "from their siblings through the shared parent. The coupling is only parent-child, "
         "so nodes of one depth parity can be solved in parallel."
     ),
-    objective=_HR_OBJ_REG
-    + r" + C\sum_{n \in T}\sum_{i=1}^{M} "
-    + _HINGE
-    + r" \quad \text{(eq. 2)}",
+    objective=_hr_objective(_HINGE, 2),
     equations="seed 001, eq. (2); updates eq. (4)-(7); Algorithm 1, Section 4.3",
     prediction=r"f(x) = \arg\max_{n \in T} w_n^\top x \quad (\text{multi-label: also every "
     r"}n \text{ with } w_n^\top x > 0)",
@@ -71,10 +75,7 @@ HR_LR_CARD = MethodCard(
         "HR-SVM with the logistic loss: the same parent-child regulariser, smooth leaf "
         "problems solved by L-BFGS. The paper finds it better on smaller data sets."
     ),
-    objective=_HR_OBJ_REG
-    + r" + C\sum_{n \in T}\sum_{i=1}^{M} "
-    + _LOGISTIC
-    + r" \quad \text{(eq. 3)}",
+    objective=_hr_objective(_LOGISTIC, 3),
     equations="seed 001, eq. (3); updates eq. (4), (8); Algorithm 1, Section 4.3",
     prediction=_LEAF_ARGMAX,
     symbols=_HR_SYMBOLS,

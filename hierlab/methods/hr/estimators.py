@@ -379,6 +379,7 @@ class _OvRBase(_LeafScorer):
         leaves = tax.leaves
 
         def run() -> tuple[np.ndarray, float, dict[str, Any]]:
+            """Every leaf's liblinear problem; the weights, the summed objective, extras."""
             cols = np.arange(len(leaves))
             Ys = problem.signs(cols)
             Ws = problem.weights(cols)
