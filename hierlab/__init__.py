@@ -4,6 +4,8 @@ The public API is re-exported here, every estimator class included; see the READ
 Importing the package registers every method (:mod:`hierlab.methods`).
 """
 
+from typing import Any
+
 from hierlab import plots
 from hierlab.core.callbacks import EarlyStopping, FunctionCallback, History, Timeout
 from hierlab.core.exceptions import (
@@ -114,3 +116,15 @@ __all__ = [
     "solve",
     "write_taxonomy",
 ]
+
+#: every registered estimator class is public, also one added later by a family module alone
+_REGISTERED = {get_method(m).estimator.__name__: get_method(m).estimator for m in list_methods()}
+__all__ += sorted(set(_REGISTERED) - set(__all__))
+
+
+def __getattr__(name: str) -> Any:
+    """``hierlab.<EstimatorClass>`` for a registered class that is not imported above."""
+    try:
+        return _REGISTERED[name]
+    except KeyError:
+        raise AttributeError(f"module 'hierlab' has no attribute {name!r}") from None

@@ -164,15 +164,21 @@ def test_every_module_has_a_layer() -> None:
 def test_arrows_run_one_way() -> None:
     """core <- io <- datasets <- solvers <- methods <- evaluation <- lab, benchmarks, cli."""
     wrong = sorted(
-        (m, t) for m, targets in _graph().items() if m != "hierlab" for t in targets
+        (m, t)
+        for m, targets in _graph().items()
+        if m != "hierlab"
+        for t in targets
         if _layer(t) > _layer(m)
     )
     assert wrong == []
 
 
 def test_io_never_imports_datasets() -> None:
-    wrong = [m for m, t in _graph().items() if m.startswith("hierlab.io")
-             and any(x.startswith("hierlab.datasets") for x in t)]
+    wrong = [
+        m
+        for m, t in _graph().items()
+        if m.startswith("hierlab.io") and any(x.startswith("hierlab.datasets") for x in t)
+    ]
     assert wrong == []
 
 

@@ -161,8 +161,7 @@ class Param:
         except (TypeError, ValueError, OverflowError):
             allowed = "None or " if self.accepts_none else ""
             raise ParameterError(
-                f"{where}parameter {self.name!r} must be {allowed}{_KIND[self.type]}, "
-                f"got {value!r}"
+                f"{where}parameter {self.name!r} must be {allowed}{_KIND[self.type]}, got {value!r}"
             ) from None
 
     def _check_range(self, v: float, where: str) -> None:
@@ -182,8 +181,12 @@ class Param:
         if self.choices is not None:
             out = "one of: " + ", ".join(str(c) for c in self.choices)
         elif self.type in ("bool", "str", "seed", "object"):
-            out = {"bool": "True / False", "str": "text", "seed": "an integer seed",
-                   "object": "an object"}[self.type]
+            out = {
+                "bool": "True / False",
+                "str": "text",
+                "seed": "an integer seed",
+                "object": "an object",
+            }[self.type]
         else:
             out = _interval(self)
         if self.log:

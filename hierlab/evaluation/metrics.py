@@ -336,15 +336,11 @@ def macro_f1(
     The classes are ``labels`` if given, else every node seen in ``y_true`` or ``y_pred``
     (single-label: the true labels and the predictions; after the ancestor rule a correct
     prediction below an internal true label counts for the true label). Seeds 001 (Table 2) and
-    004 (average F1 over classes) report this measure. See :func:`micro_f1` for ``closure``.
+    004 (average F1 over classes) report this measure. ``y_true``, ``y_pred``, ``taxonomy`` and
+    ``closure`` are as in :func:`micro_f1`.
 
     Parameters
     ----------
-    y_true, y_pred : array-like
-        Single-label of shape (n_samples,) or multi-label; node names or ids.
-    taxonomy : Taxonomy
-    closure : bool, default False
-        Evaluate ancestor-closed sets ``A+(Y) - {root}``.
     labels : sequence of node names or ids, optional
         The classes to average over (a class never seen then has F1 = 0).
 

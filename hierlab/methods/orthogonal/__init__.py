@@ -1,17 +1,4 @@
 """Seed 000: hierarchical SVM with orthogonal transfer (ORTHOGNL) and its four baselines."""
 
-from hierlab.methods.orthogonal.estimators import (
-    FlatMulticlassClassifier,
-    HierarchicalMulticlassClassifier,
-    OrthogonalTransferClassifier,
-    TransferClassifier,
-    TreeLossClassifier,
-)
-
-__all__ = [
-    "FlatMulticlassClassifier",
-    "HierarchicalMulticlassClassifier",
-    "OrthogonalTransferClassifier",
-    "TransferClassifier",
-    "TreeLossClassifier",
-]
+from hierlab.methods.orthogonal.estimators import *  # noqa: F403 (the five estimators)
+from hierlab.methods.orthogonal.estimators import __all__ as __all__

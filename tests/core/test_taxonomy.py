@@ -10,13 +10,13 @@ import json
 import networkx as nx
 import numpy as np
 import pytest
-from _taxonomy_strategies import dag_edges, dags, taxonomies, tree_edges, trees
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hierlab.core.exceptions import TaxonomyError
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.io import read_taxonomy, write_taxonomy
+from tests._taxonomy_strategies import dag_edges, dags, taxonomies, tree_edges, trees
 
 SETTINGS = settings(max_examples=40, deadline=None)
 

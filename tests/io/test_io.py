@@ -32,7 +32,7 @@ from hierlab.io import (
     write_taxonomy,
 )
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "datasets"
+EXAMPLES = Path(__file__).resolve().parents[2] / "datasets"
 
 TREE = Taxonomy(
     [

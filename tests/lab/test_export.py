@@ -29,7 +29,7 @@ from hierlab.lab.export import (
     write_session,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "datasets"
 GEN = {"n_train_per_label": 6, "n_test_per_label": 3, "depth": 2, "random_state": 4}
 

@@ -1,7 +1,7 @@
 """Block-coordinate Frank-Wolfe on the dual (hierlab.solvers.bcfw) against independent oracles.
 
 - The dual tables of every model reproduce the model's own loss (``DualBlocks.primal_loss``).
-- Each method's optimum equals the slack QP solved by SLSQP (``tests/test_rda.py``, explicit
+- Each method's optimum equals the slack QP solved by SLSQP (``tests/solvers/test_rda.py``, explicit
   loops over the paper's constraints) to 1e-4 relative, and ``lower <= J* <= upper`` at every
   epoch, with ``upper`` non-increasing and ``lower`` non-decreasing.
 - ORTHOGNL: the sign relaxation's dual (a max over ``sigma`` of quadratic duals) is a certified
@@ -23,7 +23,7 @@ from hierlab.core.regularizers import Orthogonal, orthogonal_K
 from hierlab.core.solver import solve
 from hierlab.methods.orthogonal.estimators import OrthogonalTransferClassifier, TransferClassifier
 from hierlab.solvers.bcfw import BCFW
-from tests.test_rda import (
+from tests.solvers.test_rda import (
     CASES,
     ESTIMATORS,
     TREES,

@@ -10,7 +10,6 @@ import networkx as nx
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from _taxonomy_strategies import tax_and_label_sets, tax_and_labels, trees
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import average_precision_score, f1_score
@@ -18,6 +17,7 @@ from sklearn.metrics import average_precision_score, f1_score
 from hierlab.core.exceptions import DataError, TaxonomyError
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.evaluation import metrics as M
+from tests._taxonomy_strategies import tax_and_label_sets, tax_and_labels, trees
 
 SETTINGS = settings(max_examples=40, deadline=None)
 
