@@ -84,6 +84,13 @@ _CATALOG: tuple[BuiltinDataset, ...] = (
         real=True,
     ),
     BuiltinDataset(
+        "ipc",
+        "hierlab.datasets.ipc:load_ipc",
+        {},
+        "IPC patent titles, 645 subclass leaves (many classes), 70/30 split, TF-IDF",
+        real=True,
+    ),
+    BuiltinDataset(
         "imclef07d",
         "hierlab.datasets.real:load_clus",
         {"name": "ImCLEF07D"},

@@ -18,7 +18,7 @@ import pytest
 import scipy.sparse as sp
 
 from hierlab.core.exceptions import DataError, ParameterError
-from hierlab.datasets import load_20newsgroups, load_clus
+from hierlab.datasets import load_20newsgroups, load_clus, load_ipc
 from hierlab.datasets import real as real_mod
 from hierlab.datasets.real import find_data_home
 
@@ -278,3 +278,61 @@ def test_20newsgroups_flat_svm_and_topdown_baseline():
     td = TopDownClassifier(taxonomy=train.taxonomy).fit(train.X, train.y)
     top_down = float(np.mean(td.predict(test.X) == test.y))
     assert flat - top_down <= 0.02
+
+
+def _mini_ipc(tmp_path: Path, rows: list[tuple[str, str]], header: str = "text,label") -> Path:
+    import gzip
+
+    (tmp_path / "ipc").mkdir()
+    lines = [header] + [f'"{t}",{lab}' for t, lab in rows]
+    with gzip.open(tmp_path / "ipc" / "ipc_titles.csv.gz", "wt", encoding="utf-8") as fh:
+        fh.write("\n".join(lines) + "\n")
+    return tmp_path
+
+
+def test_ipc_logic_on_a_miniature_file(tmp_path):
+    rows = [
+        (f"title {k} about {w}", lab)
+        for k, (w, lab) in enumerate(
+            [("pipes", "F/F16/F16L"), ("valves", "F/F16/F16K"), ("cells", "H/H01/H01M")] * 10
+        )
+    ]
+    home = _mini_ipc(tmp_path, rows)
+    train, test = load_ipc(data_home=home, test_size=0.3, random_state=1)
+    assert (train.n_samples, test.n_samples) == (21, 9)
+    tax = train.taxonomy
+    assert tax.n_nodes == 1 + 2 + 2 + 3 and sorted(map(str, tax.names[tax.leaves])) == [
+        "F16K",
+        "F16L",
+        "H01M",
+    ]
+    assert str(tax.names[tax.parent[tax._id("F16L")]]) == "F16"
+    # the TF-IDF is fitted on the training titles only: its vocabulary is theirs
+    texts = {t for t, _ in rows}
+    assert len(train.feature_names) == train.X.shape[1] == test.X.shape[1]
+    assert set(train.feature_names) <= {w for t in texts for w in t.split()}
+    again, _ = load_ipc(data_home=home, test_size=0.3, random_state=1)
+    assert list(again.y) == list(train.y)  # seeded
+    other, _ = load_ipc(data_home=home, test_size=0.3, random_state=2)
+    assert list(other.y) != list(train.y)
+    with pytest.raises(ParameterError, match="test_size"):
+        load_ipc(data_home=home, test_size=1.0)
+
+
+def test_ipc_refuses_other_columns(tmp_path):
+    home = _mini_ipc(tmp_path, [("a", "F/F16/F16L")], header="title,code")
+    with pytest.raises(DataError, match="text,label"):
+        load_ipc(data_home=home)
+
+
+@pytest.mark.realdata
+@needs_real
+def test_ipc_real_sizes():
+    """The documented sizes: 75,043 titles, 785 nodes, 645 leaves, depth 3; 70/30 seed 0."""
+    train, test = load_ipc()
+    assert (train.n_samples, test.n_samples) == (52530, 22513)
+    tax = train.taxonomy
+    assert (tax.n_nodes, len(tax.leaves), tax.max_depth) == (785, 645, 3)
+    leaf_names = set(map(str, tax.names[tax.leaves]))
+    assert set(map(str, train.y)) <= leaf_names and set(map(str, test.y)) <= leaf_names
+    assert sp.isspmatrix_csr(train.X) and train.X.shape[1] > 20000
