@@ -466,7 +466,10 @@ def _cmd_induce(args: argparse.Namespace) -> int:
     )
     given = train.taxonomy
     if given.is_tree and set(map(str, tax.names[tax.leaves])) <= set(map(str, given.names)):
-        mse = tree_similarity_mse(given, tax)
+        # the given leaves with training rows: the others are not in the induced tree
+        names = set(map(str, tax.names))
+        classes = [str(given.names[i]) for i in given.leaves if str(given.names[i]) in names]
+        mse = tree_similarity_mse(given, tax, classes)
         print(f"tree-similarity MSE to the given taxonomy: {mse:.5f}", file=sys.stderr)
     if args.out:
         write_taxonomy(tax, args.out)

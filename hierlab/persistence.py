@@ -221,9 +221,9 @@ class _Decoder:
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 #: model files written before the package took its current layout name classes by their old
-#: module paths and names; they are read through these two maps (data only, no code)
+#: module paths (a class's defining module; a Taxonomy is stored by value) and names; they are
+#: read through these two maps (data only, no code)
 _OLD_MODULES = {
-    "hierlab.taxonomy": "hierlab.core.taxonomy",
     "hierlab.regularizers": "hierlab.core.regularizers",
     "hierlab.solvers.block_cd": "hierlab.methods.hr.solver",
     "hierlab.solvers.hieron": "hierlab.methods.hieron.solver",
@@ -242,7 +242,6 @@ _OLD_MODULES = {
     "hierlab.estimators.topdown": "hierlab.methods.topdown",
     "hierlab.induction.mftree": "hierlab.methods.mftree.induction",
     "hierlab.induction.cmtl": "hierlab.methods.mftree.cmtl",
-    "hierlab.induction": "hierlab.methods.mftree.induce",
     "hierlab.datasets.base": "hierlab.core.dataset",
 }
 _OLD_CLASSES = {
@@ -259,11 +258,6 @@ _OLD_CLASSES = {
 }
 
 
-def _current_path(mod_name: str, cls_name: str) -> tuple[str, str]:
-    """``(module, class)`` of today's layout for a path written by an earlier version."""
-    return _OLD_MODULES.get(mod_name, mod_name), _OLD_CLASSES.get(cls_name, cls_name)
-
-
 def _import_class(path: str) -> Any:
     """The class named by a dotted ``path`` in hierlab or scikit-learn.
 
@@ -275,7 +269,8 @@ def _import_class(path: str) -> Any:
         raise ModelFileError(f"model file names an invalid class path {path[:120]!r}")
     if any(p.startswith("__") for p in parts):
         raise ModelFileError(f"model file names a special module or attribute: {path[:120]!r}")
-    mod_name, cls_name = _current_path(".".join(parts[:-1]), parts[-1])
+    mod_name = _OLD_MODULES.get(".".join(parts[:-1]), ".".join(parts[:-1]))
+    cls_name = _OLD_CLASSES.get(parts[-1], parts[-1])
     try:
         mod = importlib.import_module(mod_name)
         cls = getattr(mod, cls_name)
@@ -370,7 +365,7 @@ def load(path: str | PathLike[str], max_bytes: int = MAX_ARRAY_BYTES) -> BaseEst
         raise ModelFileError(f"{path}: {exc}") from None
     except RecursionError:
         raise ModelFileError(f"{path}: corrupt model file (nested too deeply)") from None
-    except (KeyError, TypeError, AttributeError, IndexError, *_READ_ERRORS) as exc:  # type: ignore[misc]
+    except _DECODE_ERRORS as exc:
         raise ModelFileError(f"{path}: corrupt model file ({type(exc).__name__}: {exc})") from None
     if not isinstance(est, BaseEstimator):
         raise ModelFileError(f"{path}: the file does not hold an estimator")
@@ -385,6 +380,20 @@ _READ_ERRORS: tuple[type[BaseException], ...] = (
     NotImplementedError,  # an unsupported compression method
     zipfile.BadZipFile,
     zlib.error,
+)
+#: ... and what reading the archive's manifest, or decoding the estimator, adds to them
+_ARCHIVE_ERRORS: tuple[type[BaseException], ...] = (
+    zipfile.LargeZipFile,
+    UnicodeDecodeError,
+    KeyError,
+    *_READ_ERRORS,
+)
+_DECODE_ERRORS: tuple[type[BaseException], ...] = (
+    KeyError,
+    TypeError,
+    AttributeError,
+    IndexError,
+    *_READ_ERRORS,
 )
 
 
@@ -419,7 +428,7 @@ def _read_archive(path: str | PathLike[str], max_bytes: int) -> tuple[Any, bytes
         raise
     except RecursionError:
         raise ModelFileError(f"{path}: corrupt model file (manifest nested too deeply)") from None
-    except (zipfile.LargeZipFile, UnicodeDecodeError, KeyError, *_READ_ERRORS) as exc:  # type: ignore[misc]
+    except _ARCHIVE_ERRORS as exc:
         raise ModelFileError(f"{path}: corrupt model file ({exc})") from None
 
 

@@ -594,12 +594,14 @@ def confusion_figure(confusion: pd.DataFrame, title: str | None = None) -> go.Fi
     z = confusion.to_numpy(dtype=np.float64)
     rows = z.sum(axis=1, keepdims=True)
     frac = np.divide(z, rows, out=np.zeros_like(z), where=rows > 0)
+    # arrays, not lists: plotly checks a list cell by cell (645 x 645 cells: 2 s, not 0.02 s);
+    # float32 keeps the base64 payload as small as the lists' JSON
     trace = {
         "type": "heatmap",
-        "z": frac.tolist(),
+        "z": frac.astype(np.float32),
         "x": [str(c) for c in confusion.columns],
         "y": [str(r) for r in confusion.index],
-        "text": z.astype(np.int64).tolist(),
+        "text": z.astype(np.int64),
         "texttemplate": "%{text}" if z.size <= 400 else None,
         "colorscale": "Blues",
         "colorbar": {"title": {"text": "row fraction"}},

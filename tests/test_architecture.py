@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import inspect
 import math
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -242,6 +243,13 @@ def test_large_C_accepted_by_both_paths() -> None:
     assert make_estimator("flatmult", C=1e6).C == 1e6
     assert hierlab.FlatMulticlassClassifier(C=1e6).C == 1e6
     declared(hierlab.FlatMulticlassClassifier)["C"].validate(1e6)
+    # the class path proper is ``fit`` (the constructor above only stores C): it trains
+    X = np.random.default_rng(0).normal(size=(12, 3))
+    est = hierlab.FlatMulticlassClassifier(C=1e6, max_iter=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # three iterations do not close the gap
+        est.fit(X, np.array(["a", "b", "c"] * 4))
+    assert est.n_iter_ == 3
 
 
 def test_constructors_are_keyword_only() -> None:

@@ -27,6 +27,16 @@ def test_datasets_and_methods_list(capsys: pytest.CaptureFixture[str]) -> None:
         assert name in out
 
 
+def test_methods_name_lists_its_declared_parameters(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["methods", "orthognl"]) == 0
+    out = capsys.readouterr().out
+    spec = hierlab.get_method("orthognl")
+    assert out.startswith(f"orthognl [{spec.seed}] {spec.summary}")
+    for p in spec.params:
+        line = f"--param {p.name}=..."
+        assert line in out and f"default {p.default!r}; {p.range_text()}" in out, p.name
+
+
 def test_fit_file_with_taxonomy_json_and_model(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     model = tmp_path / "m.hlm"
     code = main(
@@ -170,3 +180,13 @@ def test_induce_writes_a_taxonomy_over_the_classes(tmp_path: Path, capsys) -> No
         DATA / "example_names.csv", taxonomy=hierlab.read_taxonomy(DATA / "taxonomy_edges.txt")
     )
     assert set(map(str, tax.names[tax.leaves])) == set(map(str, data.y))
+
+
+def test_induce_compares_over_the_leaves_with_data(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """A given leaf without rows is not in the induced tree: the MSE is over the others."""
+    edges = tmp_path / "edges.txt"
+    edges.write_text((DATA / "taxonomy_edges.txt").read_text() + "\nvehicle scooter\n")
+    code = main(["induce", str(DATA / "example_names.csv"), "--taxonomy", str(edges)])
+    assert code == 0
+    err = capsys.readouterr().err
+    assert "tree-similarity MSE" in err, err

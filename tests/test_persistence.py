@@ -13,7 +13,6 @@ import scipy.sparse as sp
 
 import hierlab
 from hierlab import ModelFileError, Taxonomy
-from hierlab.core.registry import get_method
 from hierlab.persistence import load, save
 
 
@@ -32,8 +31,7 @@ def _problem(seed: int = 0) -> tuple[Taxonomy, np.ndarray, np.ndarray]:
 @pytest.mark.parametrize("name", hierlab.list_methods())
 def test_round_trip_gives_identical_predictions(name: str, tmp_path: Path) -> None:
     tax, X, y = _problem()
-    spec = get_method(name)
-    est = hierlab.make_estimator(name, taxonomy=tax, **getattr(spec, "check_params", {}))
+    est = hierlab.make_estimator(name, taxonomy=tax)
     est.fit(X, y)
     path = tmp_path / "m.hlm"
     save(est, path)

@@ -23,7 +23,7 @@ from app.state import (
 )
 from app.ui.errors import show_error
 from app.ui.live import LivePlot
-from app.ui.method_card import method_tags, show_card
+from app.ui.method_card import show_card
 from app.ui.page import training_page
 from app.ui.widgets import param_errors, param_widgets
 from hierlab import Taxonomy, get_method
@@ -144,7 +144,7 @@ with left:
         format_func=lambda n: f"{n} — {get_method(n).summary}" if get_method(n).summary else n,
     )
     spec = get_method(method)
-    st.caption(method_tags(spec))
+    st.caption(spec.card.tags())
     with st.expander("About this method"):
         show_card(method, compact=True, key=f"train_card_{method}")
     params = param_widgets(spec, suggested_params(method, tax))

@@ -13,10 +13,68 @@ straight to ``hierlab``:
 
 from __future__ import annotations
 
-from app.state import compare, data, runs, session
-from app.state.compare import *  # noqa: F403
-from app.state.data import *  # noqa: F403
-from app.state.runs import *  # noqa: F403
-from app.state.session import *  # noqa: F403
+from app.state.compare import Comparison, compare_methods
+from app.state.data import (
+    DEFAULT_BUILTINS,
+    Builtin,
+    DatasetEntry,
+    builtin_choices,
+    example_files,
+    generator_params,
+    induce_taxonomy,
+    load_builtin,
+    make_entry,
+    parse_upload,
+    report_messages,
+    resplit,
+    upload_entry,
+    validation_report,
+)
+from app.state.runs import (
+    Run,
+    admissibility,
+    compatible_methods,
+    default_method,
+    fit_run,
+    iteration_budget,
+    json_default,
+    run_from_result,
+    runs_json,
+    runs_table,
+    suggested_params,
+)
+from app.state.session import STATE_KEY, AppState, get_state, session_dict
 
-__all__ = [*session.__all__, *data.__all__, *runs.__all__, *compare.__all__]
+__all__ = [
+    "DEFAULT_BUILTINS",
+    "STATE_KEY",
+    "AppState",
+    "Builtin",
+    "Comparison",
+    "DatasetEntry",
+    "Run",
+    "admissibility",
+    "builtin_choices",
+    "compare_methods",
+    "compatible_methods",
+    "default_method",
+    "example_files",
+    "fit_run",
+    "generator_params",
+    "get_state",
+    "induce_taxonomy",
+    "iteration_budget",
+    "json_default",
+    "load_builtin",
+    "make_entry",
+    "parse_upload",
+    "report_messages",
+    "resplit",
+    "run_from_result",
+    "runs_json",
+    "runs_table",
+    "session_dict",
+    "suggested_params",
+    "upload_entry",
+    "validation_report",
+]

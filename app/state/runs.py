@@ -7,6 +7,7 @@ A run is ``hierlab.make_estimator`` + ``fit`` with the live plot's callbacks, sc
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import time
@@ -342,11 +343,25 @@ def admissibility(method: str, params: dict[str, Any], taxonomy: Taxonomy) -> di
     if not taxonomy.is_tree or taxonomy.n_nodes > 3000:
         return None
     try:
-        lam = smallest_comparison_eigenvalue(taxonomy, float(params["alpha"]))
-        amax = max_admissible_alpha(taxonomy)
+        lam = _min_eigenvalue(taxonomy, float(params["alpha"]))
+        amax = _max_alpha(taxonomy)
     except Exception as exc:  # an extra must never break the page
         return {"admissible": None, "message": f"check unavailable: {exc}"}
     return {"admissible": bool(lam > 0), "min_eigenvalue": float(lam), "max_alpha": float(amax)}
+
+
+# Each is a dense eigenproblem over the nodes (IPC's 785 nodes: 1 to 4 s on a shared
+# machine), and every rerun of the Train page asks for both twice (starting values and the
+# indicator). Cached per taxonomy (hashed by its nodes and edges; both values are invariant to
+# the order of the nodes).
+@functools.lru_cache(maxsize=32)
+def _min_eigenvalue(taxonomy: Taxonomy, alpha: float) -> float:
+    return float(smallest_comparison_eigenvalue(taxonomy, alpha))
+
+
+@functools.lru_cache(maxsize=8)
+def _max_alpha(taxonomy: Taxonomy) -> float:
+    return float(max_admissible_alpha(taxonomy))
 
 
 def suggested_params(method: str, taxonomy: Taxonomy) -> dict[str, Any]:

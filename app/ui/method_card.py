@@ -12,14 +12,8 @@ import pandas as pd
 import streamlit as st
 
 from hierlab.core.cards import MethodCard, MissingCardError, method_card
-from hierlab.core.registry import MethodSpec
 
-__all__ = ["method_tags", "params_frame", "show_card"]
-
-
-def method_tags(spec: MethodSpec) -> str:
-    """``"seed 000 · certified lower bound · DAG taxonomies"``: what a method is, in one line."""
-    return str(spec.card.tags())
+__all__ = ["params_frame", "show_card"]
 
 
 def params_frame(card: MethodCard) -> pd.DataFrame:
@@ -79,7 +73,7 @@ def show_card(name: str, compact: bool = False, key: str | None = None) -> Metho
         return None
     if not compact:
         st.subheader(card.title)
-    st.caption(f"{method_tags(card.spec)} · {card.equations}")
+    st.caption(f"{card.tags()} · {card.equations}")
     st.markdown(card.idea)
     for line in card.objective_lines():
         st.latex(line)

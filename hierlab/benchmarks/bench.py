@@ -22,7 +22,7 @@ Measurement rules (a shared, loaded machine):
 ``BENCH_PARAMS`` holds the parameters used on 20 Newsgroups (11,314 x 130,107, nnz 1.8M,
 20 leaves) where a method's defaults are tuned for small data; each choice is documented there.
 
-Run ``python -m hierlab.benchmarks.bench`` (same options as ``hierlab bench``).
+Run it with ``hierlab bench`` (this module cannot import the CLI, which sits above it).
 """
 
 from __future__ import annotations

@@ -31,12 +31,8 @@ unequal class sizes, 10-30 training examples per class).
 from __future__ import annotations
 
 import argparse
-import io
-import os
-import tarfile
 import time
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -45,16 +41,14 @@ from sklearn.svm import LinearSVC
 from threadpoolctl import threadpool_limits
 
 from hierlab.benchmarks.taxonomy import best_of
+from hierlab.core.exceptions import DataError
 from hierlab.core.taxonomy import Taxonomy
+from hierlab.datasets.real import load_20newsgroups
 from hierlab.evaluation.metrics import macro_f1, tree_similarity_mse
 from hierlab.methods.mftree.cmtl import CMTLTree
 from hierlab.methods.mftree.estimators import CMTLClassifier, MFTreeClassifier
 from hierlab.methods.mftree.induction import MFTree, MFTreeReference
 from hierlab.methods.topdown import TopDownClassifier
-
-SHARED = Path(
-    os.environ.get("HIERLAB_DATA", Path(__file__).resolve().parents[3] / "shared" / "datasets")
-)
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -267,53 +261,21 @@ def bench_mse(quick: bool) -> None:
 
 
 def load_20newsgroups_tfidf() -> tuple[Any, np.ndarray, Any, np.ndarray, Taxonomy]:
-    """20NG bydate, sublinear TF-IDF fitted on train; the 6-group taxonomy."""
-    try:  # the teammate's loader, when it exists
-        from hierlab.datasets.real import load_20newsgroups  # type: ignore[import-not-found]
-
-        tr, te = load_20newsgroups()
-        return tr.X, np.asarray(tr.y).astype(str), te.X, np.asarray(te.y).astype(str), tr.taxonomy
-    except ImportError:
-        pass
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
-    root = SHARED / "20newsgroups"
-    docs: dict[str, tuple[list[str], list[str]]] = {"train": ([], []), "test": ([], [])}
-    with tarfile.open(root / "20news-bydate.tar.gz") as tf:
-        for m in tf:
-            if not m.isfile():
-                continue
-            parts = m.name.split("/")
-            part = "train" if "train" in parts[0] else "test"
-            f = tf.extractfile(m)
-            assert f is not None
-            docs[part][0].append(io.TextIOWrapper(f, encoding="latin-1").read())
-            docs[part][1].append(parts[1])
-    vec = TfidfVectorizer(sublinear_tf=True, min_df=2)
-    Xtr = vec.fit_transform(docs["train"][0])
-    Xte = vec.transform(docs["test"][0])
-    edges = []
-    for line in (root / "hierarchy_6groups.txt").read_text().splitlines():
-        if line.strip() and not line.startswith("#"):
-            p, c = line.split()
-            edges.append((p, c))
-    return (
-        Xtr,
-        np.asarray(docs["train"][1]),
-        Xte,
-        np.asarray(docs["test"][1]),
-        Taxonomy(edges),
-    )
+    """20NG bydate, sublinear TF-IDF fitted on train; the 6-group taxonomy
+    (:func:`~hierlab.datasets.real.load_20newsgroups`, cached on disk)."""
+    tr, te = load_20newsgroups()
+    return tr.X, np.asarray(tr.y).astype(str), te.X, np.asarray(te.y).astype(str), tr.taxonomy
 
 
 def bench_20ng(quick: bool) -> None:
     """Section ``20ng``: the induced trees of 20 Newsgroups against its 6-group taxonomy."""
     print("\n== 20ng: induced trees vs the 6-group taxonomy, 5 seeds (80% of train each) ==")
-    if not (SHARED / "20newsgroups").exists():
-        print(f"skipped: {SHARED / '20newsgroups'} not found")
-        return
     t0 = time.perf_counter()
-    Xtr, ytr, Xte, yte, truth = load_20newsgroups_tfidf()
+    try:
+        Xtr, ytr, Xte, yte, truth = load_20newsgroups_tfidf()
+    except DataError as exc:
+        print(f"skipped: {exc}")
+        return
     print(
         f"loaded {Xtr.shape[0]} / {Xte.shape[0]} posts, {Xtr.shape[1]} features "
         f"in {time.perf_counter() - t0:.1f}s"

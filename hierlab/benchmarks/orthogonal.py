@@ -2,15 +2,16 @@
 
 Every method runs on the same split (the "bydate" train/test, sublinear TF-IDF) and is timed in
 the same process right after scikit-learn's ``LinearSVC`` (one-vs-rest, default ``C = 1``).
-The RDA methods get a time budget of ``--budget`` times LinearSVC's training time (default 3)
-and stop earlier when the certified gap closes to ``--rtol``; the table reports, per method:
-training time, ratio to LinearSVC, accuracy (ancestor rule), tree-induced error (half the graph
-distance, seed 000), micro-F1, RDA iterations, the final certified gap (absolute and relative to
-the objective), and whether the gap closed.
+The seed-000 methods (with each solver of ``--solvers``: BCFW by default, or RDA) get a time
+budget of ``--budget`` times LinearSVC's training time (default 3) and stop earlier when the
+certified gap closes to ``--rtol``; the table reports, per method: training time, ratio to
+LinearSVC, accuracy (ancestor rule), tree-induced error (half the graph distance, seed 000),
+micro-F1, RDA iterations or BCFW epochs, the final certified gap (absolute and relative to the
+objective), and whether the gap closed.
 
-``C`` of the RDA methods weights the *mean* hinge (``C/N sum xi``, seed 000, eq. 4), so
-``C = N`` matches the per-example ``C = 1`` of LinearSVC (which sums squared hinges). The
-paper's ``C = 1`` makes ``w = 0`` nearly optimal on 11k documents (J(0) = C, see the report).
+``C`` of the seed-000 methods weights the *mean* hinge (``C/N sum xi``, seed 000, eq. 4), so
+``C = N`` matches the per-example ``C = 1`` of LinearSVC (which sums squared hinges); the
+paper's ``C = 1`` is LinearSVC's ``C = 1/N``.
 
 Run::
 
@@ -59,7 +60,7 @@ def _parser() -> argparse.ArgumentParser:
     """The options of ``python -m hierlab.benchmarks.orthogonal``."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
-    ap.add_argument("--C", type=float, default=None, help="RDA C (default: N, LinearSVC's C=1)")
+    ap.add_argument("--C", type=float, default=None, help="C (default: N, LinearSVC's C=1)")
     ap.add_argument("--alpha", type=float, default=0.5, help="ORTHOGNL alpha (eq. 6)")
     ap.add_argument("--budget", type=float, default=3.0, help="time budget / LinearSVC time")
     ap.add_argument("--rtol", type=float, default=1e-2, help="relative gap to certify")

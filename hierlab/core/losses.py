@@ -31,18 +31,16 @@ import scipy.sparse as sp
 from hierlab.core.exceptions import ParameterError
 from hierlab.core.taxonomy import Taxonomy
 
-__all__ = ["LOSSES", "LabelLoss", "delta", "get_loss", "tree_delta", "zero_one_delta"]
+__all__ = ["LOSSES", "LabelLoss", "delta", "get_loss"]
 
 
 @dataclass(frozen=True)
 class LabelLoss:
-    """One row of the loss table.
+    """One row of the loss table (the definitions are in the module docstring's table).
 
     Attributes
     ----------
     name : str
-    formula : str
-        The definition in words.
     weighted : bool
         Needs a weight per node (``alpha`` of seed 003).
     transform : callable
@@ -50,7 +48,6 @@ class LabelLoss:
     """
 
     name: str
-    formula: str
     weighted: bool = False
     transform: Callable[[np.ndarray], np.ndarray] | None = None
 
@@ -66,11 +63,11 @@ def _half(d: np.ndarray) -> np.ndarray:
 LOSSES: dict[str, LabelLoss] = {
     loss.name: loss
     for loss in (
-        LabelLoss("zero_one", "[y != y']"),
-        LabelLoss("hamming", "|A+(y) Δ A+(y')| (gamma(y, y') on a tree)", False, _identity),
-        LabelLoss("half_hamming", "gamma(y, y') / 2", False, _half),
-        LabelLoss("sqrt_hamming", "sqrt(gamma(y, y'))", False, np.sqrt),
-        LabelLoss("normalized", "sqrt(sum of alpha_n over A+(y) Δ A+(y'))", True, np.sqrt),
+        LabelLoss("zero_one"),
+        LabelLoss("hamming", transform=_identity),
+        LabelLoss("half_hamming", transform=_half),
+        LabelLoss("sqrt_hamming", transform=np.sqrt),
+        LabelLoss("normalized", weighted=True, transform=np.sqrt),
     )
 }
 
@@ -121,28 +118,8 @@ def delta(
     else:
         w = np.ones(taxonomy.n_nodes)
     w[taxonomy.root] = 0.0
-    A = sp.csr_matrix(taxonomy.ancestor_matrix, dtype=np.float64)
+    A = taxonomy.ancestor_matrix  # cached CSR of float64: rows are gathered, not copied whole
     Am, Al = A[labels], A[candidates]
-    inter = np.asarray((Am @ sp.diags(w) @ Al.T).todense())
+    inter = (Am @ sp.diags(w) @ Al.T).toarray()
     size = np.maximum((Am @ w)[:, None] + (Al @ w)[None, :] - 2.0 * inter, 0.0)
     return loss.transform(size)
-
-
-def zero_one_delta(taxonomy: Taxonomy) -> np.ndarray:
-    """The ``zero_one`` loss between every pair of nodes, shape (n_nodes, n_nodes)."""
-    ids = np.arange(taxonomy.n_nodes)
-    return delta("zero_one", taxonomy, ids, ids)
-
-
-def tree_delta(taxonomy: Taxonomy, half: bool = True) -> np.ndarray:
-    """The tree-induced loss between every pair of nodes, shape (n_nodes, n_nodes).
-
-    Parameters
-    ----------
-    taxonomy : Taxonomy
-    half : bool, default True
-        ``half_hamming`` (seed 000, TREELOSS: "half of the graph distance"); False gives
-        ``hamming``, the number of edges ``gamma`` (seed 002).
-    """
-    ids = np.arange(taxonomy.n_nodes)
-    return delta("half_hamming" if half else "hamming", taxonomy, ids, ids)

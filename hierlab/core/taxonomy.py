@@ -146,9 +146,14 @@ class Taxonomy:
             arr.setflags(write=False)
 
     @classmethod
-    def from_edges(cls, edges: Iterable[tuple[Hashable, Hashable]], **kwargs: Any) -> Taxonomy:
-        """From ``(parent, child)`` pairs; ``nodes=`` and ``root=`` as in :class:`Taxonomy`."""
-        return cls(edges, **kwargs)
+    def from_edges(
+        cls,
+        edges: Iterable[tuple[Hashable, Hashable]],
+        nodes: Sequence[Hashable] | None = None,
+        root: str | None = None,
+    ) -> Taxonomy:
+        """Build from ``(parent, child)`` pairs; see :class:`Taxonomy`."""
+        return cls(edges, nodes=nodes, root=root)
 
     @classmethod
     def from_parent_array(cls, parent: Sequence[int], names: Sequence[Hashable] | None = None):

@@ -12,6 +12,9 @@ directory, then ``/work/shared/datasets``; when none holds the files it raises
   as ``.npz`` + ``.json`` (never pickle) keyed by the parameters.
 - :func:`load_clus`: the Clus HMC ARFF benchmarks (ImCLEF07D, Enron_corr, cellcycle_FUN,
   cellcycle_GO), train = train + valid where a set has a validation split.
+
+The IPC patent titles have their own module (:func:`hierlab.datasets.ipc.load_ipc`), which
+finds its file and fits its TF-IDF with the helpers here.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import re
 import tarfile
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +51,8 @@ __all__ = [
 _CACHE_VERSION = 1
 _NG_DIR = "20newsgroups"
 _NG_ARCHIVE = "20news-bydate.tar.gz"
+#: the sub-folders of a data root, one per source (20 Newsgroups, Clus HMC, IPC titles)
+_DATA_DIRS = (_NG_DIR, "clus", "ipc")
 
 #: Clus data sets: name -> (sub-folder, train files, test file, description).
 CLUS_DATASETS: dict[str, tuple[str, tuple[str, ...], str, str]] = {
@@ -102,7 +107,7 @@ def _candidates(data_home: str | os.PathLike[str] | None) -> list[Path]:
 
 
 def find_data_home(data_home: str | os.PathLike[str] | None = None) -> Path:
-    """The data root: the first place holding ``20newsgroups/`` or ``clus/``.
+    """The data root: the first place holding ``20newsgroups/``, ``clus/`` or ``ipc/``.
 
     Parameters
     ----------
@@ -118,11 +123,12 @@ def find_data_home(data_home: str | os.PathLike[str] | None = None) -> Path:
     """
     tried = []
     for base in _candidates(data_home):
-        if (base / _NG_DIR).is_dir() or (base / "clus").is_dir():
+        if any((base / sub).is_dir() for sub in _DATA_DIRS):
             return base
         tried.append(str(base))
     raise DataError(
-        f"no data folder (with 20newsgroups/ or clus/) found; looked in: {'; '.join(tried)}. "
+        f"no data folder (with one of {', '.join(d + '/' for d in _DATA_DIRS)}) found; looked in: "
+        f"{'; '.join(tried)}. "
         "Pass data_home=... or set the HIERLAB_DATA environment variable"
     )
 
@@ -141,7 +147,8 @@ def _locate(relative: str, data_home: str | os.PathLike[str] | None) -> Path:
         tried.append(str(base / relative))
     raise DataError(
         f"cannot find {relative!r}; looked in: {'; '.join(tried)}. Pass data_home=... or set "
-        "the HIERLAB_DATA environment variable to the folder that holds 20newsgroups/ and clus/"
+        "the HIERLAB_DATA environment variable to the folder that holds "
+        f"{', '.join(d + '/' for d in _DATA_DIRS)}"
     )
 
 
@@ -359,8 +366,6 @@ def _vectorise_20ng(
     The parts named in ``remove`` are stripped from each post; the TF-IDF is fitted on the
     training posts; ``y`` are indices into the sorted group names.
     """
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
     raw = _read_20ng_archive(archive)
     docs = {s: raw[s][0] for s in raw}
     for part, fn in (
@@ -370,15 +375,37 @@ def _vectorise_20ng(
     ):
         if part in remove:
             docs = {s: [fn(d) for d in docs[s]] for s in docs}
-    vec = TfidfVectorizer(sublinear_tf=True, **params)
-    X_tr = sp.csr_matrix(vec.fit_transform(docs["train"]), dtype=np.float64)
-    X_te = sp.csr_matrix(vec.transform(docs["test"]), dtype=np.float64)
-    vocab = [str(w) for w in vec.get_feature_names_out()]
+    X_tr, X_te, vocab = _fit_tfidf(docs["train"], docs["test"], params)
     groups = sorted(set(raw["train"][1]) | set(raw["test"][1]))
     code = {g: i for i, g in enumerate(groups)}
     y_tr = np.asarray([code[g] for g in raw["train"][1]], dtype=np.int64)
     y_te = np.asarray([code[g] for g in raw["test"][1]], dtype=np.int64)
     return X_tr, X_te, y_tr, y_te, groups, vocab
+
+
+def _fit_tfidf(
+    train_docs: Iterable[str], test_docs: Iterable[str], params: dict[str, Any] | None = None
+) -> tuple[sp.csr_matrix, sp.csr_matrix, list[str]]:
+    """Sublinear TF-IDF fitted on ``train_docs`` only (the test documents are transformed).
+
+    Parameters
+    ----------
+    train_docs, test_docs : iterable of str
+    params : dict, optional
+        Extra ``TfidfVectorizer`` parameters.
+
+    Returns
+    -------
+    X_train, X_test : csr_matrix of float64
+    vocabulary : list of str
+        The feature names.
+    """
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    vec = TfidfVectorizer(sublinear_tf=True, **(params or {}))
+    X_tr = sp.csr_matrix(vec.fit_transform(train_docs), dtype=np.float64)
+    X_te = sp.csr_matrix(vec.transform(test_docs), dtype=np.float64)
+    return X_tr, X_te, [str(w) for w in vec.get_feature_names_out()]
 
 
 def _read_ng_cache(base: Path, key_json: str) -> tuple[Any, ...] | None:

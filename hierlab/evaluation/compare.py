@@ -175,7 +175,7 @@ def _correct(y_true: np.ndarray, y_pred: np.ndarray, tax: Taxonomy) -> np.ndarra
         return np.array([closed(t) == closed(p) for t, p in zip(y_true, y_pred)])
     t = tax.index(np.asarray([str(v) for v in y_true], dtype=object))
     p = tax.index(np.asarray([str(v) for v in y_pred], dtype=object))
-    return np.asarray(tax.ancestor_matrix[p, t]).ravel() > 0
+    return tax.is_ancestor_or_self(t, p)
 
 
 def _per_class_f1(y_true: np.ndarray, y_pred: np.ndarray) -> pd.Series:

@@ -795,17 +795,19 @@ def confusion_at_level(y_true: Any, y_pred: Any, taxonomy: Taxonomy, level: int)
         raise ParameterError(f"level must be in 1..{taxonomy.max_depth}, got {level}")
     at, ap = table[level, t], table[level, p]
     mask = at >= 0
-    names = np.asarray([str(x) for x in taxonomy.names], dtype=object)
-    nodes = [str(x) for x in names[taxonomy.levels[level]]]
-    true_names = names[at[mask]]
+    at, ap = at[mask], ap[mask]
+    level_ids = taxonomy.levels[level]
+    nodes = [str(taxonomy.names[i]) for i in level_ids]
     stopped = "(stopped above)"
-    pred_names = np.where(ap[mask] >= 0, names[np.maximum(ap[mask], 0)], stopped)
-    cols = nodes + ([stopped] if (ap[mask] < 0).any() else [])
-    ct = pd.crosstab(
-        pd.Categorical(true_names, categories=nodes),
-        pd.Categorical(pred_names, categories=cols),
-        dropna=False,
+    cols = nodes + ([stopped] if (ap < 0).any() else [])
+    # one bincount over (row, column) cells: pd.crosstab on categoricals takes seconds for
+    # hundreds of classes (645 IPC subclasses: 5 to 11 s, 0.03 s so)
+    pos = np.zeros(taxonomy.n_nodes, dtype=np.int64)
+    pos[level_ids] = np.arange(len(nodes))
+    col = np.where(ap >= 0, pos[np.maximum(ap, 0)], len(nodes))
+    counts = np.bincount(pos[at] * len(cols) + col, minlength=len(nodes) * len(cols))
+    return pd.DataFrame(
+        counts.reshape(len(nodes), len(cols)).astype(np.int64),
+        index=pd.CategoricalIndex(nodes, categories=nodes, name="true"),
+        columns=pd.CategoricalIndex(cols, categories=cols, name="predicted"),
     )
-    ct.index.name = "true"
-    ct.columns.name = "predicted"
-    return ct.astype(np.int64)

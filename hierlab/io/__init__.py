@@ -31,8 +31,8 @@ reading a test file so that it uses the training means. Text is decoded
 (:mod:`hierlab.io.decoding`) as UTF-8 (a BOM is honoured), UTF-16 with a BOM, and latin-1 when
 the bytes are not valid UTF-8. Label strings become node names in :mod:`hierlab.io.labels`.
 
-This package reads files only: it never imports :mod:`hierlab.datasets` (whose real-data
-loaders use it).
+This package reads and writes files only: it never imports :mod:`hierlab.datasets` (whose
+real-data loaders use it).
 """
 
 # ``ArffHeader``, ``arff_taxonomy``, ``taxonomy_to_text`` and ``PathArg`` are importable from

@@ -171,7 +171,7 @@ class RunSpec:
         The run's ``random_state`` (ignored by deterministic methods that have none).
     taxonomy : {"given", "induced"}
         Train with the data set's taxonomy, or with one induced on the training rows by
-        MF-Tree (``hierlab.methods.mftree.induce.induce_taxonomy``).
+        MF-Tree (``hierlab.induce_taxonomy``).
     induce : dict
         Arguments of the induction (``{"tau": 2}``), when ``taxonomy="induced"``.
     label : str
@@ -537,10 +537,9 @@ def _run_code(label: str, run: RunSpec) -> str:
     lines = [f"# {label}: {get_method(run.method).summary}"]
     if run.taxonomy == "induced":
         lines += [
-            "from hierlab.methods.mftree.induce import induce_taxonomy",
-            "",
             "# MF-Tree (seed 004) induces the taxonomy on the training rows",
-            f'tax = induce_taxonomy(train.X, train.y, method="mftree", **{_lit(run.induce)})',
+            f'tax = hierlab.induce_taxonomy(train.X, train.y, method="mftree", '
+            f"**{_lit(run.induce)})",
         ]
     else:
         lines.append("tax = train.taxonomy")

@@ -182,15 +182,7 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
         multi-label, the union over the predicted nodes).
         """
         check_is_fitted(self, "taxonomy_")
-        X = check_X(X, self, reset=False)
-        ids = self._predict_ids(X)
-        A = self.taxonomy_.ancestor_matrix
-        if sp.issparse(ids):
-            ind = (sp.csr_matrix(ids) @ A).tocsr()
-        else:
-            ind = A[np.asarray(ids, dtype=np.int64)].tocsr()
-        ind.data[:] = 1.0
-        return ind.astype(np.int8)
+        return self._closure(self._predict_ids(check_X(X, self, reset=False))).astype(np.int8)
 
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         """Accuracy with the ancestor rule: an internal label is right when it lies on the path.
@@ -198,16 +190,13 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
         For multi-label methods, the example-based exact match of the ancestor-closed sets.
         """
         check_is_fitted(self, "taxonomy_")
-        tax = self.taxonomy_
-        truth = encode_labels(_as_object(y), tax)  # node ids: int labels are names, not ids
+        truth = self._encode(y)  # node ids: int labels are names, not ids
         pred = self._predict_ids(check_X(X, self, reset=False))
         if sp.issparse(truth) or sp.issparse(pred):  # subset 0/1 of the ancestor closures
-            A = tax.ancestor_matrix
-            T = _indicator(truth, tax.n_nodes) @ A
-            P = _indicator(pred, tax.n_nodes) @ A
-            diff = abs((T > 0).astype(np.int8) - (P > 0).astype(np.int8)).tocsr()
-            return float(np.mean(np.diff(diff.indptr) == 0))
-        return float(tax.is_ancestor_or_self(truth, np.asarray(pred, dtype=np.int64)).mean())
+            differ = (self._closure(truth) != self._closure(pred)).tocsr()
+            return float(np.mean(np.diff(differ.indptr) == 0))
+        ok = self.taxonomy_.is_ancestor_or_self(truth, np.asarray(pred, dtype=np.int64))
+        return float(ok.mean())
 
     # ------------------------------------------------------------------ helpers for subclasses
     def _encode_fit_labels(self, y: Any, n_samples: int) -> Any:
@@ -261,6 +250,15 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
     def _encode(self, y: Any) -> Any:
         return encode_labels(_as_object(y), self.taxonomy_)
 
+    def _closure(self, ids: Any) -> sp.csr_matrix:
+        """0/1 CSR of shape (n_samples, n_nodes): ``A+`` of node ids, or of a CSR indicator."""
+        tax = self.taxonomy_
+        if not sp.issparse(ids):
+            return tax.label_ancestor_indicator(ids)
+        ind = (sp.csr_matrix(ids) @ tax.ancestor_matrix).tocsr()
+        ind.data[:] = 1.0
+        return ind
+
     def _decode(self, ids: np.ndarray) -> np.ndarray:
         out = self._out_labels_[ids]
         kinds = {type(v) for v in out}
@@ -282,15 +280,6 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
         self.n_iter_ = result.n_iter
         self.converged_ = result.converged
         return result
-
-
-def _indicator(ids: Any, n_nodes: int) -> sp.csr_matrix:
-    """A CSR 0/1 indicator of shape (n_samples, n_nodes) from node ids or an indicator."""
-    if sp.issparse(ids):
-        return sp.csr_matrix(ids, dtype=np.float64)
-    ids = np.asarray(ids, dtype=np.int64)
-    n = len(ids)
-    return sp.csr_matrix((np.ones(n), (np.arange(n), ids)), shape=(n, n_nodes))
 
 
 def _as_object(y: Any) -> np.ndarray:

@@ -50,6 +50,7 @@ its ``sigma`` step (:class:`~hierlab.core.regularizers.SignRelaxedMetric`).
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -65,9 +66,7 @@ from hierlab.core.regularizers import DualMetric
 from hierlab.core.solver import Solver, SolverState
 from hierlab.solvers.rda import check_budget
 
-#: ``DualMetric`` is re-exported: each regularizer builds its own
-#: (:meth:`~hierlab.core.regularizers.Regularizer.dual_metric`)
-__all__ = ["BCFW", "DualMetric"]
+__all__ = ["BCFW"]
 
 
 def _diverged(epoch: int, what: str = "a step's curvature overflowed") -> ConvergenceError:
@@ -78,51 +77,38 @@ def _diverged(epoch: int, what: str = "a step's curvature overflowed") -> Conver
     )
 
 
-def _rows(Xs: sp.csr_matrix) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray]:
-    """Per-example column indices and values (CSR row slices) and ``||x_k||^2``."""
-    ip, ind, dat = Xs.indptr, Xs.indices, Xs.data
-    cols = [ind[ip[k] : ip[k + 1]] for k in range(Xs.shape[0])]
-    vals = [dat[ip[k] : ip[k + 1]] for k in range(Xs.shape[0])]
-    sqn = np.asarray(Xs.multiply(Xs).sum(axis=1)).ravel()
-    return cols, vals, sqn
+#: a block of one example in the Python pass: its id, then its table's ``U`` and ``L``
+_Block = tuple[int, np.ndarray, np.ndarray]
 
 
-def _pad_tables(
+def _stack_tables(
     tables: list[tuple[np.ndarray, np.ndarray]], C: float, m: int, R: int
-) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
-    """The label tables scaled by ``C`` and padded to ``R`` rows.
+) -> tuple[np.ndarray, np.ndarray]:
+    """The label tables scaled by ``C``, stacked and zero-padded to ``R`` rows.
 
     Returns
     -------
-    U : list of ndarray of shape (R, m)
-        Directions, zero padding.
-    L : list of ndarray of shape (R,)
-        Losses, ``-inf`` padding (a padding row is never the most violated label).
-    Lzero : list of ndarray of shape (R,)
-        Losses, zero padding (for the dual value).
+    U : ndarray of shape (n_tables, R, m)
+        Directions.
+    L : ndarray of shape (n_tables, R)
+        Losses. The passes read only the first ``len(L_t)`` rows of table ``t``; the padding
+        carries no dual mass, so it adds nothing to ``V`` or to the dual value.
     """
-    Upad, Lpad, Lzero = [], [], []
-    for U, L in tables:
-        r = len(L)
-        Up = np.zeros((R, m))
-        Up[:r] = C * U
-        Lp = np.full(R, -np.inf)
-        Lp[:r] = C * L
-        Lz = np.zeros(R)
-        Lz[:r] = C * L
-        Upad.append(Up)
-        Lpad.append(Lp)
-        Lzero.append(Lz)
-    return Upad, Lpad, Lzero
+    U = np.zeros((len(tables), R, m))
+    L = np.zeros((len(tables), R))
+    for t, (Ut, Lt) in enumerate(tables):
+        U[t, : len(Lt)] = C * Ut
+        L[t, : len(Lt)] = C * Lt
+    return U, L
 
 
 class _Dual:
     """The dual of one objective as BCFW walks it (one per solve).
 
     Built once: the label tables of the model's :class:`~hierlab.core.model.DualBlocks`
-    (scaled by ``C`` and padded, :func:`_pad_tables`), the blocks of every example, the
-    examples' CSR rows and the regularizer's metric. Updated by the epochs: the dual variables
-    ``alpha`` and ``W(alpha)^T``.
+    (scaled by ``C``, stacked and padded, :func:`_stack_tables`), the blocks of every example,
+    the examples' CSR rows and the regularizer's metric. Updated by the epochs: the dual
+    variables ``alpha`` and ``W(alpha)^T``.
     Dense input is read through its CSR form: the passes and ``V = X^T B`` then do the same
     floating-point operations for dense and sparse ``X`` (exact ties between labels, which the
     pairwise line search creates, are then broken identically).
@@ -133,17 +119,12 @@ class _Dual:
         self.n, self.m, self.n_blocks = X.shape[0], objective.shape[0], objective.n_blocks
         blocks: DualBlocks = objective.model.dual_blocks(objective.y)
         #: labels of each table (the null label last)
-        self.sizes = np.asarray([len(L) for _, L in blocks.tables])
+        self.sizes = np.asarray([len(L) for _, L in blocks.tables], dtype=np.int64)
         self.R = int(self.sizes.max())
-        self.U, self.L, self.Lzero = _pad_tables(blocks.tables, objective.C, self.m, self.R)
+        self.U, self.L = _stack_tables(blocks.tables, objective.C, self.m, self.R)
         self.bex = blocks.block_example
         self.btab = np.asarray(blocks.block_table, dtype=np.int64)
         self.bstart = np.asarray(np.searchsorted(self.bex, np.arange(self.n + 1)), dtype=np.int64)
-        self.blist = [
-            [(b, self.U[self.btab[b]], self.L[self.btab[b]]) for b in range(lo, hi)]
-            for lo, hi in zip(self.bstart[:-1], self.bstart[1:])
-        ]
-        self.by_table = [np.flatnonzero(self.btab == t) for t in range(len(self.U))]
         # separable problems (HIERMULT): the objective block of each table (its rows' block)
         bor = objective.block_of_row
         self.table_block = np.array(
@@ -153,11 +134,9 @@ class _Dual:
             ]
         )
         self.Xs = sp.csr_matrix(X)
-        self.cols, self.vals, self.sqn = _rows(self.Xs)
+        self.sqn = np.asarray(self.Xs.multiply(self.Xs).sum(axis=1)).ravel()  # ||x_k||^2
         self.XT = objective.XT if objective.XT is not None else sp.csr_matrix(self.Xs.T)
-        self.Ust = np.ascontiguousarray(np.stack(self.U))  # (n_tables, R, m) for the kernel
-        self.Lst = np.ascontiguousarray(np.stack(self.L))
-        self.eps = 1e-12 * max(float(np.max(np.abs(np.concatenate(self.Lzero)))), 1e-300)
+        self.eps = 1e-12 * max(float(np.max(np.abs(self.L))), 1e-300)
         self.metric: DualMetric = objective.regularizer.dual_metric()
         self.alpha = self.initial_alpha(dual_init)
         # W^T: rows of the sparse X index rows of WT; W(alpha) of a warm start
@@ -165,6 +144,21 @@ class _Dual:
             self.WT = np.zeros((objective.shape[1], self.m))
         else:
             self.WT = self.weights()
+
+    @functools.cached_property
+    def rows(self) -> list[tuple[np.ndarray, np.ndarray, list[_Block]]]:
+        """Per example, for the Python pass only (built on its first use): its CSR columns and
+        values and its blocks ``(b, U_t, L_t)`` (table ``t`` without its padding)."""
+        ip, ind, dat = self.Xs.indptr, self.Xs.indices, self.Xs.data
+        tables = [(self.U[t, :r], self.L[t, :r]) for t, r in enumerate(self.sizes)]
+        return [
+            (
+                ind[ip[k] : ip[k + 1]],
+                dat[ip[k] : ip[k + 1]],
+                [(b, *tables[self.btab[b]]) for b in range(self.bstart[k], self.bstart[k + 1])],
+            )
+            for k in range(self.n)
+        ]
 
     def initial_alpha(self, dual_init: np.ndarray | None) -> np.ndarray:
         """The starting dual point, shape (n_blocks, R): ``dual_init`` checked and normalised,
@@ -186,13 +180,22 @@ class _Dual:
         return alpha
 
     def dual_point(self, alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``B`` (n, m) with ``V = X^T B`` and the linear dual term of each objective block."""
-        B = np.zeros((self.n, self.m))
-        ell = np.zeros(self.n_blocks + 1)
-        for t, bl in enumerate(self.by_table):
-            if len(bl):
-                B[self.bex[bl]] += alpha[bl] @ self.U[t]
-                ell[self.table_block[t]] += float((alpha[bl] @ self.Lzero[t]).sum())
+        """``B`` (n, m) with ``V = X^T B`` and the linear dual term of each objective block.
+
+        Frank-Wolfe keeps ``alpha`` sparse (a block's mass sits on the labels its steps
+        touched), so ``B`` is one sparse-dense product over the labels with mass, of cost
+        ``O(nnz(alpha) m)``, not ``O(n_blocks R m)``."""
+        blk, r = np.nonzero(alpha)
+        a = alpha[blk, r]
+        label = self.btab[blk] * self.R + r  # row of the label in the stacked tables
+        shape = (self.n, len(self.sizes) * self.R)
+        mass = sp.csr_matrix((a, (self.bex[blk], label)), shape=shape)
+        B = np.asarray(mass @ self.U.reshape(-1, self.m))
+        ell = np.bincount(
+            self.table_block[self.btab[blk]],
+            weights=a * self.L.reshape(-1)[label],
+            minlength=self.n_blocks + 1,
+        )
         return B, ell
 
     def weights(self) -> np.ndarray:
@@ -306,9 +309,9 @@ class BCFW(Solver):
         """The examples of ``order`` through the compiled kernel; returns the steps taken."""
         Xs, pdiag = dual.Xs, dual.metric.pdiag
         steps = int(
-            _PASS_KERNEL(  # type: ignore[misc]
+            _PASS_KERNEL(
                 order, Xs.indptr, Xs.indices, Xs.data, dual.sqn, dual.bstart, dual.btab,
-                dual.Ust, dual.Lst, dual.alpha, dual.WT, dual.metric.P,
+                dual.sizes, dual.U, dual.L, dual.alpha, dual.WT, dual.metric.P,
                 pdiag if pdiag is not None else dual.sqn[:0], pdiag is not None,
                 dual.eps, self.inner, self.inner_rtol,
             )
@@ -324,12 +327,14 @@ class BCFW(Solver):
         # overflow (absurd C or feature scales) is caught per step and once per epoch
         with np.errstate(over="ignore", invalid="ignore"):
             for k in order:
-                c_k, v_k, sq = dual.cols[k], dual.vals[k], dual.sqn[k]
+                c_k, v_k, blocks = dual.rows[k]
+                sq = dual.sqn[k]
                 Wk = WT[c_k]
                 S = v_k @ Wk
                 acc = None
-                for b, U, L in dual.blist[k]:
-                    acc, taken = self._pairwise_steps(dual, dual.alpha[b], U, L, S, sq, acc, epoch)
+                for b, U, L in blocks:
+                    al = dual.alpha[b, : len(L)]
+                    acc, taken = self._pairwise_steps(dual, al, U, L, S, sq, acc, epoch)
                     steps += taken
                 if acc is not None:
                     Wk += np.multiply.outer(v_k, acc)
@@ -438,20 +443,20 @@ class BCFW(Solver):
 
 # ---------------------------------------------------------------------- the compiled pass
 def _pair(
-    Ust: np.ndarray, Lst: np.ndarray, t: int, S: np.ndarray, alpha: np.ndarray, b: int
+    U: np.ndarray, L: np.ndarray, t: int, rows: int, S: np.ndarray, alpha: np.ndarray, b: int
 ) -> tuple[float, int, int]:  # pragma: no cover - compiled by numba
-    """The pair gap ``h_a - h_v`` of block ``b`` (table ``t``), with ``h = L - U S``: ``a`` the
-    most violated label, ``v`` the worst label with mass."""
+    """The pair gap ``h_a - h_v`` of block ``b`` (table ``t``, its first ``rows`` rows), with
+    ``h = L - U S``: ``a`` the most violated label, ``v`` the worst label with mass."""
     m = S.shape[0]
     hmax = -np.inf
     ia = 0
     hmin = np.inf
     iv = 0
-    for r in range(Ust.shape[1]):
+    for r in range(rows):
         s = 0.0
         for j in range(m):
-            s += Ust[t, r, j] * S[j]
-        h = Lst[t, r] - s
+            s += U[t, r, j] * S[j]
+        h = L[t, r] - s
         if h > hmax:
             hmax = h
             ia = r
@@ -462,7 +467,7 @@ def _pair(
 
 
 def _direction(
-    Ust: np.ndarray,
+    U: np.ndarray,
     t: int,
     ia: int,
     iv: int,
@@ -475,7 +480,7 @@ def _direction(
     """``db = u_a - u_v`` and ``Pd = P db`` (in place); returns ``db^T P db``."""
     m = db.shape[0]
     for j in range(m):
-        db[j] = Ust[t, ia, j] - Ust[t, iv, j]
+        db[j] = U[t, ia, j] - U[t, iv, j]
     if use_pdiag:
         for j in range(m):
             Pd[j] = db[j] * pdiag[j]
@@ -499,8 +504,9 @@ def _pass_kernel(
     sqn: np.ndarray,
     bstart: np.ndarray,
     btab: np.ndarray,
-    Ust: np.ndarray,
-    Lst: np.ndarray,
+    sizes: np.ndarray,
+    U: np.ndarray,
+    L: np.ndarray,
     alpha: np.ndarray,
     WT: np.ndarray,
     P: np.ndarray,
@@ -537,12 +543,12 @@ def _pass_kernel(
             t = btab[b]
             stop = eps
             for _ in range(inner):
-                gp, ia, iv = _PAIR(Ust, Lst, t, S, alpha, b)
+                gp, ia, iv = _PAIR(U, L, t, sizes[t], S, alpha, b)
                 if gp <= stop:
                     break
                 if stop == eps:
                     stop = max(eps, inner_rtol * gp)
-                q = sq * _DIRECTION(Ust, t, ia, iv, P, pdiag, use_pdiag, db, Pd)
+                q = sq * _DIRECTION(U, t, ia, iv, P, pdiag, use_pdiag, db, Pd)
                 if not q < np.inf:
                     return -1
                 gam = alpha[b, iv]

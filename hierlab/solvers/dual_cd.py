@@ -36,6 +36,7 @@ all coordinates and the leaf goes on; it stops when the spread is below ``tol`` 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -114,7 +115,8 @@ class CSRRows:
     ----------
     X : csr_matrix, float64
     indices : list of ndarray
-        ``indices[i]``: the non-zero columns of row ``i``.
+        ``indices[i]``: the non-zero columns of row ``i`` (cut on first use: only the numpy
+        pass reads them, the compiled one walks ``X`` itself).
     values : list of ndarray of shape (nnz_i, 1)
         The matching values, as columns (ready to broadcast against ``L`` leaves).
     sq_norms : ndarray of shape (n_samples,)
@@ -125,12 +127,19 @@ class CSRRows:
         Xc = sp.csr_matrix(X, dtype=np.float64)
         Xc.sum_duplicates()
         self.X = Xc
-        indptr = Xc.indptr.tolist()
         n = Xc.shape[0]
-        self.indices = [Xc.indices[indptr[i] : indptr[i + 1]] for i in range(n)]
-        self.values = [Xc.data[indptr[i] : indptr[i + 1], None] for i in range(n)]
         row = np.repeat(np.arange(n), np.diff(Xc.indptr))
         self.sq_norms = np.bincount(row, weights=Xc.data**2, minlength=n)
+
+    @functools.cached_property
+    def indices(self) -> list[np.ndarray]:
+        ip = self.X.indptr.tolist()
+        return [self.X.indices[ip[i] : ip[i + 1]] for i in range(self.X.shape[0])]
+
+    @functools.cached_property
+    def values(self) -> list[np.ndarray]:
+        ip = self.X.indptr.tolist()
+        return [self.X.data[ip[i] : ip[i + 1], None] for i in range(self.X.shape[0])]
 
 
 def solve_leaves_dual_cd(
@@ -198,10 +207,7 @@ def solve_leaves_dual_cd(
         order = _pass_order(entropy, p, live)
         a_start = A.copy()
         if kernel is not None:
-            kernel(
-                np.asarray(order, dtype=np.int64), Xc.indptr, Xc.indices, Xc.data,
-                Yf, A, U, S, WT, state.G,
-            )  # fmt: skip
+            kernel(order, Xc.indptr, Xc.indices, Xc.data, Yf, A, U, S, WT, state.G)
         else:
             _numpy_pass(order, rows, Yf, A, U, S, WT, state.G)
         state.after_pass(order, live, a_start, U, tol, shrinking)
@@ -251,15 +257,15 @@ def _entropy(seed: int | np.random.SeedSequence | None) -> int | Sequence[int]:
     return ss.entropy if ss.entropy is not None else 0
 
 
-def _pass_order(entropy: int | Sequence[int], p: int, live: np.ndarray) -> list[int]:
-    """Pass ``p``'s random order of the examples that still have a live coordinate."""
+def _pass_order(entropy: int | Sequence[int], p: int, live: np.ndarray) -> np.ndarray:
+    """Pass ``p``'s random order of the examples that still have a live coordinate (int64)."""
     rows_on = np.asarray(live.any(axis=1), dtype=bool)
     perm = np.random.default_rng([*np.atleast_1d(entropy).tolist(), p]).permutation(len(rows_on))
-    return list(perm[rows_on[perm]].tolist())
+    return np.asarray(perm[rows_on[perm]], dtype=np.int64)
 
 
 def _numpy_pass(
-    order: list[int],
+    order: np.ndarray,
     rows: CSRRows,
     Yf: np.ndarray,
     A: np.ndarray,
@@ -274,7 +280,7 @@ def _numpy_pass(
     ``w += (delta alpha_i) y_i x_i`` (eq. 7)."""
     idx_list, val_list = rows.indices, rows.values
     dot, maximum, minimum = np.dot, np.maximum, np.minimum
-    for i in order:
+    for i in order.tolist():  # Python ints index the row lists fastest
         idx = idx_list[i]
         v = val_list[i]
         Wi = WT[idx]
@@ -343,7 +349,7 @@ class _LeafProgress:
 
     def after_pass(
         self,
-        order: list[int],
+        order: np.ndarray,
         live: np.ndarray,
         a_start: np.ndarray,
         U: np.ndarray,

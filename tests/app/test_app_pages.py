@@ -115,6 +115,10 @@ def test_explore_draws_every_figure(trained: AppTest) -> None:
     trained.slider(key="explore_level").set_value(2)
     trained.run()
     _ok(trained)
+    # the confusion heat map follows the depth (figures are kept per run and depth)
+    heat = next(t for spec in _charts(trained) for t in spec["data"] if t["type"] == "heatmap")
+    tax = _state(trained).runs[-1].taxonomy
+    assert heat["y"] == [str(n) for n in tax.names[tax.levels[2]]]
 
 
 def test_compare_table(trained: AppTest) -> None:

@@ -95,6 +95,14 @@ def test_callback_stop_and_history(clock: FakeClock) -> None:
     assert {"upper", "lower", "gap", "x", "elapsed"} <= set(df.columns)
 
 
+def test_every_callback_sees_the_stopping_state(clock: FakeClock) -> None:
+    """A callback listed after the one that stops still gets that state (no short circuit)."""
+    hist = History()
+    res = solve(Bisection(clock), callbacks=[FunctionCallback(lambda s: s.iteration >= 3), hist])
+    assert res.stop_reason == "callback"
+    assert [s.iteration for s in hist.states] == [1, 2, 3]
+
+
 def test_timeout_uses_solver_clock(clock: FakeClock) -> None:
     res = solve(Bisection(clock, cost=1.0), callbacks=[Timeout(3.5)], warn=False)
     assert res.n_iter == 4  # 1, 2, 3 < 3.5 <= 4

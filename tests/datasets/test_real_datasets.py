@@ -1,4 +1,4 @@
-"""Real-data loaders: ``load_20newsgroups`` and ``load_clus``.
+"""Real-data loaders: ``load_20newsgroups``, ``load_clus`` and ``load_ipc``.
 
 The first half builds miniature archives in a temporary folder and checks the loaders' logic
 (locations, caching, TF-IDF, train + valid, imputation) without the real files. The second half
@@ -311,6 +311,8 @@ def test_ipc_logic_on_a_miniature_file(tmp_path):
     texts = {t for t, _ in rows}
     assert len(train.feature_names) == train.X.shape[1] == test.X.shape[1]
     assert set(train.feature_names) <= {w for t in texts for w in t.split()}
+    # ... and not the test titles': their own numbers (k >= 10 is a token) are missing
+    assert train.X.shape[1] < len({w for t in texts for w in t.split() if len(w) > 1})
     again, _ = load_ipc(data_home=home, test_size=0.3, random_state=1)
     assert list(again.y) == list(train.y)  # seeded
     other, _ = load_ipc(data_home=home, test_size=0.3, random_state=2)

@@ -75,9 +75,9 @@ def test_taxonomy_round_trip_tree(tmp_path, fmt):
     assert back.names.tolist() == TREE.names.tolist()
     # the content alone (no extension) is recognised too
     assert parse_taxonomy_text(path.read_bytes()) == TREE
-    # Taxonomy.read / write delegate here
-    write_taxonomy(TREE, tmp_path / f"u{ext}")
-    assert read_taxonomy(tmp_path / f"u{ext}") == TREE
+    # the top-level API (hierlab.write_taxonomy / read_taxonomy) is this writer and reader
+    hierlab.write_taxonomy(TREE, tmp_path / f"u{ext}")
+    assert hierlab.read_taxonomy(tmp_path / f"u{ext}") == TREE
 
 
 @pytest.mark.parametrize("fmt", ["edges", "csv", "json"])

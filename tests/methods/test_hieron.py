@@ -147,7 +147,8 @@ def test_path_geometry_sparse_branch(monkeypatch):
 def test_sqrt_gamma_row_is_the_shared_sqrt_hamming_row(seed, n_nodes):
     """Hieron's margin sqrt(gamma(y, v)) (eq. 4-5) is the "sqrt_hamming" loss of the shared table
     (hierlab.core.losses): the O(n_nodes) row from the path overlaps is its row y, on the dense
-    and on the sparse overlap branch, and the max-loss update's dense matrix is the whole table."""
+    and on the sparse overlap branch, the rows of a block of labels (the blocked max-loss pass)
+    are its rows, and the max-loss update's dense matrix is the whole table."""
     rng = np.random.default_rng(seed)
     parent = random_parent(rng, n_nodes)
     tax = Taxonomy.from_parent_array(parent)
@@ -163,6 +164,9 @@ def test_sqrt_gamma_row_is_the_shared_sqrt_hamming_row(seed, n_nodes):
         np.testing.assert_array_equal(dense.sqrt_gamma_row(int(y)), want)
         np.testing.assert_array_equal(sparse_g.sqrt_gamma_row(int(y)), want)
     np.testing.assert_array_equal(dense.sqrt_gamma_matrix(), table)
+    block = rng.integers(0, n_nodes, 7)
+    np.testing.assert_array_equal(sparse_g.sqrt_gamma_rows(block), table[block])
+    np.testing.assert_array_equal(dense.sqrt_gamma_rows(block), table[block])
 
 
 def test_path_geometry_rejects_bad_order():

@@ -677,6 +677,9 @@ def test_reproduce_table3_runs_and_reports(solver: str, capsys: pytest.CaptureFi
     assert rep.run(args) == 0
     out = capsys.readouterr().out
     assert f"solver: {solver}" in out
+    tree = Taxonomy([("r", "a"), ("r", "b"), ("a", "a1"), ("a", "a2")])
+    for m in rep.METHODS:  # the option reaches every estimator the tables are made of
+        assert rep._make(m, tree, {"lam": 1e-3}, args, 0).solver == solver
     for m in rep.METHODS:
         assert m in out
     assert "63.3 ± 0.34" in out and "74.1 ± 0.20" in out  # the published NHSVM column

@@ -20,7 +20,6 @@ import scipy.sparse as sp
 from scipy import stats
 
 from hierlab.core.exceptions import ParameterError
-from hierlab.core.losses import tree_delta, zero_one_delta
 from hierlab.core.registry import get_method, make_estimator
 from hierlab.core.regularizers import (
     Orthogonal,
@@ -127,11 +126,11 @@ def test_flat_most_violated_matches_brute_force(seed: int, kind: str) -> None:
     n = 20
     y = rng.choice(np.arange(1, tax.n_nodes), size=n)
     if kind == "flatmult":
-        model = FlatModel(tax, zero_one_delta(tax), candidates="leaves")
+        model = FlatModel(tax, "zero_one", candidates="leaves")
         cands = sorted(set(tax.leaves.tolist()) | set(y.tolist()))
         delta = lambda a, b: float(a != b)  # noqa: E731
     else:
-        model = FlatModel(tax, tree_delta(tax), candidates="nodes", path_sum=True)
+        model = FlatModel(tax, "half_hamming", candidates="nodes", path_sum=True)
         cands = list(range(1, tax.n_nodes))
         delta = lambda a, b: float(tax.tree_distance(int(a), int(b))) / 2  # noqa: E731
     model.active_rows(y)
@@ -160,7 +159,7 @@ def test_recursive_predict_matches_walk(seed: int) -> None:
 def test_path_sum_scores() -> None:
     rng = np.random.default_rng(0)
     tax = random_tree(rng, 7)
-    model = FlatModel(tax, tree_delta(tax), candidates="nodes", path_sum=True)
+    model = FlatModel(tax, "half_hamming", candidates="nodes", path_sum=True)
     U = rng.normal(size=(7, 3))
     U[0] = 0
     X = rng.normal(size=(5, 3))

@@ -114,27 +114,21 @@ def _configs(args: argparse.Namespace, lams: list[float]) -> dict[str, list[dict
 
 def _make(method: str, tax: Taxonomy, cfg: dict[str, Any], args: argparse.Namespace, seed: int):
     common: dict[str, Any] = {"batch_size": args.batch_size, "random_state": seed}
-    if getattr(args, "solver", "pegasos") == "bcfw":
+    bcfw = args.solver == "bcfw"
+    if bcfw:  # solved to the certified gap --tol: the epoch limits only guard against stalls
         common.update(solver="bcfw", tol=args.tol)
-        if method == "SSVM":
-            return SharedSVMClassifier(
-                taxonomy=tax, rounds=100, epochs_per_alpha=200, **common, **cfg
-            )
-        common["epochs"] = 1000
-    else:
-        common["epochs"] = args.epochs
+    if method == "SSVM":
+        rounds = 100 if bcfw else max(2, args.epochs // 4)
+        per_alpha = 200 if bcfw else max(1, args.epochs // rounds)
+        return SharedSVMClassifier(
+            taxonomy=tax, rounds=rounds, epochs_per_alpha=per_alpha, **common, **cfg
+        )
+    common["epochs"] = 1000 if bcfw else args.epochs
     if method == "FlatSVM":
         flat = Taxonomy.flat([str(n) for n in tax.names[tax.leaves]])
         return HSVMClassifier(taxonomy=flat, **common, **cfg)
-    if method == "HSVM":
-        return HSVMClassifier(taxonomy=tax, **common, **cfg)
-    if method == "NHSVM":
-        return NHSVMClassifier(taxonomy=tax, **common, **cfg)
-    rounds = max(2, args.epochs // 4)
-    del common["epochs"]
-    return SharedSVMClassifier(
-        taxonomy=tax, rounds=rounds, epochs_per_alpha=max(1, args.epochs // rounds), **common, **cfg
-    )
+    cls = NHSVMClassifier if method == "NHSVM" else HSVMClassifier
+    return cls(taxonomy=tax, **common, **cfg)
 
 
 def _accuracy(est: Any, X: np.ndarray, y: np.ndarray) -> float:

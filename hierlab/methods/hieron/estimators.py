@@ -30,7 +30,7 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
 from hierlab.core.exceptions import DataError, ParameterError
-from hierlab.core.params import Param, declared, validate_params
+from hierlab.core.params import Param, validate_params
 from hierlab.core.registry import register
 from hierlab.core.solver import Callback
 from hierlab.core.taxonomy import Taxonomy
@@ -132,11 +132,6 @@ class _HieronParams(HierarchicalClassifier):
     report_every: int | None
     random_state: int | np.random.Generator | None
     solver_: Any
-
-    def _store(self, values: Mapping[str, Any]) -> None:
-        """Keep every declared parameter from ``values`` (the constructor's ``locals()``)."""
-        for name in declared(type(self)):
-            setattr(self, name, values[name])
 
     def _check_kernel_form(self) -> None:
         """The one check across parameters: the primal form needs the linear kernel."""
@@ -283,7 +278,19 @@ class HieronClassifier(_HieronParams):
         random_state: int | np.random.Generator | None = None,
     ) -> None:
         super().__init__(taxonomy=taxonomy)
-        self._store(locals())
+        self.hierarchy = hierarchy
+        self.update = update
+        self.average = average
+        self.epochs = epochs
+        self.shuffle = shuffle
+        self.kernel = kernel
+        self.form = form
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.candidates = candidates
+        self.report_every = report_every
+        self.random_state = random_state
 
     # ------------------------------------------------------------------ set-up
     def _new_solver(self, n_features: int, Y: np.ndarray) -> HieronSolver:
@@ -518,7 +525,18 @@ class HieronGreedyClassifier(_HieronParams):
         random_state: int | np.random.Generator | None = None,
     ) -> None:
         super().__init__(taxonomy=taxonomy)
-        self._store(locals())
+        self.update = update
+        self.average = average
+        self.epochs = epochs
+        self.shuffle = shuffle
+        self.kernel = kernel
+        self.form = form
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.allow_stop = allow_stop
+        self.report_every = report_every
+        self.random_state = random_state
 
     def _fit(self, X: np.ndarray | sp.csr_matrix, Y: Any, callbacks: Sequence[Callback]) -> None:
         self._check_kernel_form()

@@ -167,12 +167,22 @@ class PathGeometry:
         diag = self.depth + 1.0
         return np.sqrt(np.maximum(diag + diag[y] - 2.0 * m, 0.0))
 
+    def sqrt_gamma_rows(self, ys: Any) -> np.ndarray:
+        """:meth:`sqrt_gamma_row` of every ``y`` in ``ys`` at once, shape (len(ys), n_nodes)."""
+        ys = np.asarray(ys, dtype=np.int64)
+        if self.overlap is not None:
+            M = self.overlap[ys]
+        else:
+            A = self.ancestor  # M[y, :] = A @ (path indicator of y)
+            M = np.asarray(A @ A[ys].T.toarray()).T
+        diag = self.depth + 1.0
+        return np.sqrt(np.maximum(diag + diag[ys][:, None] - 2.0 * M, 0.0))
+
     def sqrt_gamma_matrix(self) -> np.ndarray | None:
         """Dense ``sqrt(gamma)`` of shape (n_nodes, n_nodes) for small trees, else None."""
         if self.overlap is None:
             return None
-        d = self.depth + 1.0
-        return np.sqrt(np.maximum(d[:, None] + d[None, :] - 2.0 * self.overlap, 0.0))
+        return self.sqrt_gamma_rows(np.arange(self.n_nodes))
 
 
 def prototypes_from_increments(w: np.ndarray, parent: np.ndarray) -> np.ndarray:

@@ -464,10 +464,7 @@ class HieronSolver(Solver):
         r = np.arange(len(yb))
         if self.update != "max-loss":
             return P, P, S[r, P] - S[r, yb], P != yb
-        if self._SG is not None:
-            L = S + self._SG[yb]
-        else:
-            L = S + np.vstack([self.geometry.sqrt_gamma_row(int(v)) for v in yb])
+        L = S + (self._SG[yb] if self._SG is not None else self.geometry.sqrt_gamma_rows(yb))
         if self._cand_mask is not None:
             L += self._cand_mask
         V = predict_from_scores(L)
@@ -839,12 +836,10 @@ class GreedyHieronSolver(Solver):
         while deep.any():
             u[deep] = self.parent[u[deep]]
             deep = depth[u] > target_depth
-        local = np.zeros(len(rows), dtype=np.int64)
-        classes = np.r_[v, self.children[v]]
-        pos = {int(c): j for j, c in enumerate(classes)}
-        for j in range(len(rows)):
-            local[j] = pos[int(u[j])] if yl[j] != v else 0
-        return rows, local
+        # local class of each row: v itself is class 0 (a row labelled v stays at u = v)
+        pos = np.zeros(self.n_nodes, dtype=np.int64)
+        pos[self.children[v]] = np.arange(1, len(self.children[v]) + 1)
+        return rows, pos[u]
 
     def iterate(self, objective: HieronStream) -> Iterator[SolverState]:
         """Train the classifier of every internal vertex; one state per vertex.

@@ -20,10 +20,9 @@ generated from them.
 
 from __future__ import annotations
 
-import types
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
-from typing import Any, ClassVar, TypeVar, cast
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -112,31 +111,10 @@ _OVR_PARAMETERS: tuple[Param, ...] = (
     ),
 )  # fmt: skip
 
-_Init = TypeVar("_Init", bound=Callable[..., None])
-
 
 def _redeclare(params: tuple[Param, ...], **defaults: Any) -> tuple[Param, ...]:
     """``params`` with the defaults of the parameters named in ``defaults`` replaced."""
     return tuple(replace(p, default=defaults[p.name]) if p.name in defaults else p for p in params)
-
-
-def _init_with_declared_defaults(init: _Init, params: tuple[Param, ...]) -> _Init:
-    """A copy of the keyword-only constructor ``init`` whose defaults are those of ``params``.
-
-    The copy runs the same code: only ``__kwdefaults__`` differ, so :func:`inspect.signature`
-    (scikit-learn's ``get_params``, :func:`~hierlab.core.params.check_declarations`) and the
-    calls see the declared defaults. This lets HR-LR share HR-SVM's constructor.
-    """
-    fn = cast(types.FunctionType, init)
-    new = types.FunctionType(
-        fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__
-    )
-    new.__kwdefaults__ = {**(fn.__kwdefaults__ or {}), **{p.name: p.default for p in params}}
-    new.__annotations__ = dict(fn.__annotations__)
-    new.__doc__ = fn.__doc__
-    new.__qualname__ = fn.__qualname__
-    new.__module__ = fn.__module__
-    return cast(_Init, new)
 
 
 class _LeafScorer(HierarchicalClassifier):
@@ -279,7 +257,34 @@ class HRLRClassifier(_HRBase):
 
     _loss = "logistic"
     _parameters = _redeclare(_HR_PARAMETERS, inner_tol=0.01)
-    __init__ = _init_with_declared_defaults(_HRBase.__init__, _parameters)
+
+    def __init__(
+        self,
+        *,
+        taxonomy: Taxonomy | None = None,
+        C: float = 1.0,
+        max_iter: int = 30,
+        tol: float = 1e-2,
+        inner_tol: float = 0.01,
+        max_inner_iter: int = 1000,
+        relaxation: float = 1.0,
+        shrinking: bool = False,
+        n_jobs: int | None = None,
+        random_state: int = 0,
+    ) -> None:
+        # HR-SVM's constructor with HR-LR's default inner_tol (a signature scikit-learn can read)
+        super().__init__(
+            taxonomy=taxonomy,
+            C=C,
+            max_iter=max_iter,
+            tol=tol,
+            inner_tol=inner_tol,
+            max_inner_iter=max_inner_iter,
+            relaxation=relaxation,
+            shrinking=shrinking,
+            n_jobs=n_jobs,
+            random_state=random_state,
+        )
 
 
 # ---------------------------------------------------------------------- one-vs-rest baselines

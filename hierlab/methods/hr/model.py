@@ -166,19 +166,14 @@ class HRProblem:
         return cls(Xc, taxonomy, positive, excluded, float(C), loss)
 
     @property
-    def shape(self) -> tuple[int, int]:
-        """``(n_samples, n_features)`` of the training data."""
-        return int(self.X.shape[0]), int(self.X.shape[1])
-
-    @property
     def n_samples(self) -> int:
         """Number of examples."""
-        return self.shape[0]
+        return int(self.X.shape[0])
 
     @property
     def n_features(self) -> int:
         """Number of features."""
-        return self.shape[1]
+        return int(self.X.shape[1])
 
     def signs(self, cols: np.ndarray) -> np.ndarray:
         """``y_in`` in {-1, +1} for the leaf columns ``cols``, dense (n_samples, len(cols))."""

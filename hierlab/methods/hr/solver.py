@@ -399,8 +399,7 @@ class BlockCoordinateDescent(Solver):
     ) -> int:
         """L-BFGS on eq. (8) for the leaf blocks, in place on ``W``; the iterations run."""
         leaves = prob.taxonomy.leaves
-        # L-BFGS does level-1 BLAS on d-vectors: threaded BLAS only adds synchronisation there
-        # (see bench_hr for the measured effect)
+        # L-BFGS does level-1 BLAS on d-vectors, where threaded BLAS only adds synchronisation
         with threadpool_limits(limits=1, user_api="blas"):
             res = parallel(
                 joblib.delayed(_lr_leaf_block)(

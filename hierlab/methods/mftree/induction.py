@@ -811,7 +811,7 @@ class _LinearSplitter:
         self._block_of[node] = self._block_of[parent] if parent in self._block_of else node
         Gb, pos = self._gram(self._block_of[node])
         idx = pos[cls]
-        gram = Gb[idx][:, idx]
+        gram = Gb[np.ix_(idx, idx)]
         nk = self.counts[cls]
         N = nk.sum()
         r = gram.sum(axis=1)  # gram 1

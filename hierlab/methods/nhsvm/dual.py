@@ -104,7 +104,7 @@ class HingeDualModel(LinearModel):
         """
         h = self.hinge
         n, m = len(y), self.n_rows
-        Cd = h.C.toarray()
+        C_cand = h.C_cand.toarray()  # C[l] of the candidate leaves, in h.candidates order
         cand = np.asarray(h.candidates)
         eq13 = h.variant == "eq13"
 
@@ -113,10 +113,10 @@ class HingeDualModel(LinearModel):
             keep = cand != v
             if eq13:
                 keep &= h.Dn[k] > 0.0
-                U = (Cd[v][None, :] - Cd[cand[keep]]) / h.Dn[k, keep][:, None]
+                U = (h.C[v].toarray() - C_cand[keep]) / h.Dn[k, keep][:, None]
                 L = np.ones(int(keep.sum()))
             else:
-                U = Cd[v][None, :] - Cd[cand[keep]]
+                U = h.C[v].toarray() - C_cand[keep]
                 L = h.D[k, keep]
             return table(list(U), list(L), m, 1.0 / n)
 

@@ -276,9 +276,8 @@ def is_leaf_terminated(Y: sp.csr_matrix, taxonomy: Taxonomy) -> bool:
     )
     kids_in = sp.csr_matrix(Yc @ child_to_parent)  # [i, p] = children of p in y_i
     internal = ~taxonomy.is_leaf
-    Yi = Yc[:, internal].toarray() > 0
-    Ki = kids_in[:, internal].toarray() > 0
-    return bool(np.all(~Yi | Ki))
+    # an internal node of a set without any of its children in the set (still sparse)
+    return (Yc[:, internal] > kids_in[:, internal]).nnz == 0
 
 
 def _subtree_max(S_leaf: np.ndarray, taxonomy: Taxonomy) -> np.ndarray:
@@ -296,15 +295,6 @@ def _subtree_max(S_leaf: np.ndarray, taxonomy: Taxonomy) -> np.ndarray:
                 if len(kids):
                     G[:, n] = np.maximum(G[:, n], G[:, kids].max(axis=1))
     return G
-
-
-def _seed_int(random_state: Any) -> int:
-    """An int seed from a ``random_state`` (0 for None; drawn from a numpy Generator)."""
-    if random_state is None:
-        return 0
-    if isinstance(random_state, int | np.integer | str):
-        return int(random_state)
-    return int(np.random.default_rng(random_state).integers(2**31 - 1))
 
 
 class HSVMClassifier(HierarchicalClassifier):
@@ -392,9 +382,15 @@ class HSVMClassifier(HierarchicalClassifier):
         solver: str = "pegasos",
     ) -> None:
         super().__init__(taxonomy=taxonomy)
-        self.lam, self.loss, self.ml_loss, self.label_space = lam, loss, ml_loss, label_space
-        self.epochs, self.batch_size, self.tol = epochs, batch_size, tol
-        self.random_state, self.solver = random_state, solver
+        self.lam = lam
+        self.loss = loss
+        self.ml_loss = ml_loss
+        self.label_space = label_space
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.tol = tol
+        self.random_state = random_state
+        self.solver = solver
 
     # ---------------------------------------------------------------- hooks for the variants
     def _alpha(self, tax: Taxonomy) -> np.ndarray | None:
@@ -446,8 +442,13 @@ class HSVMClassifier(HierarchicalClassifier):
         self._set_fitted(obj, np.asarray(result.coef), c, alpha)
 
     def _dual_seed(self) -> int:
-        """BCFW's visiting-order seed (``random_state``; 0 when it is None)."""
-        return _seed_int(self.random_state)
+        """BCFW's visiting-order seed: ``random_state`` (0 for None; drawn from a Generator)."""
+        rs = self.random_state
+        if rs is None:
+            return 0
+        if isinstance(rs, int | np.integer | str):
+            return int(rs)
+        return int(np.random.default_rng(rs).integers(2**31 - 1))
 
     def _run_certified(
         self, solver: Solver, problem: Any, callbacks: Sequence[Callback]
@@ -602,10 +603,18 @@ class NHSVMClassifier(HSVMClassifier):
     ) -> None:
         # not HSVM's constructor: NHSVM has no ``loss`` parameter (its loss is eq. 9's)
         HierarchicalClassifier.__init__(self, taxonomy=taxonomy)
-        self.lam, self.alpha_rule, self.rho, self.T, self.variant = lam, alpha_rule, rho, T, variant
-        self.ml_loss, self.label_space, self.epochs = ml_loss, label_space, epochs
-        self.batch_size, self.tol = batch_size, tol
-        self.random_state, self.solver = random_state, solver
+        self.lam = lam
+        self.alpha_rule = alpha_rule
+        self.rho = rho
+        self.T = T
+        self.variant = variant
+        self.ml_loss = ml_loss
+        self.label_space = label_space
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.tol = tol
+        self.random_state = random_state
+        self.solver = solver
 
     def _alpha(self, tax: Taxonomy) -> np.ndarray:
         return normalization_alpha(tax, rule=self.alpha_rule, rho=float(self.rho), T=float(self.T))
@@ -683,10 +692,15 @@ class SharedSVMClassifier(HSVMClassifier):
     ) -> None:
         # not HSVM's constructor: SSVM has neither ``epochs`` nor the multi-label parameters
         HierarchicalClassifier.__init__(self, taxonomy=taxonomy)
-        self.lam, self.loss, self.rounds = lam, loss, rounds
-        self.epochs_per_alpha, self.alpha_init = epochs_per_alpha, alpha_init
-        self.batch_size, self.tol = batch_size, tol
-        self.random_state, self.solver = random_state, solver
+        self.lam = lam
+        self.loss = loss
+        self.rounds = rounds
+        self.epochs_per_alpha = epochs_per_alpha
+        self.alpha_init = alpha_init
+        self.batch_size = batch_size
+        self.tol = tol
+        self.random_state = random_state
+        self.solver = solver
 
     def _fit(self, X: np.ndarray | sp.csr_matrix, Y: Any, callbacks: Sequence[Callback]) -> None:
         if sp.issparse(Y):
@@ -724,21 +738,33 @@ class SharedSVMClassifier(HSVMClassifier):
 
 
 # ------------------------------------------------------------------------------ registry
-_SUMMARIES = {
-    "hsvm": "Hierarchical structured SVM of Cai & Hofmann (eq. 2-3), Pegasos",
-    "nhsvm": "Normalised hierarchical SVM (eq. 10/12): normalised class attributes and margin",
-    "nhsvm13": "NHSVM variant of eq. 13: margin divided by ||∧~(y) - ∧~(y_i)|| (single label)",
-    "ssvm": "Shared SVM (eq. 14): alpha learned in closed form (Algorithm 1), trees",
-}
-register("hsvm", HSVMClassifier, card=HSVM_CARD, seed="003", summary=_SUMMARIES["hsvm"])
-register("nhsvm", NHSVMClassifier, card=NHSVM_CARD, seed="003", summary=_SUMMARIES["nhsvm"])
+register(
+    "hsvm",
+    HSVMClassifier,
+    card=HSVM_CARD,
+    seed="003",
+    summary="Hierarchical structured SVM of Cai & Hofmann (eq. 2-3), Pegasos",
+)
+register(
+    "nhsvm",
+    NHSVMClassifier,
+    card=NHSVM_CARD,
+    seed="003",
+    summary="Normalised hierarchical SVM (eq. 10/12): normalised class attributes and margin",
+)
 register(
     "nhsvm13",
     NHSVMClassifier,
     card=NHSVM13_CARD,
     seed="003",
-    summary=_SUMMARIES["nhsvm13"],
+    summary="NHSVM variant of eq. 13: margin divided by ||∧~(y) - ∧~(y_i)|| (single label)",
     fixed={"variant": "eq13"},
     multilabel=False,
 )
-register("ssvm", SharedSVMClassifier, card=SSVM_CARD, seed="003", summary=_SUMMARIES["ssvm"])
+register(
+    "ssvm",
+    SharedSVMClassifier,
+    card=SSVM_CARD,
+    seed="003",
+    summary="Shared SVM (eq. 14): alpha learned in closed form (Algorithm 1), trees",
+)

@@ -49,7 +49,6 @@ __all__ = [
     "multilabel_weights",
     "node_max_marginals",
     "normalization_alpha",
-    "single_label_errors",
     "tree_max_label",
 ]
 
@@ -269,53 +268,10 @@ def class_attribute_matrix(taxonomy: Taxonomy, c: np.ndarray) -> sp.csr_matrix:
     return C
 
 
-def single_label_errors(
-    taxonomy: Taxonomy, labels: np.ndarray, candidates: np.ndarray, kind: str, alpha: Any = None
-) -> np.ndarray:
-    """Structural error ``Δ(y, y')`` between label nodes and candidate nodes.
-
-    A row of the shared loss table: :func:`hierlab.core.losses.delta`.
-
-    Parameters
-    ----------
-    taxonomy : Taxonomy
-    labels : ndarray of int, shape (k,)
-        Nodes ``m``: the labels are ``A+(m)``.
-    candidates : ndarray of int, shape (L,)
-        Candidate nodes (the leaves).
-    kind : {"hamming", "sqrt_hamming", "zero_one", "normalized"}
-        ``|y Δ y'|`` (eq. 2), its square root, ``1[y != y']``, or eq. (9)
-        ``sqrt(sum_{n in y Δ y'} alpha_n)`` (any name of :data:`~hierlab.core.losses.LOSSES`).
-    alpha : ndarray of shape (n_nodes,), optional
-        Needed for ``"normalized"``.
-
-    Returns
-    -------
-    ndarray of shape (k, L)
-    """
-    return delta(kind, taxonomy, labels, candidates, alpha)
-
-
-def _leaf_weights(taxonomy: Taxonomy, alpha: np.ndarray | None) -> np.ndarray:
-    w = np.zeros(taxonomy.n_nodes)
-    w[taxonomy.leaves] = 1.0
-    return w
-
-
-def _node_weights(taxonomy: Taxonomy, alpha: np.ndarray | None) -> np.ndarray:
-    return np.ones(taxonomy.n_nodes)
-
-
-def _alpha_weights(taxonomy: Taxonomy, alpha: np.ndarray | None) -> np.ndarray:
-    if alpha is None:
-        raise ParameterError("loss='alpha' needs alpha")
-    return np.array(alpha, dtype=np.float64)
-
-
-#: the decomposable multi-label errors of Section 7.1, ``Δ(y, y') = sum_{n in y Δ y'} w_n``, by
-#: their node weights: ``Δ_L`` (Hamming distance on the leaves), Hamming on every node, and
-#: the alpha-weighted Hamming of NHSVM
-MULTILABEL_LOSSES = {"leaves": _leaf_weights, "nodes": _node_weights, "alpha": _alpha_weights}
+#: the decomposable multi-label errors of Section 7.1, ``Δ(y, y') = sum_{n in y Δ y'} w_n``:
+#: ``Δ_L`` (Hamming distance on the leaves), Hamming on every node, and the alpha-weighted
+#: Hamming of NHSVM (:func:`multilabel_weights` gives their node weights ``w``)
+MULTILABEL_LOSSES = ("leaves", "nodes", "alpha")
 
 
 def multilabel_weights(kind: str, taxonomy: Taxonomy, alpha: Any = None) -> np.ndarray:
@@ -324,7 +280,7 @@ def multilabel_weights(kind: str, taxonomy: Taxonomy, alpha: Any = None) -> np.n
     Parameters
     ----------
     kind : {"leaves", "nodes", "alpha"}
-        A key of :data:`MULTILABEL_LOSSES`.
+        One of :data:`MULTILABEL_LOSSES`.
     taxonomy : Taxonomy
     alpha : ndarray of shape (n_nodes,), optional
         Needed for ``"alpha"``.
@@ -333,13 +289,17 @@ def multilabel_weights(kind: str, taxonomy: Taxonomy, alpha: Any = None) -> np.n
     -------
     ndarray of shape (n_nodes,)
     """
-    try:
-        weights = MULTILABEL_LOSSES[kind]
-    except KeyError:
-        raise ParameterError(
-            f"multi-label loss must be 'leaves', 'nodes' or 'alpha', got {kind!r}"
-        ) from None
-    w = weights(taxonomy, alpha)
+    if kind == "leaves":
+        w = np.zeros(taxonomy.n_nodes)
+        w[taxonomy.leaves] = 1.0
+    elif kind == "nodes":
+        w = np.ones(taxonomy.n_nodes)
+    elif kind == "alpha":
+        if alpha is None:
+            raise ParameterError("loss='alpha' needs alpha")
+        w = np.array(alpha, dtype=np.float64)
+    else:
+        raise ParameterError(f"multi-label loss must be 'leaves', 'nodes' or 'alpha', got {kind!r}")
     w[0] = 0.0
     return w
 
@@ -506,8 +466,8 @@ def dag_max_label(
     ``batch`` examples at a time as one block-diagonal HiGHS problem. Rows whose LP optimum is
     fractional are re-solved as binary programs with :func:`scipy.optimize.milp`. Without
     ``leaf_terminated`` the feasible sets are the ancestor-closed ones: a maximum-weight closure,
-    solved exactly as a minimum cut (:func:`closure_cut`, 10-15x faster than the LP, whose
-    constraint matrix is totally unimodular).
+    solved exactly as a minimum cut (:func:`closure_cut`) instead of the LP, whose constraint
+    matrix is totally unimodular (``python -m hierlab.benchmarks.nhsvm`` times the two).
 
     Parameters
     ----------
@@ -526,17 +486,17 @@ def dag_max_label(
     """
     R = np.asarray(R, dtype=np.float64)
     b, M = R.shape
-    A1, b1 = _dag_lp_blocks(taxonomy, leaf_terminated)
-    lo1 = np.zeros(M)
-    lo1[0] = 1.0
-    Z = np.zeros((b, M), dtype=bool)
-    n_ip = 0
     if not leaf_terminated:
         Z = closure_cut(R, taxonomy, batch)
         value = np.einsum("ij,ij->i", R, Z)
         if return_stats:
             return Z, value, {"lp": b, "ip": 0}
         return Z, value
+    A1, b1 = _dag_lp_blocks(taxonomy, leaf_terminated)
+    lo1 = np.zeros(M)
+    lo1[0] = 1.0
+    Z = np.zeros((b, M), dtype=bool)
+    n_ip = 0
     for s in range(0, b, batch):
         e = min(b, s + batch)
         k = e - s
@@ -788,7 +748,7 @@ class HierarchicalHinge:
     loss : str
         Single label: a row of the shared loss table (:data:`FIXED_LOSSES`, i.e.
         ``"hamming"``, ``"sqrt_hamming"``, ``"zero_one"``, or ``"normalized"``). Multi-label: a
-        key of :data:`MULTILABEL_LOSSES`: ``"leaves"`` (``Δ_L`` of Section 7.1: Hamming distance
+        name in :data:`MULTILABEL_LOSSES`: ``"leaves"`` (``Δ_L`` of Section 7.1: Hamming distance
         on the leaves), ``"nodes"`` (Hamming on all nodes) or ``"alpha"`` (``sum_{n in y Δ y_i}
         alpha_n``).
     alpha : ndarray of shape (n_nodes,), optional
@@ -852,16 +812,21 @@ class HierarchicalHinge:
         self.y = np.asarray(Y, dtype=np.int64)
         self.candidates = tax.leaves
         self.label_nodes, self.label_index = np.unique(self.y, return_inverse=True)
-        self.D = single_label_errors(tax, self.label_nodes, self.candidates, self.loss, self.alpha)
-        sq = np.asarray(self.C_cand.multiply(self.C_cand).sum(axis=1)).ravel()
-        self.grad_scale = float(2.0 * sq.max()) if sq.size else 1.0
+        # Δ between every training label and every candidate leaf: a row of the shared loss table
+        self.D = delta(self.loss, tax, self.label_nodes, self.candidates, self.alpha)
         if self.variant == "eq13":
+            # eq. (13) divides by the normalised error (NHSVM's own loss: then it is D itself)
+            if self.loss == NORMALIZED_LOSS:
+                self.Dn = self.D
+            else:
+                self.Dn = delta(
+                    NORMALIZED_LOSS, tax, self.label_nodes, self.candidates, self._alpha_or_c2()
+                )
             self.grad_scale = 1.0
-            self.Dn = single_label_errors(
-                tax, self.label_nodes, self.candidates, NORMALIZED_LOSS, self._alpha_or_c2()
-            )
             self.max_loss = 1.0
         else:
+            sq = np.asarray(self.C_cand.multiply(self.C_cand).sum(axis=1)).ravel()
+            self.grad_scale = float(2.0 * sq.max()) if sq.size else 1.0
             self.max_loss = float(self.D.max()) if self.D.size else 1.0
 
     def _alpha_or_c2(self) -> np.ndarray:

@@ -70,10 +70,15 @@ SOLVERS = ("bcfw", "rda")
 # ------------------------------------------------------------------------------ parameters
 # One declaration per parameter (:mod:`hierlab.core.params`): the type, default and valid range,
 # the paper's symbol, a line of help and the card's note.
-# fmt: off
 #: ``C``, first in every seed-000 estimator's declaration
 _C = Param(
-    "C", "float", 1.0, low=0.0, low_open=True, log=True, symbol="C",
+    "C",
+    "float",
+    1.0,
+    low=0.0,
+    low_open=True,
+    log=True,
+    symbol="C",
     help="weight of the mean hinge loss C/N sum xi (paper: C = 1)",
     note="Larger C fits the training data harder; the paper uses C = 1 and saw little change "
     "for C in [1, 100]. Try 0.1 … 100.",
@@ -81,50 +86,100 @@ _C = Param(
 
 #: the solver's tolerances and budget, shared by the five estimators (after their own)
 _SOLVER_PARAMS: tuple[Param, ...] = (
-    Param("tol", "float", 1e-4, low=0.0, help="absolute tolerance on the certified gap",
-          note="Stop as soon as the certified gap is this small (absolute). 1e-4 is tight; "
-          "1e-2 is enough for a classroom demo."),
-    Param("rtol", "float", 1e-3, low=0.0,
-          help="relative tolerance: stop when gap <= rtol * upper",
-          note="Relative version of tol: 1e-3 stops at a 0.1% certified gap."),
-    Param("solver", "str", "bcfw", choices=SOLVERS,
-          help="bcfw: block-coordinate Frank-Wolfe on the dual (fast, certified); "
-          "rda: the paper's Algorithm 1"),
-    Param("max_iter", "int", 2000, low=1, log=True, help="RDA iterations / BCFW epochs",
-          note="A budget: RDA converges like O(log t / t), so a few hundred iterations usually "
-          "close most of the gap; raise it when the gap is still large."),
-    Param("max_time", "float", None, low=0.0, low_open=True,
-          help="seconds of solver time (None: no limit)",
-          note="Wall-clock budget of the solver in seconds (callbacks excluded)."),
-    Param("averaging", "str", "linesearch", choices=AVERAGING,
-          help="RDA weights: 1/t (paper) or the lower-bound-maximising step",
-          note="'uniform' is the paper's 1/t weighting; 'linesearch' picks the weight that "
-          "maximises the new lower bound, which usually closes the gap much faster."),
+    Param(
+        "tol",
+        "float",
+        1e-4,
+        low=0.0,
+        help="absolute tolerance on the certified gap",
+        note="Stop as soon as the certified gap is this small (absolute). 1e-4 is tight; "
+        "1e-2 is enough for a classroom demo.",
+    ),
+    Param(
+        "rtol",
+        "float",
+        1e-3,
+        low=0.0,
+        help="relative tolerance: stop when gap <= rtol * upper",
+        note="Relative version of tol: 1e-3 stops at a 0.1% certified gap.",
+    ),
+    Param(
+        "solver",
+        "str",
+        "bcfw",
+        choices=SOLVERS,
+        help="bcfw: block-coordinate Frank-Wolfe on the dual (fast, certified); "
+        "rda: the paper's Algorithm 1",
+    ),
+    Param(
+        "max_iter",
+        "int",
+        2000,
+        low=1,
+        log=True,
+        help="RDA iterations / BCFW epochs",
+        note="A budget: RDA converges like O(log t / t), so a few hundred iterations usually "
+        "close most of the gap; raise it when the gap is still large.",
+    ),
+    Param(
+        "max_time",
+        "float",
+        None,
+        low=0.0,
+        low_open=True,
+        help="seconds of solver time (None: no limit)",
+        note="Wall-clock budget of the solver in seconds (callbacks excluded).",
+    ),
+    Param(
+        "averaging",
+        "str",
+        "linesearch",
+        choices=AVERAGING,
+        help="RDA weights: 1/t (paper) or the lower-bound-maximising step",
+        note="'uniform' is the paper's 1/t weighting; 'linesearch' picks the weight that "
+        "maximises the new lower bound, which usually closes the gap much faster.",
+    ),
 )
 
 #: ORTHOGNL's own: the ``K`` of eq. (6) (by ``alpha`` or given) and RDA's splitting. alpha's
 #: real limit depends on the taxonomy and is checked in ``fit`` (it is at most sqrt(2) on any tree
 #: with an internal non-root node, infinite, and alpha idle, on a flat one); 100 bounds the widgets.
 _ORTHOGONAL_PARAMS: tuple[Param, ...] = (
-    Param("alpha", "float", 1.0, low=0.0, high=100.0, symbol="alpha",
-          help="orthogonality weight K_ij of eq. (6); must stay below the taxonomy's largest "
-          "admissible alpha",
-          note="Strength of the orthogonality penalty between a node and each ancestor (eq. 6). "
-          "It must stay strictly below the taxonomy's largest admissible alpha "
-          "(`hierlab.core.regularizers.max_admissible_alpha`), else the objective is not "
-          "convex and fitting raises an error naming that limit. alpha = 0 is a recursive SVM "
-          "with a per-node L2 penalty weighted by subtree size; the paper uses alpha = 1 on "
-          "small trees. The closer to the limit, the smaller lambda_min and the slower RDA."),
-    Param("K", "object", None, symbol="K",
-          help="a user matrix K over the non-root nodes (or all nodes, with a zero root row "
-          "and column); overrides alpha"),
-    Param("split", "str", "lambda_min", choices=("lambda_min", "jacobi"),
-          help="RDA splitting: Psi = lambda_min/2 ||w||^2 (paper) or diagonally scaled",
-          note="'lambda_min' is the paper's Psi = lambda_min/2 ||w||^2; 'jacobi' scales Psi "
-          "per node by K_ii (still a valid split), which takes larger steps on the heavily "
-          "regularised upper nodes and often converges faster."),
+    Param(
+        "alpha",
+        "float",
+        1.0,
+        low=0.0,
+        high=100.0,
+        symbol="alpha",
+        help="orthogonality weight K_ij of eq. (6); must stay below the taxonomy's largest "
+        "admissible alpha",
+        note="Strength of the orthogonality penalty between a node and each ancestor (eq. 6). "
+        "It must stay strictly below the taxonomy's largest admissible alpha "
+        "(`hierlab.core.regularizers.max_admissible_alpha`), else the objective is not "
+        "convex and fitting raises an error naming that limit. alpha = 0 is a recursive SVM "
+        "with a per-node L2 penalty weighted by subtree size; the paper uses alpha = 1 on "
+        "small trees. The closer to the limit, the smaller lambda_min and the slower RDA.",
+    ),
+    Param(
+        "K",
+        "object",
+        None,
+        symbol="K",
+        help="a user matrix K over the non-root nodes (or all nodes, with a zero root row "
+        "and column); overrides alpha",
+    ),
+    Param(
+        "split",
+        "str",
+        "lambda_min",
+        choices=("lambda_min", "jacobi"),
+        help="RDA splitting: Psi = lambda_min/2 ||w||^2 (paper) or diagonally scaled",
+        note="'lambda_min' is the paper's Psi = lambda_min/2 ||w||^2; 'jacobi' scales Psi "
+        "per node by K_ii (still a valid split), which takes larger steps on the heavily "
+        "regularised upper nodes and often converges faster.",
+    ),
 )
-# fmt: on
 
 
 # ------------------------------------------------------------------------------ estimators
@@ -181,8 +236,13 @@ class _RDAClassifier(HierarchicalClassifier):
         averaging: str = "linesearch",
     ) -> None:
         super().__init__(taxonomy=taxonomy)
-        self.C, self.tol, self.rtol, self.solver = C, tol, rtol, solver
-        self.max_iter, self.max_time, self.averaging = max_iter, max_time, averaging
+        self.C = C
+        self.tol = tol
+        self.rtol = rtol
+        self.solver = solver
+        self.max_iter = max_iter
+        self.max_time = max_time
+        self.averaging = averaging
 
     # ------------------------------------------------------------------ to implement
     def _build(self, tax: Taxonomy, y: np.ndarray) -> tuple[Any, Regularizer]:
@@ -239,8 +299,8 @@ class _RDAClassifier(HierarchicalClassifier):
         """
         S = self.node_scores(X)
         cols = np.asarray(self.taxonomy_.index([str(c) for c in self.classes_]), dtype=np.int64)
-        index = getattr(self._model, "index", None)
-        if isinstance(self._model, FlatModel) or index is None:
+        index = getattr(self._model, "index", None)  # the recursive models' SiblingIndex
+        if index is None:
             out = S[:, cols]
         else:
             R, _ = index.rivals(S)
@@ -306,10 +366,18 @@ class OrthogonalTransferClassifier(_RDAClassifier):
         max_time: float | None = None,
     ) -> None:
         super().__init__(
-            taxonomy=taxonomy, C=C, tol=tol, rtol=rtol, solver=solver, max_iter=max_iter,
-            max_time=max_time, averaging=averaging,
-        )  # fmt: skip
-        self.alpha, self.K, self.split = alpha, K, split
+            taxonomy=taxonomy,
+            C=C,
+            tol=tol,
+            rtol=rtol,
+            solver=solver,
+            max_iter=max_iter,
+            max_time=max_time,
+            averaging=averaging,
+        )
+        self.alpha = alpha
+        self.K = K
+        self.split = split
 
     def resolve_K(self, tax: Taxonomy) -> tuple[np.ndarray, float]:
         """``K`` (n_nodes x n_nodes, zero root row/column) and ``lambda_min(Kbar)``.

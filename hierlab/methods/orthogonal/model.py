@@ -35,6 +35,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from hierlab.core.losses import delta as label_loss
+from hierlab.core.losses import get_loss
 from hierlab.core.model import DualBlocks, LinearModel, per_label_blocks, product, table
 from hierlab.core.taxonomy import Taxonomy
 
@@ -190,14 +191,13 @@ def recursive_predict(index: SiblingIndex, S: np.ndarray) -> np.ndarray:
     return at
 
 
-def sibling_rows(i: int, siblings: Any, m: int) -> list[np.ndarray]:
-    """The directions ``U = e_i - e_j`` of the sibling constraints of node ``i``, one per
-    ``j in siblings``, each of shape (m,) (seed 000, eq. 7)."""
-    U = []
-    for j in siblings:
-        u = np.zeros(m)
-        u[i], u[int(j)] = 1.0, -1.0
-        U.append(u)
+def sibling_rows(i: int, siblings: Any, m: int) -> np.ndarray:
+    """The directions ``U = e_i - e_j`` of the sibling constraints of node ``i``, one row per
+    ``j in siblings``: shape (len(siblings), m) (seed 000, eq. 7)."""
+    sib = np.asarray(siblings, dtype=np.int64)
+    U = np.zeros((len(sib), m))
+    U[:, i] = 1.0
+    U[np.arange(len(sib)), sib] = -1.0
     return U
 
 
@@ -253,10 +253,8 @@ class RecursiveModel(_SiblingModel):
         tax, m, n = self.taxonomy, self.n_rows, len(y)
 
         def make(v: int) -> tuple[Array, Array]:
-            U: list[np.ndarray] = []
-            for i in self.index.path_pad[v]:
-                if i > 0:
-                    U += sibling_rows(int(i), tax.siblings(int(i)), m)
+            path = self.index.path_pad[v]
+            U = [u for i in path[path > 0] for u in sibling_rows(int(i), tax.siblings(int(i)), m)]
             return table(U, [1.0] * len(U), m, 1.0 / n)
 
         return per_label_blocks(y, make)
@@ -332,26 +330,22 @@ class LocalModel(_SiblingModel):
     def dual_blocks(self, y: np.ndarray) -> DualBlocks:
         """One block per example and node ``i`` of ``A+(y)`` with siblings: labels ``j in
         S(i)`` with ``L = 1``, ``U = e_i - e_j``, weight ``1/N_p`` (``p`` the parent of ``i``,
-        the node problem the block belongs to)."""
+        the node problem the block belongs to). The table depends on ``i`` only, so there is
+        one per such node, shared by every example whose path crosses it."""
         tax, m = self.taxonomy, self.n_rows
         omega = self._weights(y)
-        labels, inv = np.unique(y, return_inverse=True)
-        tables: list[tuple[Array, Array]] = []
-        per_label: list[list[int]] = []
-        for v in labels:
-            ids = []
-            for i in self.index.path_pad[int(v)]:
-                sib = tax.siblings(int(i)) if i > 0 else np.zeros(0, dtype=np.int64)
-                if i <= 0 or len(sib) == 0 or omega[i] == 0:
-                    continue
-                ids.append(len(tables))
-                U = sibling_rows(int(i), sib, m)
-                tables.append(table(U, [1.0] * len(U), m, float(omega[i])))
-            per_label.append(ids)
-        counts = np.array([len(per_label[c]) for c in inv], dtype=np.int64)
-        ex = np.repeat(np.arange(len(y), dtype=np.int64), counts)
-        tab = np.array([t for c in inv for t in per_label[c]], dtype=np.int64)
-        return DualBlocks(tables, ex, tab)
+        P = self.index.path_pad[y]
+        sib = {int(i): tax.siblings(int(i)) for i in np.unique(P[P > 0])}
+        nodes = [i for i, s in sib.items() if len(s) and omega[i] != 0]
+        table_of = np.full(m, -1, dtype=np.int64)
+        table_of[nodes] = np.arange(len(nodes))
+        tables = [
+            table(list(sibling_rows(i, sib[i], m)), [1.0] * len(sib[i]), m, float(omega[i]))
+            for i in nodes
+        ]
+        T = table_of[P]  # -1: the root padding, no siblings, or an empty node problem
+        ex, d = np.nonzero(T >= 0)  # per example, its path's nodes in order
+        return DualBlocks(tables, ex.astype(np.int64), T[ex, d])
 
 
 class FlatModel(LinearModel):
@@ -366,10 +360,11 @@ class FlatModel(LinearModel):
     Parameters
     ----------
     taxonomy : Taxonomy (a tree)
-    delta : str or ndarray of shape (n_nodes, n_nodes)
-        The label loss ``Delta``, zero on the diagonal: the name of a loss of the shared table
-        (:data:`hierlab.core.losses.LOSSES`: ``"zero_one"`` for FLATMULT, ``"half_hamming"``
-        for TREELOSS) or the matrix itself.
+    delta : str
+        The label loss ``Delta``, by its name in the shared table
+        (:data:`hierlab.core.losses.LOSSES`): ``"zero_one"`` for FLATMULT, ``"half_hamming"``
+        for TREELOSS. Only the rows of the labels at hand are ever formed (labels x
+        candidates), never the (n_nodes, n_nodes) matrix.
     candidates : {"leaves", "nodes"}
         ``"leaves"``: the leaves plus any internal node used as a training label (FLATMULT);
         ``"nodes"``: every non-root node (TREELOSS, ``y in Y``).
@@ -380,15 +375,12 @@ class FlatModel(LinearModel):
     def __init__(
         self,
         taxonomy: Taxonomy,
-        delta: str | np.ndarray,
+        delta: str,
         candidates: str = "leaves",
         path_sum: bool = False,
     ) -> None:
         self._init_rows(taxonomy)
-        if isinstance(delta, str):
-            nodes = np.arange(taxonomy.n_nodes)
-            delta = label_loss(delta, taxonomy, nodes, nodes)
-        self.delta = np.asarray(delta, dtype=np.float64)
+        self.delta_name = get_loss(delta).name
         self.candidates = candidates
         self.path_sum = path_sum
         self.A = taxonomy.ancestor_matrix.tocsr()
@@ -449,38 +441,50 @@ class FlatModel(LinearModel):
         c : ndarray of int, shape (n_samples,)
             The maximising candidate.
         """
+        val, a, _ = self._most_violated(S, y)
+        return val, self.cand_[a]
+
+    def _most_violated(self, S: np.ndarray, y: np.ndarray) -> tuple[Array, Array, Array]:
+        """:meth:`most_violated` with the maximiser's position in ``cand_`` and its ``Delta``.
+
+        ``Delta`` is formed for the distinct labels of ``y`` against the candidates only."""
         cand = self.cand_
+        labels, inv = np.unique(y, return_inverse=True)
+        D = label_loss(self.delta_name, self.taxonomy, labels, cand)[inv]
         rows = np.arange(len(y))
-        sy = S[rows, y]
-        L = self.delta[y][:, cand] * np.maximum(0.0, 1.0 - sy[:, None] + S[:, cand])
+        L = D * np.maximum(0.0, 1.0 - S[rows, y][:, None] + S[:, cand])
         a = np.argmax(L, axis=1)
-        return L[rows, a], cand[a]
+        return L[rows, a], a, D[rows, a]
 
     def loss(self, S: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, sp.csr_matrix]:
         """Mean slack-rescaled hinge and its subgradient with respect to ``S``."""
         n = len(y)
-        val, c = self.most_violated(S, y)
+        val, a, dlt = self._most_violated(S, y)
         k = np.flatnonzero(val > 0)
-        d = self.delta[y[k], c[k]] / n
-        G = sp.csr_matrix((np.r_[d, -d], (np.r_[k, k], np.r_[c[k], y[k]])), shape=S.shape)
+        d = dlt[k] / n
+        c = self.cand_[a[k]]
+        G = sp.csr_matrix((np.r_[d, -d], (np.r_[k, k], np.r_[c, y[k]])), shape=S.shape)
         return np.array([val.sum() / n]), G
+
+    def _node_rows(self, nodes: Any) -> np.ndarray:
+        """``a_c`` per node: its row of the ancestor matrix (path sums) or the unit vector,
+        dense, shape (len(nodes), n_nodes)."""
+        M = self.A if self.path_sum else sp.identity(self.n_rows, format="csr")
+        return np.asarray(M[np.asarray(nodes, dtype=np.int64)].toarray())
 
     def dual_blocks(self, y: np.ndarray) -> DualBlocks:
         """One block per example: labels ``c`` among the candidates with ``Delta(y, c) > 0``,
         ``L = Delta``, ``U = Delta (a_y - a_c)`` with ``a`` the row of the ancestor matrix
         (path sums, TREELOSS) or the unit vector, weight ``1/N`` (slack rescaling)."""
-        m, n = self.n_rows, len(y)
-        E = self.A.toarray() if self.path_sum else np.eye(m)
+        m, n, cand = self.n_rows, len(y), self.cand_
+        E = self._node_rows(cand)
 
         def make(v: int) -> tuple[Array, Array]:
-            U, L = [], []
-            for c in self.cand_:
-                dlt = float(self.delta[v, c])
-                if c == v or dlt <= 0:
-                    continue
-                U.append(dlt * (E[v] - E[c]))
-                L.append(dlt)
-            return table(U, L, m, 1.0 / n)
+            dlt = label_loss(self.delta_name, self.taxonomy, [v], cand)[0]
+            keep = (cand != v) & (dlt > 0)
+            d = dlt[keep]
+            U = d[:, None] * (self._node_rows([v]) - E[keep])
+            return table(list(U), list(d), m, 1.0 / n)
 
         return per_label_blocks(y, make)
 
