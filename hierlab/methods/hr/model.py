@@ -165,16 +165,6 @@ class HRProblem:
         Xc = sp.csr_matrix(X, dtype=np.float64) if sp.issparse(X) else np.asarray(X, np.float64)
         return cls(Xc, taxonomy, positive, excluded, float(C), loss)
 
-    @property
-    def n_samples(self) -> int:
-        """Number of examples."""
-        return int(self.X.shape[0])
-
-    @property
-    def n_features(self) -> int:
-        """Number of features."""
-        return int(self.X.shape[1])
-
     def signs(self, cols: np.ndarray) -> np.ndarray:
         """``y_in`` in {-1, +1} for the leaf columns ``cols``, dense (n_samples, len(cols))."""
         return np.where(self.positive[:, cols].toarray(), 1.0, -1.0)
@@ -182,7 +172,7 @@ class HRProblem:
     def weights(self, cols: np.ndarray) -> np.ndarray:
         """``c_in`` in {0, 1} for the leaf columns ``cols``, dense (n_samples, len(cols))."""
         if self.excluded is None:
-            return np.ones((self.n_samples, len(cols)))
+            return np.ones((self.X.shape[0], len(cols)))
         return 1.0 - self.excluded[:, cols].toarray()
 
     def certificate(
@@ -214,7 +204,7 @@ class HRProblem:
         internal = tax.internal_nodes
         kkt_internal = float(np.abs(R[internal]).max()) if len(internal) else 0.0
         A_leaf = tax.ancestor_matrix[leaves]  # (n_leaves, n_nodes)
-        tally = _DualTally(S=np.zeros((tax.n_nodes, self.n_features)))
+        tally = _DualTally(S=np.zeros((tax.n_nodes, self.X.shape[1])))
         have_dual = self.loss == "logistic" or alpha is not None
         for s in range(0, len(leaves), chunk):
             cols = np.arange(s, min(s + chunk, len(leaves)))

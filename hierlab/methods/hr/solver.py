@@ -280,8 +280,8 @@ class BlockCoordinateDescent(Solver):
         """
         prob: HRProblem = objective
         tax = prob.taxonomy
-        W = np.zeros((tax.n_nodes, prob.n_features))
-        alpha = np.zeros((prob.n_samples, len(tax.leaves))) if prob.loss == "hinge" else None
+        W = np.zeros((tax.n_nodes, prob.X.shape[1]))
+        alpha = np.zeros((prob.X.shape[0], len(tax.leaves))) if prob.loss == "hinge" else None
         # workers cut the rows of X once per fit (dual CD), under this key
         fit = _FitData(prob.X, uuid.uuid4().hex, int(joblib.effective_n_jobs(self.n_jobs)))
         self.coef = W.copy()
