@@ -53,7 +53,7 @@ class DualBlocks:
     ----------
     tables : list of (ndarray of shape (R_t, n_rows), ndarray of shape (R_t,))
         ``(U, L)`` per table, the null label last, already multiplied by the table's weight
-        (``1/N``, or ``1/N_p`` for HIERMULT's node ``p``).
+        (1: the losses are summed, scikit-learn's convention for C).
     block_example : ndarray of int, shape (n_blocks,)
         Example of each block, non-decreasing.
     block_table : ndarray of int, shape (n_blocks,)
@@ -66,7 +66,7 @@ class DualBlocks:
 
     def primal_loss(self, S: np.ndarray) -> float:
         """``sum_b w_b max_r (L_r - U_r . S[k_b])`` for raw scores ``S`` of shape
-        (n_samples, n_rows) (the model's mean loss, as a check)."""
+        (n_samples, n_rows) (the model's summed loss, as a check)."""
         total = 0.0
         for t, (U, L) in enumerate(self.tables):
             k = self.block_example[self.block_table == t]

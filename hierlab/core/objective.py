@@ -2,7 +2,7 @@
 
 The training problems of seed 000 all read (eq. 7 and Section 5)
 
-    J(W) = Omega(W) + C * L(W),   L(W) = 1/N sum_k loss_k(X W^T)
+    J(W) = Omega(W) + C * L(W),   L(W) = sum_k loss_k(X W^T)
 
 with a model (scores and loss-augmented inference: :class:`Model`, e.g.
 :mod:`hierlab.methods.orthogonal.model`, built on :mod:`hierlab.core.model`) and a regularizer
@@ -62,7 +62,7 @@ class Evaluation:
     grad_phi : ndarray of shape (n_rows, n_features)
         A subgradient of ``phi``.
     loss : ndarray of shape (n_blocks,)
-        The mean hinge ``L`` per block (without ``C``).
+        The summed hinge ``L`` per block (without ``C``).
     """
 
     J: np.ndarray
@@ -84,7 +84,8 @@ class Objective:
     y : ndarray of int, shape (n_samples,)
         Node ids.
     C : float
-        Weight of the mean loss (seed 000, eq. 4: ``C/N sum_k xi_k``).
+        Weight of the summed loss ``C sum_k xi_k`` (scikit-learn's and liblinear's C; seed 000
+        writes ``C/N sum_k xi_k``, so the paper's C is ours times N).
     """
 
     def __init__(

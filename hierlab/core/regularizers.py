@@ -72,7 +72,7 @@ class DualMetric:
     Parameters
     ----------
     active : ndarray of bool, shape (n_rows,)
-    P : ndarray of shape (n_rows, n_rows)
+    P : ndarray of shape (n_rows, n_rows), or (0, 0) when ``pdiag`` is given
         ``Q^{-1}`` on the active rows, zero elsewhere.
     pdiag : ndarray of shape (n_rows,), optional
         The diagonal of ``P`` when ``P`` is diagonal (then products are element-wise).
@@ -101,8 +101,9 @@ class DualMetric:
 
     @classmethod
     def diagonal(cls, pdiag: np.ndarray, active: np.ndarray) -> DualMetric:
-        """A diagonal metric ``P = diag(pdiag)``."""
-        return cls(active, np.diag(pdiag), pdiag)
+        """A diagonal metric ``P = diag(pdiag)`` (held as its diagonal only: ``P`` is an empty
+        (0, 0) array, so nothing of size (n_rows, n_rows) is ever formed)."""
+        return cls(active, np.zeros((0, 0)), pdiag)
 
     def apply(self, VT: np.ndarray) -> np.ndarray:
         """``W^T = V^T P`` for ``V^T`` of shape (n_features, n_rows)."""

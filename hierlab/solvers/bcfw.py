@@ -60,7 +60,7 @@ import scipy.sparse as sp
 
 from hierlab.core._jit import jit_enabled, njit, sparse_row_times, sparse_row_update
 from hierlab.core.exceptions import ConvergenceError, ParameterError
-from hierlab.core.model import DualBlocks
+from hierlab.core.model import DualBlocks, dense
 from hierlab.core.objective import Objective
 from hierlab.core.regularizers import DualMetric
 from hierlab.core.solver import Solver, SolverState
@@ -77,62 +77,73 @@ def _diverged(epoch: int, what: str = "a step's curvature overflowed") -> Conver
     )
 
 
-#: a block of one example in the Python pass: its id, then its table's ``U`` and ``L``
-_Block = tuple[int, np.ndarray, np.ndarray]
+#: a block of one example in the Python pass: its id, its table's ``U`` (dense) and ``L``, and
+#: the start of its dual variables in the flat ``alpha``
+_Block = tuple[int, np.ndarray, np.ndarray, int]
 
 
-def _stack_tables(
-    tables: list[tuple[np.ndarray, np.ndarray]], C: float, m: int, R: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """The label tables scaled by ``C``, stacked and zero-padded to ``R`` rows.
+def _csr_tables(
+    tables: list[tuple[Any, np.ndarray]], C: float, m: int
+) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
+    """The label tables scaled by ``C``, as one sparse matrix of label rows.
+
+    A label's direction ``U_r`` touches a few nodes (a sibling pair, or two root paths), so the
+    tables are kept sparse: the memory is the number of non-zeros, not (labels x nodes), and a
+    label's violation ``L_r - U_r . s`` costs its own non-zeros, not ``m``.
 
     Returns
     -------
-    U : ndarray of shape (n_tables, R, m)
-        Directions.
-    L : ndarray of shape (n_tables, R)
-        Losses. The passes read only the first ``len(L_t)`` rows of table ``t``; the padding
-        carries no dual mass, so it adds nothing to ``V`` or to the dual value.
+    U : csr_matrix of shape (n_labels, m)
+        Directions of every table's labels, table after table.
+    L : ndarray of shape (n_labels,)
+        Losses.
+    lab_ptr : ndarray of int, shape (n_tables + 1,)
+        Table ``t`` holds the labels ``lab_ptr[t]:lab_ptr[t + 1]`` (its null label last).
     """
-    U = np.zeros((len(tables), R, m))
-    L = np.zeros((len(tables), R))
-    for t, (Ut, Lt) in enumerate(tables):
-        U[t, : len(Lt)] = C * Ut
-        L[t, : len(Lt)] = C * Lt
-    return U, L
+    U = sp.vstack([sp.csr_matrix(Ut, shape=(len(Lt), m)) for Ut, Lt in tables], format="csr")
+    U.sum_duplicates()
+    U.eliminate_zeros()
+    U = sp.csr_matrix(U * C, dtype=np.float64)
+    L = C * np.concatenate([np.asarray(Lt, dtype=np.float64) for _, Lt in tables])
+    sizes = np.array([len(Lt) for _, Lt in tables], dtype=np.int64)
+    return U, L, np.r_[0, np.cumsum(sizes)].astype(np.int64)
 
 
 class _Dual:
     """The dual of one objective as BCFW walks it (one per solve).
 
     Built once: the label tables of the model's :class:`~hierlab.core.model.DualBlocks`
-    (scaled by ``C``, stacked and padded, :func:`_stack_tables`), the blocks of every example,
-    the examples' CSR rows and the regularizer's metric. Updated by the epochs: the dual
-    variables ``alpha`` and ``W(alpha)^T``.
+    (scaled by ``C``, one sparse matrix of label rows, :func:`_csr_tables`), the blocks of every
+    example, the examples' CSR rows and the regularizer's metric. Updated by the epochs: the
+    dual variables ``alpha`` (flat: block ``b`` owns ``alpha[a_ptr[b]:a_ptr[b + 1]]``, one per
+    label of its table) and ``W(alpha)^T``.
     Dense input is read through its CSR form: the passes and ``V = X^T B`` then do the same
     floating-point operations for dense and sparse ``X`` (exact ties between labels, which the
     pairwise line search creates, are then broken identically).
+    Memory: the non-zeros of the tables, one dual variable per (block, label of its table), and
+    ``W``; never a (labels x nodes) or (examples x nodes) dense array.
     """
 
     def __init__(self, objective: Objective, dual_init: np.ndarray | None = None) -> None:
         X = objective.X
         self.n, self.m, self.n_blocks = X.shape[0], objective.shape[0], objective.n_blocks
         blocks: DualBlocks = objective.model.dual_blocks(objective.y)
+        self.U, self.L, self.lab_ptr = _csr_tables(blocks.tables, objective.C, self.m)
         #: labels of each table (the null label last)
-        self.sizes = np.asarray([len(L) for _, L in blocks.tables], dtype=np.int64)
+        self.sizes = np.diff(self.lab_ptr)
         self.R = int(self.sizes.max())
-        self.U, self.L = _stack_tables(blocks.tables, objective.C, self.m, self.R)
-        self.bex = blocks.block_example
+        self.bex = np.asarray(blocks.block_example, dtype=np.int64)
         self.btab = np.asarray(blocks.block_table, dtype=np.int64)
         self.bstart = np.asarray(np.searchsorted(self.bex, np.arange(self.n + 1)), dtype=np.int64)
+        self.a_ptr = np.r_[0, np.cumsum(self.sizes[self.btab])].astype(np.int64)
         # separable problems (HIERMULT): the objective block of each table (its rows' block)
-        bor = objective.block_of_row
-        self.table_block = np.array(
-            [
-                int(bor[np.flatnonzero(np.abs(U).sum(axis=0))].min(initial=self.n_blocks))
-                for U in self.U
-            ]
-        )
+        bor = np.asarray(objective.block_of_row, dtype=np.int64)
+        ip = self.U.indptr
+        nonempty = np.diff(ip) > 0
+        label_block = np.full(len(self.L), self.n_blocks, dtype=np.int64)
+        if self.U.nnz:
+            label_block[nonempty] = np.minimum.reduceat(bor[self.U.indices], ip[:-1][nonempty])
+        self.table_block = np.minimum.reduceat(label_block, self.lab_ptr[:-1])
         self.Xs = sp.csr_matrix(X)
         self.sqn = np.asarray(self.Xs.multiply(self.Xs).sum(axis=1)).ravel()  # ||x_k||^2
         self.XT = objective.XT if objective.XT is not None else sp.csr_matrix(self.Xs.T)
@@ -148,60 +159,78 @@ class _Dual:
     @functools.cached_property
     def rows(self) -> list[tuple[np.ndarray, np.ndarray, list[_Block]]]:
         """Per example, for the Python pass only (built on its first use): its CSR columns and
-        values and its blocks ``(b, U_t, L_t)`` (table ``t`` without its padding)."""
+        values and its blocks ``(b, U_t, L_t, a_ptr[b])`` (table ``t`` dense)."""
         ip, ind, dat = self.Xs.indptr, self.Xs.indices, self.Xs.data
-        tables = [(self.U[t, :r], self.L[t, :r]) for t, r in enumerate(self.sizes)]
+        lp = self.lab_ptr
+        tables = [
+            (self.U[lp[t] : lp[t + 1]].toarray(), self.L[lp[t] : lp[t + 1]])
+            for t in range(len(self.sizes))
+        ]
         return [
             (
                 ind[ip[k] : ip[k + 1]],
                 dat[ip[k] : ip[k + 1]],
-                [(b, *tables[self.btab[b]]) for b in range(self.bstart[k], self.bstart[k + 1])],
+                [
+                    (b, *tables[self.btab[b]], int(self.a_ptr[b]))
+                    for b in range(self.bstart[k], self.bstart[k + 1])
+                ],
             )
             for k in range(self.n)
         ]
 
     def initial_alpha(self, dual_init: np.ndarray | None) -> np.ndarray:
-        """The starting dual point, shape (n_blocks, R): ``dual_init`` checked and normalised,
-        or every block at its null label."""
-        nb, R = len(self.bex), self.R
-        if dual_init is None:
-            alpha = np.zeros((nb, R))
-            alpha[np.arange(nb), (self.sizes - 1)[self.btab]] = 1.0
-            return alpha
-        alpha = np.array(dual_init, dtype=np.float64)
-        if alpha.shape != (nb, R) or (alpha < 0).any():
-            raise ParameterError(
-                f"dual_init must be non-negative of shape {(nb, R)}, got {alpha.shape}"
-            )
-        rows = self.sizes[self.btab]
-        if np.any(alpha[np.arange(R)[None, :] >= rows[:, None]] > 0):
-            raise ParameterError("dual_init puts mass on labels a block does not have")
-        alpha /= alpha.sum(axis=1, keepdims=True)
-        return alpha
+        """The starting dual point (flat, see the class docstring): ``dual_init`` checked and
+        normalised, or every block at its null label.
 
-    def dual_point(self, alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``B`` (n, m) with ``V = X^T B`` and the linear dual term of each objective block.
+        ``dual_init`` is either flat, shape (n_alpha,), or padded, shape (n_blocks, R) (the
+        layout of :attr:`BCFW.padded_alpha`)."""
+        nb, R = len(self.bex), self.R
+        rows = self.sizes[self.btab]
+        if dual_init is None:
+            alpha = np.zeros(int(self.a_ptr[-1]))
+            alpha[self.a_ptr[1:] - 1] = 1.0
+            return alpha
+        given = np.array(dual_init, dtype=np.float64)
+        if given.ndim == 2 and given.shape == (nb, R):
+            if np.any(given[np.arange(R)[None, :] >= rows[:, None]] != 0):
+                raise ParameterError("dual_init puts mass on labels a block does not have")
+            given = given[np.arange(R)[None, :] < rows[:, None]]
+        if given.shape != (int(self.a_ptr[-1]),) or (given < 0).any():
+            raise ParameterError(
+                f"dual_init must be non-negative of shape {(int(self.a_ptr[-1]),)} "
+                f"or {(nb, R)}, got {np.shape(dual_init)}"
+            )
+        total = np.add.reduceat(given, self.a_ptr[:-1]) if nb else given[:0]
+        return given / np.repeat(total, rows)
+
+    def padded(self, alpha: np.ndarray) -> np.ndarray:
+        """``alpha`` as (n_blocks, R): block ``b``'s labels, then zeros."""
+        rows = self.sizes[self.btab]
+        out = np.zeros((len(self.bex), self.R))
+        out[np.arange(self.R)[None, :] < rows[:, None]] = alpha
+        return out
+
+    def dual_point(self, alpha: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray]:
+        """``B`` (n, m), sparse, with ``V = X^T B``, and the linear dual term of each objective
+        block.
 
         Frank-Wolfe keeps ``alpha`` sparse (a block's mass sits on the labels its steps
-        touched), so ``B`` is one sparse-dense product over the labels with mass, of cost
-        ``O(nnz(alpha) m)``, not ``O(n_blocks R m)``."""
-        blk, r = np.nonzero(alpha)
-        a = alpha[blk, r]
-        label = self.btab[blk] * self.R + r  # row of the label in the stacked tables
-        shape = (self.n, len(self.sizes) * self.R)
-        mass = sp.csr_matrix((a, (self.bex[blk], label)), shape=shape)
-        B = np.asarray(mass @ self.U.reshape(-1, self.m))
+        touched), so ``B`` is one sparse product over the labels with mass."""
+        idx = np.flatnonzero(alpha)
+        blk = np.searchsorted(self.a_ptr, idx, side="right") - 1
+        a = alpha[idx]
+        label = self.lab_ptr[self.btab[blk]] + (idx - self.a_ptr[blk])
+        mass = sp.csr_matrix((a, (self.bex[blk], label)), shape=(self.n, len(self.L)))
+        B = sp.csr_matrix(mass @ self.U)
         ell = np.bincount(
-            self.table_block[self.btab[blk]],
-            weights=a * self.L.reshape(-1)[label],
-            minlength=self.n_blocks + 1,
+            self.table_block[self.btab[blk]], weights=a * self.L[label], minlength=self.n_blocks + 1
         )
         return B, ell
 
     def weights(self) -> np.ndarray:
         """``W(alpha)^T``, shape (n_features, n_rows), C-contiguous."""
         B = self.dual_point(self.alpha)[0]
-        return np.ascontiguousarray(self.metric.apply(np.asarray(self.XT @ B)))
+        return np.ascontiguousarray(self.metric.apply(dense(self.XT @ B)))
 
 
 class BCFW(Solver):
@@ -230,7 +259,7 @@ class BCFW(Solver):
     use_jit : bool, optional
         Run the per-example pass with the compiled kernel (numba; the same steps at machine
         speed). None: when :func:`hierlab.core._jit.jit_enabled`.
-    dual_init : ndarray of shape (n_blocks, max_labels), optional
+    dual_init : ndarray of shape (n_alpha,) or (n_blocks, max_labels), optional
         Warm start: dual variables of an earlier run on the same blocks (the :attr:`alpha_` of
         a solve of the same examples, labels and losses, e.g. with other class attributes:
         the simplices do not depend on them, so the old point stays feasible). ``W`` starts at
@@ -241,8 +270,19 @@ class BCFW(Solver):
     coef : ndarray of shape (n_rows, n_features)
         The ``W`` that gave ``upper``.
     alpha_ : ndarray of shape (n_blocks, max_labels)
-        The dual variables (one simplex per block, padded with zeros).
+        The dual variables (one simplex per block, padded with zeros); formed on request from
+        the solver's flat :attr:`alpha_flat_` (one entry per label of each block's table).
     """
+
+    @property
+    def alpha_(self) -> np.ndarray:
+        """The dual variables padded to (n_blocks, max_labels)."""
+        return self._dual.padded(self._dual.alpha)
+
+    @property
+    def alpha_flat_(self) -> np.ndarray:
+        """The dual variables, flat: block ``b``'s labels at ``a_ptr[b]:a_ptr[b + 1]``."""
+        return self._dual.alpha
 
     def __init__(
         self,
@@ -268,7 +308,7 @@ class BCFW(Solver):
         """Run BCFW on ``objective``; yield one state per epoch."""
         t_start = time.perf_counter()
         dual = _Dual(objective, self.dual_init)
-        self.alpha_ = dual.alpha
+        self._dual = dual
         nob = objective.n_blocks
         upper = np.full(nob, np.inf)
         lower = np.full(nob, -np.inf)
@@ -307,13 +347,13 @@ class BCFW(Solver):
     # ------------------------------------------------------------------ one epoch
     def _kernel_pass(self, dual: _Dual, order: np.ndarray, epoch: int) -> int:
         """The examples of ``order`` through the compiled kernel; returns the steps taken."""
-        Xs, pdiag = dual.Xs, dual.metric.pdiag
+        Xs, U, pdiag = dual.Xs, dual.U, dual.metric.pdiag
         steps = int(
             _PASS_KERNEL(
                 order, Xs.indptr, Xs.indices, Xs.data, dual.sqn, dual.bstart, dual.btab,
-                dual.sizes, dual.U, dual.L, dual.alpha, dual.WT, dual.metric.P,
-                pdiag if pdiag is not None else dual.sqn[:0], pdiag is not None,
-                dual.eps, self.inner, self.inner_rtol,
+                dual.lab_ptr, U.indptr, U.indices, U.data, dual.L, dual.a_ptr, dual.alpha,
+                dual.WT, dual.metric.P, pdiag if pdiag is not None else dual.sqn[:0],
+                pdiag is not None, dual.eps, self.inner, self.inner_rtol,
             )
         )  # fmt: skip
         if steps < 0:
@@ -332,8 +372,8 @@ class BCFW(Solver):
                 Wk = WT[c_k]
                 S = v_k @ Wk
                 acc = None
-                for b, U, L in blocks:
-                    al = dual.alpha[b, : len(L)]
+                for _, U, L, a0 in blocks:
+                    al = dual.alpha[a0 : a0 + len(L)]
                     acc, taken = self._pairwise_steps(dual, al, U, L, S, sq, acc, epoch)
                     steps += taken
                 if acc is not None:
@@ -355,8 +395,8 @@ class BCFW(Solver):
         """Up to ``inner`` pairwise Frank-Wolfe steps on one block of one example.
 
         Mass moves from the worst active label ``v`` to the most violated one ``a`` with the
-        exact line search; ``al`` (the block's simplex) and ``S`` (the example's scores) are
-        updated in place, and ``sum gamma P (u_a - u_v)`` is added to ``acc``.
+        exact line search; ``al`` (the block's simplex, a view) and ``S`` (the example's scores)
+        are updated in place, and ``sum gamma P (u_a - u_v)`` is added to ``acc``.
 
         Returns
         -------
@@ -411,9 +451,10 @@ class BCFW(Solver):
             Iterations of the metric's relaxation step (ORTHOGNL's ``sigma``).
         """
         alpha, metric = dual.alpha, dual.metric
-        alpha /= alpha.sum(axis=1, keepdims=True)  # stay on the simplices (rounding)
+        if len(alpha):  # stay on the simplices (rounding)
+            alpha /= np.repeat(np.add.reduceat(alpha, dual.a_ptr[:-1]), np.diff(dual.a_ptr))
         B, ell = dual.dual_point(alpha)
-        VT = np.asarray(dual.XT @ B)
+        VT = dense(dual.XT @ B)
         sig_steps = metric.sigma_step(VT.T @ VT) if metric.sigma is not None else 0
         WT = metric.apply(VT)
         if not (np.isfinite(WT).all() and np.isfinite(alpha).all()):
@@ -443,57 +484,65 @@ class BCFW(Solver):
 
 # ---------------------------------------------------------------------- the compiled pass
 def _pair(
-    U: np.ndarray, L: np.ndarray, t: int, rows: int, S: np.ndarray, alpha: np.ndarray, b: int
+    u_ptr: np.ndarray,
+    u_idx: np.ndarray,
+    u_val: np.ndarray,
+    L: np.ndarray,
+    l0: int,
+    rows: int,
+    S: np.ndarray,
+    alpha: np.ndarray,
+    a0: int,
 ) -> tuple[float, int, int]:  # pragma: no cover - compiled by numba
-    """The pair gap ``h_a - h_v`` of block ``b`` (table ``t``, its first ``rows`` rows), with
-    ``h = L - U S``: ``a`` the most violated label, ``v`` the worst label with mass."""
-    m = S.shape[0]
+    """The pair gap ``h_a - h_v`` of a block whose labels are ``l0 .. l0 + rows - 1`` (dual
+    variables from ``a0``), with ``h = L - U S`` over the sparse label rows: ``a`` the most
+    violated label, ``v`` the worst label with mass (both as offsets in the block)."""
     hmax = -np.inf
     ia = 0
     hmin = np.inf
     iv = 0
     for r in range(rows):
         s = 0.0
-        for j in range(m):
-            s += U[t, r, j] * S[j]
-        h = L[t, r] - s
+        for e in range(u_ptr[l0 + r], u_ptr[l0 + r + 1]):
+            s += u_val[e] * S[u_idx[e]]
+        h = L[l0 + r] - s
         if h > hmax:
             hmax = h
             ia = r
-        if alpha[b, r] > 0.0 and h < hmin:
+        if alpha[a0 + r] > 0.0 and h < hmin:
             hmin = h
             iv = r
     return hmax - hmin, ia, iv
 
 
 def _direction(
-    U: np.ndarray,
-    t: int,
-    ia: int,
-    iv: int,
-    P: np.ndarray,
-    pdiag: np.ndarray,
-    use_pdiag: bool,
+    u_ptr: np.ndarray,
+    u_idx: np.ndarray,
+    u_val: np.ndarray,
+    la: int,
+    lv: int,
     db: np.ndarray,
-    Pd: np.ndarray,
-) -> float:  # pragma: no cover - compiled by numba
-    """``db = u_a - u_v`` and ``Pd = P db`` (in place); returns ``db^T P db``."""
-    m = db.shape[0]
-    for j in range(m):
-        db[j] = U[t, ia, j] - U[t, iv, j]
-    if use_pdiag:
-        for j in range(m):
-            Pd[j] = db[j] * pdiag[j]
-    else:
-        for j in range(m):
-            s = 0.0
-            for i2 in range(m):
-                s += P[j, i2] * db[i2]
-            Pd[j] = s
-    dq = 0.0
-    for j in range(m):
-        dq += db[j] * Pd[j]
-    return dq
+    mark: np.ndarray,
+    touched: np.ndarray,
+) -> int:  # pragma: no cover - compiled by numba
+    """``db = u_la - u_lv`` into the zeroed dense scratch ``db``; its support into
+    ``touched`` (``mark`` flags the nodes already listed). Returns the support's size."""
+    nt = 0
+    for e in range(u_ptr[la], u_ptr[la + 1]):
+        j = u_idx[e]
+        if not mark[j]:
+            mark[j] = True
+            touched[nt] = j
+            nt += 1
+        db[j] += u_val[e]
+    for e in range(u_ptr[lv], u_ptr[lv + 1]):
+        j = u_idx[e]
+        if not mark[j]:
+            mark[j] = True
+            touched[nt] = j
+            nt += 1
+        db[j] -= u_val[e]
+    return nt
 
 
 def _pass_kernel(
@@ -504,9 +553,12 @@ def _pass_kernel(
     sqn: np.ndarray,
     bstart: np.ndarray,
     btab: np.ndarray,
-    sizes: np.ndarray,
-    U: np.ndarray,
+    lab_ptr: np.ndarray,
+    u_ptr: np.ndarray,
+    u_idx: np.ndarray,
+    u_val: np.ndarray,
     L: np.ndarray,
+    a_ptr: np.ndarray,
     alpha: np.ndarray,
     WT: np.ndarray,
     P: np.ndarray,
@@ -522,48 +574,97 @@ def _pass_kernel(
     ``S = W x_k``; per block of the example up to ``inner`` pairwise Frank-Wolfe steps between
     the most violated label ``a`` (argmax of ``h = L - U S``) and the worst active one ``v``
     (:func:`_pair`), with the exact line search ``gamma = min(alpha_v, gap / (||x_k||^2
-    (u_a - u_v)^T P (u_a - u_v)))`` (:func:`_direction`); then ``W^T[cols] += x_k (sum of
-    gamma P (u_a - u_v))``. Returns the number of steps, or -1 when a step's curvature
-    overflowed.
+    (u_a - u_v)^T P (u_a - u_v)))``; then ``W^T[cols] += x_k (sum of gamma P (u_a - u_v))``.
+    The label rows are sparse (:func:`_csr_tables`): a step costs the non-zeros of the block's
+    labels, plus ``m`` per step for a dense metric ``P``; with a diagonal metric it touches only
+    the nodes of ``u_a - u_v``, and so does the final update of ``W``. Returns the number of
+    steps, or -1 when a step's curvature overflowed.
     """
     m = WT.shape[1]
     S = np.empty(m)
-    acc = np.empty(m)
-    db = np.empty(m)
-    Pd = np.empty(m)
+    acc = np.zeros(m)
+    db = np.zeros(m)
+    Pd = np.zeros(m)
+    mark = np.zeros(m, dtype=np.bool_)
+    touched = np.empty(m, dtype=np.int64)
+    amark = np.zeros(m, dtype=np.bool_)
+    atouched = np.empty(m, dtype=np.int64)
     steps = 0
     for oi in range(order.shape[0]):
         k = order[oi]
         sq = sqn[k]
         sparse_row_times(WT, indptr, indices, data, k, S)
-        for j in range(m):
-            acc[j] = 0.0
+        na = 0
         moved = False
         for b in range(bstart[k], bstart[k + 1]):
             t = btab[b]
+            l0 = lab_ptr[t]
+            rows = lab_ptr[t + 1] - l0
+            a0 = a_ptr[b]
             stop = eps
             for _ in range(inner):
-                gp, ia, iv = _PAIR(U, L, t, sizes[t], S, alpha, b)
+                gp, ia, iv = _PAIR(u_ptr, u_idx, u_val, L, l0, rows, S, alpha, a0)
                 if gp <= stop:
                     break
                 if stop == eps:
                     stop = max(eps, inner_rtol * gp)
-                q = sq * _DIRECTION(U, t, ia, iv, P, pdiag, use_pdiag, db, Pd)
+                nt = _DIRECTION(u_ptr, u_idx, u_val, l0 + ia, l0 + iv, db, mark, touched)
+                q = 0.0
+                if use_pdiag:
+                    for e in range(nt):
+                        j = touched[e]
+                        q += db[j] * db[j] * pdiag[j]
+                else:
+                    for j in range(m):
+                        s = 0.0
+                        for e in range(nt):
+                            s += P[j, touched[e]] * db[touched[e]]
+                        Pd[j] = s
+                    for e in range(nt):
+                        q += db[touched[e]] * Pd[touched[e]]
+                q *= sq
                 if not q < np.inf:
                     return -1
-                gam = alpha[b, iv]
+                gam = alpha[a0 + iv]
                 if q > 0.0 and gp < gam * q:
                     gam = gp / q
-                alpha[b, ia] += gam
-                alpha[b, iv] -= gam
+                alpha[a0 + ia] += gam
+                alpha[a0 + iv] -= gam
                 gs = gam * sq
-                for j in range(m):
-                    S[j] += gs * Pd[j]
-                    acc[j] += gam * Pd[j]
+                if use_pdiag:
+                    for e in range(nt):
+                        j = touched[e]
+                        pj = pdiag[j] * db[j]
+                        S[j] += gs * pj
+                        acc[j] += gam * pj
+                        if not amark[j]:
+                            amark[j] = True
+                            atouched[na] = j
+                            na += 1
+                else:
+                    for j in range(m):
+                        S[j] += gs * Pd[j]
+                        acc[j] += gam * Pd[j]
+                for e in range(nt):
+                    j = touched[e]
+                    db[j] = 0.0
+                    mark[j] = False
                 moved = True
                 steps += 1
         if moved:
-            sparse_row_update(WT, indptr, indices, data, k, acc)
+            if use_pdiag:
+                for e in range(indptr[k], indptr[k + 1]):
+                    c = indices[e]
+                    x = data[e]
+                    for f in range(na):
+                        WT[c, atouched[f]] += x * acc[atouched[f]]
+                for f in range(na):
+                    acc[atouched[f]] = 0.0
+                    amark[atouched[f]] = False
+            else:
+                sparse_row_update(WT, indptr, indices, data, k, acc)
+                for j in range(m):
+                    acc[j] = 0.0
     return steps
 
 

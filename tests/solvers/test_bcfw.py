@@ -24,6 +24,7 @@ from hierlab.core.solver import solve
 from hierlab.methods.orthogonal.estimators import OrthogonalTransferClassifier, TransferClassifier
 from hierlab.solvers.bcfw import BCFW
 from tests.solvers.test_rda import (
+    C_ORACLE,
     CASES,
     ESTIMATORS,
     TREES,
@@ -35,7 +36,7 @@ from tests.solvers.test_rda import (
 
 def _objective(method: str, tree: str, seed: int, X_kind: str = "dense") -> Objective:
     tax, X, y = make_problem(TREES[tree], seed=seed)
-    est = ESTIMATORS[method](taxonomy=tax)
+    est = ESTIMATORS[method](taxonomy=tax, C=C_ORACLE)
     est.taxonomy_ = tax
     return est._objective(sp.csr_matrix(X) if X_kind == "csr" else X, y)
 
@@ -65,7 +66,9 @@ def test_dual_tables_reproduce_the_loss(method: str, tree: str) -> None:
 def test_optimum_matches_slsqp_and_certificate(method: str, tree: str, seed: int) -> None:
     tax, X, y = make_problem(TREES[tree], seed=seed)
     J_star = cached_optimum(method, tree, seed)
-    est = ESTIMATORS[method](taxonomy=tax, C=1.0, tol=0.0, rtol=2e-5, max_iter=5000, solver="bcfw")
+    est = ESTIMATORS[method](
+        taxonomy=tax, C=C_ORACLE, tol=0.0, rtol=2e-5, max_iter=5000, solver="bcfw"
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         est.fit(X, tax.names[y])
@@ -84,7 +87,7 @@ def test_orthognl_bcfw_and_rda_meet() -> None:
     fits = {}
     for solver in ("bcfw", "rda"):
         est = OrthogonalTransferClassifier(
-            taxonomy=tax, alpha=0.6, tol=0.0, rtol=1e-4, max_iter=20000
+            taxonomy=tax, C=C_ORACLE, alpha=0.6, tol=0.0, rtol=1e-4, max_iter=20000
         )
         est.set_params(solver=solver)
         with warnings.catch_warnings():

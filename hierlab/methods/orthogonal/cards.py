@@ -32,7 +32,7 @@ _RDA_BOUNDS = (
 )
 
 _SIBLING_HINGE = (
-    r"\frac{C}{N}\sum_{k=1}^{N} \max\Big\{0,\ \max_{i \in \mathcal A^+(y_k),\ "
+    r"C\sum_{k=1}^{N} \max\Big\{0,\ \max_{i \in \mathcal A^+(y_k),\ "
     r"j \in \mathcal S(i)} 1 - w_i^\top x_k + w_j^\top x_k\Big\}"
 )
 _RECURSIVE_PRED = (
@@ -42,7 +42,8 @@ _RECURSIVE_PRED = (
 _TREE_SYMBOLS = (
     r"$\mathcal A^+(i)$: node $i$ and its ancestors (root excluded), $\mathcal S(i)$ its "
     r"siblings, $\mathcal C(i)$ its children, $\mathcal D^+(i)$ its subtree, $N$ the number of "
-    "training examples."
+    "training examples. $C$ multiplies the *sum* of the hinge losses, as in scikit-learn's "
+    r"LinearSVC; the paper writes $\frac{C}{N}\sum_k$, so its $C = 1$ is $C = 1/N$ here."
 )
 
 
@@ -88,7 +89,7 @@ FLATMULT_CARD = MethodCard(
         "of 1. The baseline every hierarchical method must beat."
     ),
     objective=(
-        r"\min_{w}\ \frac12 \sum_{i \in \mathcal L} \|w_i\|^2 + \frac{C}{N}\sum_{k=1}^{N}"
+        r"\min_{w}\ \frac12 \sum_{i \in \mathcal L} \|w_i\|^2 + C\sum_{k=1}^{N}"
         r" \max\Big\{0,\ \max_{i \in \mathcal L \setminus \{y_k\}} 1 - w_{y_k}^\top x_k + "
         r"w_i^\top x_k\Big\} \quad \text{(eq. 12)}"
     ),
@@ -112,7 +113,7 @@ HIERMULT_CARD = MethodCard(
     ),
     objective=(
         r"\forall p \notin \mathcal L:\ \min_{w}\ \frac12\sum_{i \in \mathcal C(p)} "
-        r"\|w_i\|^2 + \frac{C}{N_p}\sum_{k:\, y_k \in \mathcal D(p)} \max\Big\{0,\ "
+        r"\|w_i\|^2 + C\sum_{k:\, y_k \in \mathcal D(p)} \max\Big\{0,\ "
         r"\max_{i \in \mathcal C(p),\, i \ne c_k} 1 - w_{c_k}^\top x_k + w_i^\top x_k\Big\}"
     ),
     equations="seed 000, Section 5 (eq. 12 with Y replaced by C(p)); Algorithm 1",
@@ -155,7 +156,7 @@ TREELOSS_CARD = MethodCard(
         "rescaled by half the tree distance)."
     ),
     objective=(
-        r"\min_{u}\ \frac12\sum_{i \in \mathcal Y}\|u_i\|^2 + \frac{C}{N}\sum_{k=1}^{N}"
+        r"\min_{u}\ \frac12\sum_{i \in \mathcal Y}\|u_i\|^2 + C\sum_{k=1}^{N}"
         r"\max_{y \ne y_k} \Delta(y_k, y)\,\Big[1 - \sum_{i \in \mathcal A^+(y_k)} u_i^\top "
         r"x_k + \sum_{j \in \mathcal A^+(y)} u_j^\top x_k\Big]_+ ,\quad \Delta = "
         r"\tfrac12\gamma \quad \text{(eq. 3)}"

@@ -79,9 +79,11 @@ _C = Param(
     low_open=True,
     log=True,
     symbol="C",
-    help="weight of the mean hinge loss C/N sum xi (paper: C = 1)",
-    note="Larger C fits the training data harder; the paper uses C = 1 and saw little change "
-    "for C in [1, 100]. Try 0.1 … 100.",
+    help="weight of the summed hinge loss C sum xi, as in scikit-learn's LinearSVC",
+    note="C multiplies the sum of the examples' hinge losses, as in scikit-learn and "
+    "liblinear, so C = 1 means the same in every hierlab method. Seed 000 writes C/N sum xi "
+    "with C = 1: that is C = 1/N here (a much stronger regulariser). Larger C fits the "
+    "training data harder; try 0.01 … 100.",
 )
 
 #: the solver's tolerances and budget, shared by the five estimators (after their own)
@@ -190,7 +192,8 @@ class _RDAClassifier(HierarchicalClassifier):
     ----------
     taxonomy : Taxonomy, optional
     C : float, default 1.0
-        Weight of the mean hinge loss (``C/N sum xi_k``; the paper uses ``C = 1``), ``C > 0``.
+        Weight of the summed hinge loss ``C sum_k xi_k`` (scikit-learn's convention; seed 000's
+        ``C/N sum xi_k`` with its ``C = 1`` is ``C = 1/N`` here), ``C > 0``.
     tol : float, default 1e-4
         Absolute tolerance on the certified gap ``upper - lower``.
     rtol : float, default 1e-3

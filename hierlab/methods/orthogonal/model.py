@@ -14,8 +14,8 @@ Models
     The recursive classifier (eq. 1) and the sibling hinge of eq. (7): for example ``k``,
     ``max(0, max_{i in A+(y_k), j in S(i)} 1 - w_i^T x_k + w_j^T x_k)`` (ORTHOGNL, TRANSFER).
 :class:`LocalModel`
-    HIERMULT: one Crammer-Singer problem per internal node ``p`` among ``C(p)``, each normalised
-    by its own number of examples ``N_p`` (the examples labelled strictly below ``p``). The
+    HIERMULT: one Crammer-Singer problem per internal node ``p`` among ``C(p)`` over the
+    examples labelled strictly below ``p`` (their losses summed, scikit-learn's C). The
     problems are independent, so their sum is one objective with one block per internal node.
 :class:`FlatModel`
     The flat classifier (eq. 2) over a candidate set with slack rescaling by ``Delta``:
@@ -227,35 +227,34 @@ class RecursiveModel(_SiblingModel):
     """
 
     def loss(self, S: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, sp.csr_matrix]:
-        """Mean sibling hinge and its subgradient with respect to ``S``.
+        """Summed sibling hinge and its subgradient with respect to ``S``.
 
         Returns
         -------
         block_loss : ndarray of shape (1,)
-            ``1/N sum_k max(0, max_{i in A+(y_k), j in S(i)} 1 - s_ki + s_kj)``.
+            ``sum_k max(0, max_{i in A+(y_k), j in S(i)} 1 - s_ki + s_kj)``.
         Gamma : csr_matrix of shape (n_samples, n_nodes)
-            ``-1/N`` at ``(k, i(k))``, ``+1/N`` at ``(k, j(k))`` for every violating example.
+            ``-1`` at ``(k, i(k))``, ``+1`` at ``(k, j(k))`` for every violating example.
         """
-        n = len(y)
         val, i, j = self.index.most_violated(S, y)
         pos = val > 0
         loss = np.where(pos, val, 0.0)
         k = np.flatnonzero(pos)
         rows = np.r_[k, k]
         cols = np.r_[i[k], j[k]]
-        data = np.r_[-np.ones(len(k)), np.ones(len(k))] / n
+        data = np.r_[-np.ones(len(k)), np.ones(len(k))]
         G = sp.csr_matrix((data, (rows, cols)), shape=S.shape)
-        return np.array([loss.sum() / n]), G
+        return np.array([loss.sum()]), G
 
     def dual_blocks(self, y: np.ndarray) -> DualBlocks:
         """One block per example: labels ``(i, j)``, ``i in A+(y)`` (root excluded), ``j in
-        S(i)``, with ``L = 1``, ``U = e_i - e_j`` and weight ``1/N`` (eq. 7)."""
-        tax, m, n = self.taxonomy, self.n_rows, len(y)
+        S(i)``, with ``L = 1``, ``U = e_i - e_j`` and weight 1 (eq. 7, losses summed)."""
+        tax, m = self.taxonomy, self.n_rows
 
         def make(v: int) -> tuple[Array, Array]:
             path = self.index.path_pad[v]
             U = [u for i in path[path > 0] for u in sibling_rows(int(i), tax.siblings(int(i)), m)]
-            return table(U, [1.0] * len(U), m, 1.0 / n)
+            return table(U, [1.0] * len(U), m, 1.0)
 
         return per_label_blocks(y, make)
 
@@ -263,9 +262,10 @@ class RecursiveModel(_SiblingModel):
 class LocalModel(_SiblingModel):
     """HIERMULT: a Crammer-Singer problem per internal node, recursive prediction.
 
-    The objective of node ``p`` is ``1/2 sum_{c in C(p)} ||w_c||^2 + C/N_p sum_{k: y_k in D(p)}
+    The objective of node ``p`` is ``1/2 sum_{c in C(p)} ||w_c||^2 + C sum_{k: y_k in D(p)}
     max(0, max_{c' in C(p), c' != c_k} 1 - w_{c_k}^T x_k + w_{c'}^T x_k)`` with ``c_k`` the child
-    of ``p`` on the path to ``y_k`` and ``N_p`` the number of such examples (seed 000, Section 5).
+    of ``p`` on the path to ``y_k`` (seed 000, Section 5; the paper divides by the number ``N_p``
+    of such examples, here the losses are summed as in scikit-learn's C).
     The sum over ``p`` is separable: block ``b`` holds the children of the ``b``-th internal node.
 
     Parameters
@@ -296,17 +296,17 @@ class LocalModel(_SiblingModel):
         w_node = np.zeros(self.n_rows)
         par = np.asarray(self.taxonomy.parent)
         has = nb[par[1:]] > 0
-        w_node[1:][has] = 1.0 / nb[par[1:]][has]
+        w_node[1:][has] = 1.0
         self._cache = (y, w_node)
         return w_node
 
     def loss(self, S: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, sp.csr_matrix]:
-        """Per-node mean Crammer-Singer hinge and the subgradient with respect to ``S``.
+        """Per-node summed Crammer-Singer hinge and the subgradient with respect to ``S``.
 
         Returns
         -------
         block_loss : ndarray of shape (n_internal,)
-            ``1/N_p sum_k hinge_p(k)`` for every internal node ``p``.
+            ``sum_k hinge_p(k)`` over the examples below each internal node ``p``.
         Gamma : csr_matrix of shape (n_samples, n_nodes)
         """
         omega = self._weights(y)
@@ -329,7 +329,7 @@ class LocalModel(_SiblingModel):
 
     def dual_blocks(self, y: np.ndarray) -> DualBlocks:
         """One block per example and node ``i`` of ``A+(y)`` with siblings: labels ``j in
-        S(i)`` with ``L = 1``, ``U = e_i - e_j``, weight ``1/N_p`` (``p`` the parent of ``i``,
+        S(i)`` with ``L = 1``, ``U = e_i - e_j``, weight 1 (``p`` the parent of ``i``,
         the node problem the block belongs to). The table depends on ``i`` only, so there is
         one per such node, shared by every example whose path crosses it."""
         tax, m = self.taxonomy, self.n_rows
@@ -457,14 +457,13 @@ class FlatModel(LinearModel):
         return L[rows, a], a, D[rows, a]
 
     def loss(self, S: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, sp.csr_matrix]:
-        """Mean slack-rescaled hinge and its subgradient with respect to ``S``."""
-        n = len(y)
+        """Summed slack-rescaled hinge and its subgradient with respect to ``S``."""
         val, a, dlt = self._most_violated(S, y)
         k = np.flatnonzero(val > 0)
-        d = dlt[k] / n
+        d = dlt[k]
         c = self.cand_[a[k]]
         G = sp.csr_matrix((np.r_[d, -d], (np.r_[k, k], np.r_[c, y[k]])), shape=S.shape)
-        return np.array([val.sum() / n]), G
+        return np.array([val.sum()]), G
 
     def _node_rows(self, nodes: Any) -> np.ndarray:
         """``a_c`` per node: its row of the ancestor matrix (path sums) or the unit vector,
@@ -475,8 +474,8 @@ class FlatModel(LinearModel):
     def dual_blocks(self, y: np.ndarray) -> DualBlocks:
         """One block per example: labels ``c`` among the candidates with ``Delta(y, c) > 0``,
         ``L = Delta``, ``U = Delta (a_y - a_c)`` with ``a`` the row of the ancestor matrix
-        (path sums, TREELOSS) or the unit vector, weight ``1/N`` (slack rescaling)."""
-        m, n, cand = self.n_rows, len(y), self.cand_
+        (path sums, TREELOSS) or the unit vector, weight 1 (slack rescaling)."""
+        m, cand = self.n_rows, self.cand_
         E = self._node_rows(cand)
 
         def make(v: int) -> tuple[Array, Array]:
@@ -484,7 +483,7 @@ class FlatModel(LinearModel):
             keep = (cand != v) & (dlt > 0)
             d = dlt[keep]
             U = d[:, None] * (self._node_rows([v]) - E[keep])
-            return table(list(U), list(d), m, 1.0 / n)
+            return table(list(U), list(d), m, 1.0)
 
         return per_label_blocks(y, make)
 
