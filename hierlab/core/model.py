@@ -18,7 +18,15 @@ import scipy.sparse as sp
 
 from hierlab.core.taxonomy import Taxonomy
 
-__all__ = ["DualBlocks", "LinearModel", "dense", "per_label_blocks", "product", "table"]
+__all__ = [
+    "DualBlocks",
+    "LinearModel",
+    "dense",
+    "per_label_blocks",
+    "product",
+    "sparse_table",
+    "table",
+]
 
 Array = np.ndarray
 Matrix = Any  # ndarray or csr_matrix of shape (n_samples, n_features)
@@ -51,7 +59,7 @@ class DualBlocks:
 
     Attributes
     ----------
-    tables : list of (ndarray of shape (R_t, n_rows), ndarray of shape (R_t,))
+    tables : list of (ndarray or csr_matrix of shape (R_t, n_rows), ndarray of shape (R_t,))
         ``(U, L)`` per table, the null label last, already multiplied by the table's weight
         (1: the losses are summed, scikit-learn's convention for C).
     block_example : ndarray of int, shape (n_blocks,)
@@ -71,7 +79,7 @@ class DualBlocks:
         for t, (U, L) in enumerate(self.tables):
             k = self.block_example[self.block_table == t]
             if len(k):
-                total += float(np.max(L[None, :] - S[k] @ U.T, axis=1).sum())
+                total += float(np.max(L[None, :] - dense(U @ S[k].T).T, axis=1).sum())
         return total
 
 
@@ -80,6 +88,14 @@ def table(U: list[np.ndarray], L: list[float], m: int, weight: float) -> tuple[A
     Um = np.vstack([*U, np.zeros(m)]) if U else np.zeros((1, m))
     Lv = np.asarray([*L, 0.0], dtype=np.float64)
     return Um * weight, Lv * weight
+
+
+def sparse_table(U: sp.spmatrix, L: np.ndarray, weight: float) -> tuple[sp.csr_matrix, Array]:
+    """:func:`table` for label rows given as a sparse matrix (a label touches a few nodes):
+    the null label appended, everything multiplied by ``weight``; shape (R + 1, n_rows)."""
+    U = sp.csr_matrix(U, dtype=np.float64)
+    Um = sp.vstack([U, sp.csr_matrix((1, U.shape[1]))], format="csr")
+    return sp.csr_matrix(Um * weight), np.r_[np.asarray(L, dtype=np.float64), 0.0] * weight
 
 
 def per_label_blocks(y: np.ndarray, make: Any) -> DualBlocks:
@@ -94,6 +110,10 @@ class LinearModel:
 
     n_blocks: int = 1
     taxonomy: Taxonomy
+    #: the loss is a sum over examples of terms that read one example's scores, so it can be
+    #: evaluated a chunk of examples at a time (:meth:`~hierlab.core.objective.Objective.
+    #: summed_loss`)
+    chunkable: bool = True
 
     def _init_rows(self, taxonomy: Taxonomy) -> None:
         self.taxonomy = taxonomy

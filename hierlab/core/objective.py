@@ -71,6 +71,10 @@ class Evaluation:
     loss: np.ndarray
 
 
+#: numbers of scores formed at once when a loss is evaluated (chunks of examples, 32 MB)
+CHUNK = 1 << 22
+
+
 class Objective:
     """The regularised empirical risk ``J(W) = Omega(W) + C L(W)`` of a model on data.
 
@@ -136,11 +140,37 @@ class Objective:
         return np.zeros(self.shape)
 
     # ------------------------------------------------------------------ evaluation
+    def summed_loss(self, W: np.ndarray) -> tuple[np.ndarray, sp.csr_matrix]:
+        """The loss per block and its subgradient ``Gamma`` with respect to the scores.
+
+        The losses are sums over examples, so the scores are formed for a chunk of examples
+        at a time (at most :data:`CHUNK` numbers, 32 MB): the memory is O(chunk x n_rows),
+        never (n_samples x n_rows). A model whose loss is not a plain sum over examples sets
+        ``chunkable = False`` and gets all rows at once.
+
+        Returns
+        -------
+        block_loss : ndarray of shape (n_blocks,)
+        Gamma : csr_matrix of shape (n_samples, n_rows)
+        """
+        n, m = self.X.shape[0], W.shape[0]
+        step = max(1, CHUNK // max(m, 1))
+        if step >= n or not getattr(self.model, "chunkable", False):
+            return self.model.loss(self.model.scores(self.X, W), self.y)
+        Wf = np.asfortranarray(W)  # W.T C-contiguous: the chunks' products copy nothing
+        total = np.zeros(self.n_blocks)
+        parts = []
+        for a in range(0, n, step):
+            rows = slice(a, min(a + step, n))
+            block_loss, G = self.model.loss(self.model.scores(self.X[rows], Wf), self.y[rows])
+            total += block_loss
+            parts.append(G)
+        return total, sp.csr_matrix(sp.vstack(parts, format="csr"))
+
     def evaluate(self, W: np.ndarray) -> Evaluation:
         """``J``, ``phi`` per block and a subgradient of ``phi`` at ``W`` (two sparse-dense
         products: the scores and ``Gamma^T X``)."""
-        S = self.model.scores(self.X, W)
-        block_loss, Gamma = self.model.loss(S, self.y)
+        block_loss, Gamma = self.summed_loss(W)
         grad = self.C * self.model.backward(Gamma, self.X, self.XT)
         reg = self.regularizer
         rem_value, rem_grad = reg.remainder(W)
@@ -157,15 +187,13 @@ class Objective:
 
     def value(self, W: np.ndarray) -> float:
         """``J(W)``."""
-        S = self.model.scores(self.X, W)
-        block_loss, _ = self.model.loss(S, self.y)
+        block_loss, _ = self.summed_loss(W)
         return float(self.regularizer.value(W) + self.C * block_loss.sum())
 
     def block_values(self, W: np.ndarray) -> np.ndarray:
         """``J`` per block, shape (n_blocks,) (their sum is ``J(W)``; one entry when the
         problem is not separable)."""
-        S = self.model.scores(self.X, W)
-        block_loss, _ = self.model.loss(S, self.y)
+        block_loss, _ = self.summed_loss(W)
         if self.n_blocks == 1:
             return np.array([self.regularizer.value(W) + self.C * float(block_loss.sum())])
         return self.block_sum(self.regularizer.row_values(W)) + self.C * block_loss
@@ -173,8 +201,7 @@ class Objective:
     def subgradient(self, W: np.ndarray) -> np.ndarray:
         """A subgradient of ``J`` at ``W`` (Theorem 4 for ``Omega`` plus the hinge's),
         shape (n_rows, n_features)."""
-        S = self.model.scores(self.X, W)
-        _, Gamma = self.model.loss(S, self.y)
+        _, Gamma = self.summed_loss(W)
         g = self.C * self.model.backward(Gamma, self.X, self.XT) + self.regularizer.subgradient(W)
         g[~self.regularizer.active] = 0.0
         return g

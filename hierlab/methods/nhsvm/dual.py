@@ -61,6 +61,9 @@ class HingeDualModel(LinearModel):
 
     n_blocks: int = 1
 
+    #: the loss is the hinge's mean over its own training rows (not chunked)
+    chunkable = False
+
     def __init__(self, hinge: HierarchicalHinge) -> None:
         if hinge.multilabel:
             raise ParameterError(

@@ -36,7 +36,7 @@ import scipy.sparse as sp
 
 from hierlab.core.losses import delta as label_loss
 from hierlab.core.losses import get_loss
-from hierlab.core.model import DualBlocks, LinearModel, per_label_blocks, product, table
+from hierlab.core.model import DualBlocks, LinearModel, per_label_blocks, product, sparse_table
 from hierlab.core.taxonomy import Taxonomy
 
 __all__ = [
@@ -191,14 +191,18 @@ def recursive_predict(index: SiblingIndex, S: np.ndarray) -> np.ndarray:
     return at
 
 
-def sibling_rows(i: int, siblings: Any, m: int) -> np.ndarray:
+def sibling_rows(i: int, siblings: Any, m: int) -> sp.csr_matrix:
     """The directions ``U = e_i - e_j`` of the sibling constraints of node ``i``, one row per
-    ``j in siblings``: shape (len(siblings), m) (seed 000, eq. 7)."""
+    ``j in siblings``: sparse, shape (len(siblings), m) (seed 000, eq. 7)."""
     sib = np.asarray(siblings, dtype=np.int64)
-    U = np.zeros((len(sib), m))
-    U[:, i] = 1.0
-    U[np.arange(len(sib)), sib] = -1.0
-    return U
+    r = np.arange(len(sib))
+    return sp.csr_matrix(
+        (
+            np.r_[np.ones(len(sib)), -np.ones(len(sib))],
+            (np.r_[r, r], np.r_[np.full(len(sib), i), sib]),
+        ),
+        shape=(len(sib), m),
+    )
 
 
 class _SiblingModel(LinearModel):
@@ -253,8 +257,12 @@ class RecursiveModel(_SiblingModel):
 
         def make(v: int) -> tuple[Array, Array]:
             path = self.index.path_pad[v]
-            U = [u for i in path[path > 0] for u in sibling_rows(int(i), tax.siblings(int(i)), m)]
-            return table(U, [1.0] * len(U), m, 1.0)
+            U = sp.vstack(
+                [sibling_rows(int(i), tax.siblings(int(i)), m) for i in path[path > 0]]
+                or [sp.csr_matrix((0, m))],
+                format="csr",
+            )
+            return sparse_table(U, np.ones(U.shape[0]), 1.0)
 
         return per_label_blocks(y, make)
 
@@ -340,7 +348,7 @@ class LocalModel(_SiblingModel):
         table_of = np.full(m, -1, dtype=np.int64)
         table_of[nodes] = np.arange(len(nodes))
         tables = [
-            table(list(sibling_rows(i, sib[i], m)), [1.0] * len(sib[i]), m, float(omega[i]))
+            sparse_table(sibling_rows(i, sib[i], m), np.ones(len(sib[i])), float(omega[i]))
             for i in nodes
         ]
         T = table_of[P]  # -1: the root padding, no siblings, or an empty node problem
@@ -465,25 +473,20 @@ class FlatModel(LinearModel):
         G = sp.csr_matrix((np.r_[d, -d], (np.r_[k, k], np.r_[c, y[k]])), shape=S.shape)
         return np.array([val.sum()]), G
 
-    def _node_rows(self, nodes: Any) -> np.ndarray:
-        """``a_c`` per node: its row of the ancestor matrix (path sums) or the unit vector,
-        dense, shape (len(nodes), n_nodes)."""
-        M = self.A if self.path_sum else sp.identity(self.n_rows, format="csr")
-        return np.asarray(M[np.asarray(nodes, dtype=np.int64)].toarray())
-
     def dual_blocks(self, y: np.ndarray) -> DualBlocks:
         """One block per example: labels ``c`` among the candidates with ``Delta(y, c) > 0``,
         ``L = Delta``, ``U = Delta (a_y - a_c)`` with ``a`` the row of the ancestor matrix
         (path sums, TREELOSS) or the unit vector, weight 1 (slack rescaling)."""
         m, cand = self.n_rows, self.cand_
-        E = self._node_rows(cand)
+        M = self.A if self.path_sum else sp.identity(m, format="csr")
 
-        def make(v: int) -> tuple[Array, Array]:
+        def make(v: int) -> tuple[Any, Array]:
             dlt = label_loss(self.delta_name, self.taxonomy, [v], cand)[0]
             keep = (cand != v) & (dlt > 0)
             d = dlt[keep]
-            U = d[:, None] * (self._node_rows([v]) - E[keep])
-            return table(list(U), list(d), m, 1.0)
+            own = sp.csr_matrix(np.ones((len(d), 1))) @ M[[v]]  # a_v on every row
+            U = sp.diags(d) @ (own - M[cand[keep]])
+            return sparse_table(U, d, 1.0)
 
         return per_label_blocks(y, make)
 
