@@ -23,6 +23,7 @@ from sklearn.exceptions import ConvergenceWarning
 from hierlab import HierDataset, Taxonomy, get_method, list_methods, make_estimator
 from hierlab.core.params import declared
 from hierlab.core.regularizers import max_admissible_alpha, smallest_comparison_eigenvalue
+from hierlab.methods.orthogonal.estimators import resolve_alpha
 from hierlab.evaluation.metrics import evaluate
 
 if TYPE_CHECKING:
@@ -343,7 +344,7 @@ def admissibility(method: str, params: dict[str, Any], taxonomy: Taxonomy) -> di
     if not taxonomy.is_tree or taxonomy.n_nodes > 3000:
         return None
     try:
-        lam = _min_eigenvalue(taxonomy, float(params["alpha"]))
+        lam = _min_eigenvalue(taxonomy, resolve_alpha(params["alpha"], taxonomy))
         amax = _max_alpha(taxonomy)
     except Exception as exc:  # an extra must never break the page
         return {"admissible": None, "message": f"check unavailable: {exc}"}
@@ -365,9 +366,12 @@ def _max_alpha(taxonomy: Taxonomy) -> float:
 
 
 def suggested_params(method: str, taxonomy: Taxonomy) -> dict[str, Any]:
-    """Initial widget values: the defaults, except an inadmissible ``alpha`` is lowered to 90%
-    of the largest admissible one (so the first click trains)."""
+    """Initial widget values: the defaults, with ``alpha="auto"`` shown as the number it
+    resolves to on this taxonomy (so the screen says what runs), and an inadmissible ``alpha``
+    lowered to 90% of the largest admissible one (so the first click trains)."""
     values = get_method(method).defaults()
+    if values.get("alpha") == "auto" and taxonomy.is_tree and taxonomy.n_nodes <= 3000:
+        values["alpha"] = float(f"{resolve_alpha('auto', taxonomy):.3g}")
     adm = admissibility(method, values, taxonomy)
     if adm and adm.get("admissible") is False and math.isfinite(adm.get("max_alpha", math.inf)):
         values["alpha"] = float(f"{0.9 * adm['max_alpha']:.2g}")

@@ -32,7 +32,10 @@ def widget_key(method: str, param: str, prefix: str = "param") -> str:
 def param_help(p: Param) -> str:
     """The widget's help: the argument's name, its help line and note, the allowed values."""
     text = ". ".join(s.strip().rstrip(".") for s in (p.help, p.note) if s.strip())
-    return f"`{p.name}`" + (f": {text}." if text else "") + f"  \nAllowed: {p.range_text()}."
+    empty = "".join(f" Leave the box empty for {w!r}." for w in p.words[:1])
+    return (
+        f"`{p.name}`" + (f": {text}." if text else "") + f"  \nAllowed: {p.range_text()}.{empty}"
+    )
 
 
 def _int_bounds(p: Param) -> tuple[int | None, int | None]:
@@ -71,17 +74,20 @@ def _int_widget(p: Param, init: Any, **kw: Any) -> Any:
 
 
 def _float_widget(p: Param, init: Any, **kw: Any) -> Any:
+    """A number box; for a parameter that also takes a word (``alpha="auto"``) an empty box
+    means the word."""
     low, high = _closed(p.low, p.low_open), _closed(p.high, p.high_open)
-    value = None if init is None else float(init)
-    return st.number_input(
+    value = None if init is None or isinstance(init, str) else float(init)
+    got = st.number_input(
         p.label,
         min_value=low,
         max_value=high,
         value=value,
-        step=_float_step(init, p),
+        step=_float_step(value, p),
         format="%g",
         **kw,
     )
+    return p.words[0] if got is None and p.words else got
 
 
 def _choice_widget(p: Param, init: Any, **kw: Any) -> Any:

@@ -62,6 +62,9 @@ class Param:
         Allowed values of a ``"str"`` parameter.
     none : bool
         None is allowed (it means "automatic" or "no limit"); implied by ``default=None``.
+    words : tuple of str
+        Words a number parameter also takes, each a rule the estimator resolves at fit time
+        (ORTHOGNL's ``alpha="auto"``).
     symbol : str
         How the paper writes it (``"C"``, ``"alpha"``, ``"tau"``, ``"rho"``, ``"T"``).
     help : str
@@ -80,6 +83,7 @@ class Param:
     log: bool = False
     choices: tuple[Any, ...] | None = None
     none: bool = False
+    words: tuple[str, ...] = ()
     symbol: str = ""
     help: str = ""
     note: str = ""
@@ -119,6 +123,8 @@ class Param:
         where = f"{owner}: " if owner else ""
         if value is None and self.accepts_none:
             return None
+        if isinstance(value, str) and value.strip().lower() in self.words:
+            return value.strip().lower()
         if self.type == "object":
             return value
         v = self._coerce(value, where)
@@ -160,6 +166,7 @@ class Param:
             return value
         except (TypeError, ValueError, OverflowError):
             allowed = "None or " if self.accepts_none else ""
+            allowed += "".join(f"{w!r} or " for w in self.words)
             raise ParameterError(
                 f"{where}parameter {self.name!r} must be {allowed}{_KIND[self.type]}, got {value!r}"
             ) from None
@@ -193,6 +200,8 @@ class Param:
             out += " (log scale)"
         if self.accepts_none:
             out += "; None = automatic"
+        for word in self.words:
+            out += f"; or {word!r}"
         return out
 
 
