@@ -23,8 +23,8 @@ from sklearn.exceptions import ConvergenceWarning
 from hierlab import HierDataset, Taxonomy, get_method, list_methods, make_estimator
 from hierlab.core.params import declared
 from hierlab.core.regularizers import max_admissible_alpha, smallest_comparison_eigenvalue
-from hierlab.methods.orthogonal.estimators import resolve_alpha
 from hierlab.evaluation.metrics import evaluate
+from hierlab.methods.orthogonal.estimators import resolve_alpha
 
 if TYPE_CHECKING:
     from app.state.data import DatasetEntry

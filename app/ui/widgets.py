@@ -33,9 +33,7 @@ def param_help(p: Param) -> str:
     """The widget's help: the argument's name, its help line and note, the allowed values."""
     text = ". ".join(s.strip().rstrip(".") for s in (p.help, p.note) if s.strip())
     empty = "".join(f" Leave the box empty for {w!r}." for w in p.words[:1])
-    return (
-        f"`{p.name}`" + (f": {text}." if text else "") + f"  \nAllowed: {p.range_text()}.{empty}"
-    )
+    return f"`{p.name}`" + (f": {text}." if text else "") + f"  \nAllowed: {p.range_text()}.{empty}"
 
 
 def _int_bounds(p: Param) -> tuple[int | None, int | None]:

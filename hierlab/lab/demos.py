@@ -155,7 +155,8 @@ _HIERARCHY = DemoPreset(
 )
 
 #: The RDA settings both runs of the certified-optimality demo share. C multiplies the summed
-#: hinge (scikit-learn's C); 216 training examples, so C = 0.005 is about the paper's C/N with C = 1.
+#: hinge (scikit-learn's C); 216 training examples, so C = 0.005 is about the paper's C/N
+#: with C = 1.
 _RDA = {"C": 0.005, "tol": 1e-3, "rtol": 1e-3, "max_iter": 1500, "solver": "rda"}
 
 _CERTIFIED = DemoPreset(

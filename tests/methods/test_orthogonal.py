@@ -431,9 +431,7 @@ def test_orthognl_beats_hiermult_when_features_differ_by_level() -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # both must converge (certified gap)
             C = 1.0 / len(ytr)  # the paper's C = 1 (it writes C/N sum xi)
-            o = OrthogonalTransferClassifier(
-                taxonomy=tax, alpha=0.8, C=C, rtol=1e-2, max_iter=5000
-            )
+            o = OrthogonalTransferClassifier(taxonomy=tax, alpha=0.8, C=C, rtol=1e-2, max_iter=5000)
             h = HierarchicalMulticlassClassifier(taxonomy=tax, C=C, rtol=1e-2, max_iter=5000)
             o.fit(Xtr, tax.names[ytr])
             h.fit(Xtr, tax.names[ytr])

@@ -237,9 +237,7 @@ def reference_optimum(method: str, tax: Taxonomy, X: np.ndarray, y: np.ndarray, 
                 for o in kids:
                     if o != c:
                         rows.append((vec([(c, 1.0), (o, -1.0)]) * X[k], s, 1.0))
-            total += slsqp(
-                nw, d, len(below), np.full(len(below), C), rows, quad=np.eye(nw)
-            )
+            total += slsqp(nw, d, len(below), np.full(len(below), C), rows, quad=np.eye(nw))
         return total
     raise AssertionError(method)
 
