@@ -417,7 +417,7 @@ def _tax_problem(seed=2, n=80):
 
 def test_partial_fit_and_learn_one_equal_fit():
     tax, X, y = _tax_problem()
-    full = HieronClassifier(taxonomy=tax, update="max-loss").fit(X, y)
+    full = HieronClassifier(taxonomy=tax, update="max-loss", shuffle=False).fit(X, y)
     part = HieronClassifier(taxonomy=tax, update="max-loss")
     for s in range(0, len(y), 17):
         part.partial_fit(X[s : s + 17], y[s : s + 17])

@@ -77,8 +77,11 @@ _PASSES = (
         note="The paper uses one; 2-5 help when the data is small.",
     ),
     Param(
-        "shuffle", "bool", False, help="shuffle the training set before every epoch",
-        note="Otherwise every epoch takes the rows in the given order.",
+        "shuffle", "bool", True, help="shuffle the training set before every epoch (seeded)",
+        note="On by default, seeded by random_state = 0: uploaded files often come sorted by "
+        "class, and an online method that sees the classes one after another learns mostly "
+        "the last ones (20 Newsgroups, sorted: 0.42 exact accuracy against 0.84 shuffled). "
+        "Off: every epoch takes the rows in the given order, as a stream would.",
     ),
 )
 _KERNEL_PARAMS = (
@@ -110,7 +113,7 @@ _REPORTS = (
         help="report a solver state every this many examples (None: once per epoch)",
     ),
     Param(
-        "random_state", "seed", None, help="seed of the shuffles",
+        "random_state", "seed", 0, help="seed of the shuffles",
         note="Only used with shuffle=True.",
     ),
 )
@@ -196,8 +199,9 @@ class HieronClassifier(_HieronParams):
         "online" columns of Table 1) are in ``history_`` whatever this says.
     epochs : int, default 1
         Passes over the training set in ``fit`` (``partial_fit`` makes one).
-    shuffle : bool, default False
-        Shuffle the training set before every epoch (otherwise the given order).
+    shuffle : bool, default True
+        Shuffle the training set before every epoch, seeded by ``random_state`` (otherwise the
+        given order, as a stream).
     kernel : {"linear", "rbf", "poly"}, default "linear"
         Kernel of eq. (12).
     form : {"auto", "primal", "dual"}, default "auto"
@@ -216,7 +220,7 @@ class HieronClassifier(_HieronParams):
     report_every : int, optional
         Report a solver state (callbacks, ``history_``) every this many examples; default once
         per epoch.
-    random_state : int or numpy Generator, optional
+    random_state : int or numpy Generator or None, default 0
         Seed of the shuffles.
 
     Attributes
@@ -267,7 +271,7 @@ class HieronClassifier(_HieronParams):
         update: str = "prediction",
         average: bool = True,
         epochs: int = 1,
-        shuffle: bool = False,
+        shuffle: bool = True,
         kernel: str = "linear",
         form: str = "auto",
         gamma: float | None = None,
@@ -275,7 +279,7 @@ class HieronClassifier(_HieronParams):
         coef0: float = 1.0,
         candidates: str = "auto",
         report_every: int | None = None,
-        random_state: int | np.random.Generator | None = None,
+        random_state: int | np.random.Generator | None = 0,
     ) -> None:
         super().__init__(taxonomy=taxonomy)
         self.hierarchy = hierarchy
@@ -514,7 +518,7 @@ class HieronGreedyClassifier(_HieronParams):
         update: str = "max-loss",
         average: bool = True,
         epochs: int = 1,
-        shuffle: bool = False,
+        shuffle: bool = True,
         kernel: str = "linear",
         form: str = "auto",
         gamma: float | None = None,
@@ -522,7 +526,7 @@ class HieronGreedyClassifier(_HieronParams):
         coef0: float = 1.0,
         allow_stop: bool = False,
         report_every: int | None = None,
-        random_state: int | np.random.Generator | None = None,
+        random_state: int | np.random.Generator | None = 0,
     ) -> None:
         super().__init__(taxonomy=taxonomy)
         self.update = update

@@ -54,7 +54,8 @@ HSVM_CARD = _pegasos_card(
     equations="seed 003, eq. (1)-(3) (Section 4)",
     prediction=r"\hat y(x) = \arg\max_{y \in \mathcal Y}\sum_{n \in y} W_n x",
     symbols=r"$y$: a label as its set of nodes (leaf and ancestors); $\Delta^H(y, y') = "
-    r"|y \triangle y'|$ (Hamming). The loss is averaged ($\lambda$ = paper's $\lambda / N$).",
+    r"|y \triangle y'|$ (Hamming). The loss is averaged ($\lambda$ = paper's $\lambda / N$); "
+    r"scikit-learn's $C$ (the $C$ of every other hierlab method) is $C = 1/(2\lambda N)$.",
     citation="L. Cai, T. Hofmann. *Hierarchical document categorization with support "
     "vector machines.* CIKM 2004; as reviewed in " + _CITE_003,
 )

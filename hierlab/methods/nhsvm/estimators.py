@@ -69,10 +69,13 @@ _LAM = Param(
     low_open=True,
     log=True,
     symbol="lambda",
-    help="weight of ||W||^2 against the mean loss (tune on a hold-out set)",
-    note="Weight of the squared norm against the mean loss. Select it on a hold-out set; "
-    "the paper's grid 1e-8 … 1e2 (on the summed loss) is ours divided by N, so 1e-6 … 1e-2 "
-    "is the useful range here.",
+    help="weight of ||W||^2 against the mean loss; scikit-learn's C = 1 / (2 lambda N)",
+    note="Weight of the squared norm against the mean loss, lambda ||W||^2 + 1/N sum xi. "
+    "Multiplied by 1/(2 lambda) this is 1/2 ||W||^2 + C sum xi with C = 1 / (2 lambda N), "
+    "scikit-learn's and every other hierlab method's C: lambda = 1 / (2 C N), so C = 1 on "
+    "N = 10,000 rows is lambda = 5e-5. Select it on a hold-out set; the paper's grid "
+    "1e-8 … 1e2 (on the summed loss) is ours divided by N, so 1e-6 … 1e-2 is the useful "
+    "range here.",
 )
 _LOSS = Param(
     "loss",
@@ -309,6 +312,8 @@ class HSVMClassifier(HierarchicalClassifier):
         Tree or DAG; None = flat (then HSVM is the multi-class SVM of Crammer & Singer).
     lam : float, default 1e-4
         ``lambda`` for the mean loss (``lambda_paper / N`` for the paper's summed loss); > 0.
+        The objective ``lambda ||W||^2 + 1/N sum_i xi_i`` is ``2 lambda`` times scikit-learn's
+        ``1/2 ||W||^2 + C sum_i xi_i`` with ``C = 1 / (2 lambda N)``.
     loss : {"hamming", "sqrt_hamming", "zero_one"}, default "hamming"
         Single-label structural error ``Δ`` (eq. 2: Hamming ``|y Δ y'|``), a row of the shared
         loss table (:mod:`hierlab.core.losses`).
@@ -556,6 +561,7 @@ class NHSVMClassifier(HSVMClassifier):
     ----------
     taxonomy : Taxonomy, optional
     lam : float, default 1e-4
+        As in :class:`HSVMClassifier` (``C = 1 / (2 lambda N)``).
     alpha_rule : {"eq6", "eq7"}, default "eq6"
         eq. (6) ``min sum alpha^rho`` or eq. (7) ``max min alpha`` with directional constraints.
     rho : float, default 2.0
@@ -638,6 +644,7 @@ class SharedSVMClassifier(HSVMClassifier):
     ----------
     taxonomy : Taxonomy, optional
     lam : float, default 1e-4
+        As in :class:`HSVMClassifier` (``C = 1 / (2 lambda N)``).
     loss : {"hamming", "sqrt_hamming", "zero_one"}, default "zero_one"
         The fixed (un-normalised) ``Δ(l, l_i)`` of eq. (14); 0/1 makes SSVM the multi-class SVM
         when sharing does not pay (Table 1).
