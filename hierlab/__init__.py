@@ -33,6 +33,7 @@ from hierlab.datasets import (
 from hierlab.evaluation import metrics
 from hierlab.evaluation.compare import compare
 from hierlab.evaluation.scoring import hierarchical_scorer
+from hierlab.evaluation.tune import TuneResult, tune
 from hierlab.io import (
     load_dataset,
     parse_taxonomy_text,
@@ -93,6 +94,7 @@ __all__ = [
     "TopDownClassifier",
     "TransferClassifier",
     "TreeLossClassifier",
+    "TuneResult",
     "__version__",
     "compare",
     "get_method",
@@ -116,6 +118,7 @@ __all__ = [
     "read_taxonomy",
     "save",
     "solve",
+    "tune",
     "write_taxonomy",
 ]
 

@@ -194,6 +194,33 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_tune(args: argparse.Namespace) -> int:
+    from hierlab.core.registry import make_estimator
+    from hierlab.evaluation.metrics import evaluate
+    from hierlab.evaluation.tune import DEFAULT_CS, tune
+
+    train, test = _load_data(args)
+    est = make_estimator(args.method, taxonomy=train.taxonomy, **_parse_params(args.param))
+    res = tune(
+        est,
+        train.X,
+        train.y,
+        Cs=args.Cs or DEFAULT_CS,
+        validation=args.validation,
+        scoring=args.scoring,
+        random_state=args.seed,
+    )
+    report = {"method": args.method, "best_C": res.best_C, "search_time_s": res.time}
+    report.update(evaluate(test.y, res.estimator.predict(test.X), train.taxonomy))
+    if args.json:
+        print(json.dumps({**report, "path": res.path.to_dict("records")}, default=float, indent=2))
+        return 0
+    print(f"{args.method} on {args.data}: C by a warm-started path, scored by {args.scoring}")
+    print(res.path.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    _print_table(report, sys.stdout)
+    return 0
+
+
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     import pandas as pd
 
@@ -520,6 +547,11 @@ _DATA_ARGUMENTS = {
         "taxonomy file (edge list, a/b/c paths, JSON)",
         "a separate test file (else a random split)",
     ),
+    "tune": (
+        _DATA_HELP + " (CSV, svmlight, ARFF)",
+        "taxonomy file (edge list, a/b/c paths, JSON)",
+        "a separate test file (else a random split)",
+    ),
     "compare": (_DATA_HELP, "taxonomy file", "a separate test file (then split='given')"),
     "induce": (_DATA_HELP, "the given taxonomy, to compare with (MSE)", argparse.SUPPRESS),
 }
@@ -545,6 +577,20 @@ def _add_fit_parser(sub: _Sub) -> None:
     s.add_argument("--out", help="save the fitted model here")
     s.add_argument("--json", action="store_true", help="print JSON")
     s.set_defaults(func=_cmd_fit)
+
+
+def _add_tune_parser(sub: _Sub) -> None:
+    """``hierlab tune DATA --method NAME [--Cs ...]``: choose C, then test the refitted model."""
+    s = _data_parser(sub, "tune", "choose C by a warm-started path on a validation split")
+    s.add_argument("--test-size", type=float, default=0.3)
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--method", default="flatmult")
+    s.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
+    s.add_argument("--Cs", type=float, nargs="+", help="the grid (default 1e-2 ... 1e2)")
+    s.add_argument("--validation", type=float, default=0.2, help="held-out fraction")
+    s.add_argument("--scoring", default="hierarchical_f1")
+    s.add_argument("--json", action="store_true", help="print JSON")
+    s.set_defaults(func=_cmd_tune)
 
 
 def _add_evaluate_parser(sub: _Sub) -> None:
@@ -662,6 +708,7 @@ def build_parser() -> argparse.ArgumentParser:
     for add in (
         _add_list_parsers,
         _add_fit_parser,
+        _add_tune_parser,
         _add_evaluate_parser,
         _add_compare_parser,
         _add_bench_parser,

@@ -273,6 +273,14 @@ class _RDAClassifier(HierarchicalClassifier):
         self.max_time = max_time
         self.averaging = averaging
 
+    #: :func:`hierlab.evaluation.tune.tune` may start BCFW from the previous fit's dual point
+    _warm_dual_ok: ClassVar[bool] = True
+
+    def _warm_init(self) -> np.ndarray | None:
+        """The dual point :func:`~hierlab.evaluation.tune.tune` left from the previous ``C`` of
+        its path (same rows, same labels: the simplices do not depend on ``C``), or None."""
+        return getattr(self, "_warm_dual", None)
+
     # ------------------------------------------------------------------ to implement
     def _build(self, tax: Taxonomy, y: np.ndarray) -> tuple[Any, Regularizer]:
         raise NotImplementedError
@@ -290,12 +298,14 @@ class _RDAClassifier(HierarchicalClassifier):
         max_iter = int(self.max_iter)
         solver: RDA | BCFW
         if self.solver == "bcfw":
-            solver = BCFW(max_iter=max_iter, max_time=self.max_time)
+            solver = BCFW(max_iter=max_iter, max_time=self.max_time, dual_init=self._warm_init())
         else:
             solver = RDA(max_iter=max_iter, max_time=self.max_time, averaging=self.averaging)
         result = self._run_solver(
             solver, obj, callbacks, tol=float(self.tol), rtol=float(self.rtol)
         )
+        if getattr(self, "_keep_dual", False) and isinstance(solver, BCFW):
+            self._warm_dual = solver.alpha_flat_
         W = np.asarray(result.coef)
         self.weights_ = W
         self.coef_ = self._model.node_weights(W)

@@ -1,0 +1,161 @@
+"""Choosing C for the user: a warm-started, certified path over C scored on a validation split.
+
+``tune(estimator, X, y)`` fits the estimator for every ``C`` of a grid, from the most regularised
+to the least, on one seeded training part, and scores each fit on the held-out part with a
+hierarchical scorer (:mod:`hierlab.evaluation.scoring`). The estimators solved by BCFW on the
+dual (the seed-000 family: FLATMULT, TREELOSS, HIERMULT, TRANSFER, ORTHOGNL) start every fit
+from the dual point of the previous one: the dual variables live on one simplex per block
+whatever ``C`` is (``C`` scales the tables, not the simplices), so the last point stays feasible
+and only the change of ``C`` has to be made up; each fit still ends with its own certificate
+(``upper - lower`` for its own ``C``). Other estimators are fitted cold at each ``C``.
+Finally the best ``C`` is refitted on all the data (``refit=True``).
+
+The cost is the path on one split, against ``len(Cs) x n_splits`` cold fits for a grid search
+(``hierlab/benchmarks/tune.py`` measures both on 20 Newsgroups).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.base import clone
+from sklearn.model_selection import train_test_split
+
+from hierlab.core.exceptions import ParameterError
+from hierlab.evaluation.scoring import hierarchical_scorer
+
+__all__ = ["DEFAULT_CS", "TuneResult", "tune"]
+
+#: the default grid: 10^-2 ... 10^2, two values per decade (scikit-learn's C)
+DEFAULT_CS: tuple[float, ...] = tuple(float(c) for c in np.logspace(-2, 2, 9))
+
+
+@dataclass
+class TuneResult:
+    """What :func:`tune` found.
+
+    Attributes
+    ----------
+    best_C : float
+        The ``C`` with the best validation score (the smallest such ``C`` on ties).
+    path : pandas.DataFrame
+        One row per ``C`` in the order fitted: ``C``, ``score`` (greater is better), ``fit_time``
+        (seconds), ``n_iter``, ``gap`` (the certified gap, NaN for uncertified methods),
+        ``warm`` (started from the previous fit's dual point).
+    estimator : estimator or None
+        The estimator refitted on all the data with ``best_C`` (``refit=True``).
+    scoring : str
+    time : float
+        Seconds for the whole search, refit included.
+    """
+
+    best_C: float
+    path: pd.DataFrame
+    estimator: Any = None
+    scoring: str = "hierarchical_f1"
+    time: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+
+def _warm_capable(est: Any) -> bool:
+    """Whether ``est`` can start a fit from a dual point (BCFW on the seed-000 duals)."""
+    return getattr(est, "solver", None) == "bcfw" and getattr(est, "_warm_dual_ok", False)
+
+
+def tune(
+    estimator: Any,
+    X: Any,
+    y: Any,
+    *,
+    Cs: Sequence[float] | None = None,
+    validation: float = 0.2,
+    scoring: str = "hierarchical_f1",
+    random_state: int = 0,
+    refit: bool = True,
+    warm_start: bool = True,
+    path_rtol: float | None = 1e-2,
+) -> TuneResult:
+    """Choose ``C`` by a warm-started path scored on a validation split.
+
+    Parameters
+    ----------
+    estimator : HierarchicalClassifier
+        Any hierlab estimator with a ``C`` parameter (not modified; clones are fitted).
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+        Labels (node names), single-label.
+    Cs : sequence of float, optional
+        The grid (default :data:`DEFAULT_CS`); fitted in increasing order.
+    validation : float, default 0.2
+        Fraction of the rows held out for scoring (a seeded split, stratified when every
+        label has at least two rows).
+    scoring : str, default "hierarchical_f1"
+        A name of :data:`hierlab.evaluation.scoring.SCORERS`.
+    random_state : int, default 0
+        Seed of the split.
+    refit : bool, default True
+        Refit the best ``C`` on all rows.
+    warm_start : bool, default True
+        Start each fit from the previous fit's dual point (when the estimator's solver allows).
+    path_rtol : float or None, default 1e-2
+        For certified estimators (an ``rtol`` parameter), the relative gap the fits of the path
+        stop at, when looser than the estimator's own: choosing ``C`` needs the validation
+        score, which a 1% certified gap no longer moves; the refit uses the estimator's own
+        ``rtol``. None: the estimator's own throughout.
+
+    Returns
+    -------
+    TuneResult
+    """
+    if "C" not in estimator.get_params():
+        raise ParameterError(f"{type(estimator).__name__} has no parameter C to tune")
+    grid = sorted(float(c) for c in (DEFAULT_CS if Cs is None else Cs))
+    if not grid or min(grid) <= 0:
+        raise ParameterError(f"Cs must be positive numbers, got {Cs!r}")
+    if not 0.0 < validation < 1.0:
+        raise ParameterError(f"validation must be in (0, 1), got {validation!r}")
+    t_start = time.perf_counter()
+    y_arr = np.asarray(y, dtype=object)
+    _, counts = np.unique(y_arr.astype(str), return_counts=True)
+    strat = y_arr.astype(str) if counts.min() >= 2 else None
+    X_tr, X_va, y_tr, y_va = train_test_split(
+        X, y_arr, test_size=validation, random_state=random_state, stratify=strat
+    )
+    scorer = hierarchical_scorer(scoring)
+    est = clone(estimator)
+    own_rtol = est.get_params().get("rtol")
+    if path_rtol is not None and own_rtol is not None and float(path_rtol) > float(own_rtol):
+        est.set_params(rtol=float(path_rtol))
+    rows = []
+    dual = None
+    for C in grid:
+        est.set_params(C=C)
+        warm = warm_start and dual is not None and _warm_capable(est)
+        est._warm_dual = dual if warm else None
+        est._keep_dual = warm_start
+        t0 = time.perf_counter()
+        est.fit(X_tr, y_tr)
+        fit_time = time.perf_counter() - t0
+        dual = getattr(est, "_warm_dual", None)
+        rows.append(
+            {
+                "C": C,
+                "score": float(scorer(est, X_va, y_va)),
+                "fit_time": fit_time,
+                "n_iter": int(getattr(est, "n_iter_", 0)),
+                "gap": float(getattr(est, "gap_", np.nan)),
+                "warm": bool(warm),
+            }
+        )
+    path = pd.DataFrame(rows)
+    best_C = float(path["C"].iloc[int(np.argmax(path["score"].to_numpy()))])
+    final = None
+    if refit:
+        final = clone(estimator).set_params(C=best_C)
+        final.fit(X, y_arr)
+    return TuneResult(best_C, path, final, scoring, time.perf_counter() - t_start)
