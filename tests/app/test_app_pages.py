@@ -342,3 +342,22 @@ def test_switching_between_session_datasets() -> None:
     _ok(at)
     assert _state(at).current == first
     assert set(_state(at).datasets) == {first, "hierarchical-text"}
+
+
+def test_choose_C_for_me_trains_with_the_tuned_C() -> None:
+    at = _new()
+    at.switch_page("app_pages/train.py")
+    at.run()
+    at.selectbox(key="train_method").set_value("topdown")
+    at.run()
+    at.checkbox(key="train_choose_C").check()
+    at.run()
+    at.button(key="train").click()
+    at.run()
+    _ok(at)
+    method, best, path, _ = at.session_state["tune_path"]
+    assert method == "topdown" and len(path) == 9
+    assert best == path["C"].iloc[int(path["score"].to_numpy().argmax())]
+    run = _state(at).runs[-1]
+    assert run.method == "topdown" and run.params["C"] == best
+    assert any(e.label.startswith("C chosen for topdown") for e in at.expander)
