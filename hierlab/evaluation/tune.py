@@ -67,6 +67,41 @@ def _warm_capable(est: Any) -> bool:
     return getattr(est, "solver", None) == "bcfw" and getattr(est, "_warm_dual_ok", False)
 
 
+def _path(
+    est: Any,
+    grid: Sequence[float],
+    train: tuple[Any, Any],
+    valid: tuple[Any, Any],
+    scoring: str,
+    warm_start: bool,
+) -> list[dict[str, Any]]:
+    """Fit ``est`` at every ``C`` of ``grid`` on ``train`` (each from the last dual point when
+    ``warm_start``) and score it on ``valid``; one row per ``C``."""
+    scorer = hierarchical_scorer(scoring)
+    rows = []
+    dual = None
+    for C in grid:
+        est.set_params(C=C)
+        warm = warm_start and dual is not None and _warm_capable(est)
+        est._warm_dual = dual if warm else None
+        est._keep_dual = warm_start
+        t0 = time.perf_counter()
+        est.fit(*train)
+        fit_time = time.perf_counter() - t0
+        dual = getattr(est, "_warm_dual", None)
+        rows.append(
+            {
+                "C": C,
+                "score": float(scorer(est, *valid)),
+                "fit_time": fit_time,
+                "n_iter": int(getattr(est, "n_iter_", 0)),
+                "gap": float(getattr(est, "gap_", np.nan)),
+                "warm": bool(warm),
+            }
+        )
+    return rows
+
+
 def tune(
     estimator: Any,
     X: Any,
@@ -126,32 +161,11 @@ def tune(
     X_tr, X_va, y_tr, y_va = train_test_split(
         X, y_arr, test_size=validation, random_state=random_state, stratify=strat
     )
-    scorer = hierarchical_scorer(scoring)
     est = clone(estimator)
     own_rtol = est.get_params().get("rtol")
     if path_rtol is not None and own_rtol is not None and float(path_rtol) > float(own_rtol):
         est.set_params(rtol=float(path_rtol))
-    rows = []
-    dual = None
-    for C in grid:
-        est.set_params(C=C)
-        warm = warm_start and dual is not None and _warm_capable(est)
-        est._warm_dual = dual if warm else None
-        est._keep_dual = warm_start
-        t0 = time.perf_counter()
-        est.fit(X_tr, y_tr)
-        fit_time = time.perf_counter() - t0
-        dual = getattr(est, "_warm_dual", None)
-        rows.append(
-            {
-                "C": C,
-                "score": float(scorer(est, X_va, y_va)),
-                "fit_time": fit_time,
-                "n_iter": int(getattr(est, "n_iter_", 0)),
-                "gap": float(getattr(est, "gap_", np.nan)),
-                "warm": bool(warm),
-            }
-        )
+    rows = _path(est, grid, (X_tr, y_tr), (X_va, y_va), scoring, warm_start)
     path = pd.DataFrame(rows)
     best_C = float(path["C"].iloc[int(np.argmax(path["score"].to_numpy()))])
     final = None
