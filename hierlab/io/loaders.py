@@ -115,7 +115,7 @@ def _csv_or_text(content: str, filename: str | None) -> str:
     head = _header_text(content)
     sample = content[len(head) : len(head) + _SNIFF_CHARS]
     d = re.escape(delim)
-    if not re.search(rf"[^\s{d}]\s+[^\s{d}]|[^{d}\n]{{21,}}", sample):
+    if not re.search(rf"[^\s{d}][ \t]+[^\s{d}]|[^{d}\n]{{21,}}", sample):
         return "csv"
     cols = [c or f"\x00unnamed {j}" for j, c in enumerate(names)]
     try:

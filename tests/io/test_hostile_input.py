@@ -223,3 +223,26 @@ def test_a_taxonomy_over_the_node_limit_is_refused() -> None:
     text = "\n".join(f"r n{i}" for i in range(100))
     with limits.override(max_nodes=50), pytest.raises(TaxonomyError, match="max_nodes"):
         hio.parse_taxonomy_text(text)
+
+
+# ---------------------------------------------------------------------------- wide CSV
+def test_the_wide_csv_fast_path_reads_what_pandas_reads() -> None:
+    rng = np.random.default_rng(0)
+    values = rng.normal(scale=1e3, size=(7, 90))
+    names = ",".join(f"g{j}" for j in range(90))
+    rows = [f"{'abc'[i % 3]},{i},{','.join(map(repr, values[i].tolist()))}" for i in range(7)]
+    plain = f"label,id,{names}\n" + "\n".join(rows) + "\n"
+    quoted = plain.replace("\na,", '\n"a",')  # a quote: pandas reads this one
+    fast = hio.read_dataset_bytes(plain.encode(), "w.csv")
+    slow = hio.read_dataset_bytes(quoted.encode(), "w.csv")
+    for ds in (fast, slow):
+        assert np.array_equal(ds.X, values)
+        assert list(ds.y) == ["abc"[i % 3] for i in range(7)]
+        assert list(ds.meta["ids"]) == [str(i) for i in range(7)]
+        assert ds.feature_names == [f"g{j}" for j in range(90)]
+    bad = plain.replace(f"\nb,1,{float(values[1, 0])!r}", "\nb,1,x")
+    with pytest.raises(DataError, match=r"line 3, column 'g0': value 'x' is not a number"):
+        hio.read_dataset_bytes(bad.encode(), "w.csv")
+    missing = plain.replace(f"\nb,1,{float(values[1, 0])!r}", "\nb,1,?")
+    ds = hio.read_dataset_bytes(missing.encode(), "w.csv")
+    assert ds.X[1, 0] == pytest.approx(np.delete(values[:, 0], 1).mean())
