@@ -42,6 +42,8 @@ import inspect
 import io
 import json
 import re
+import tokenize
+import warnings
 import zipfile
 import zlib
 from os import PathLike
@@ -668,19 +670,38 @@ def _read_arrays(path: Any, arrays_bytes: bytes, max_bytes: int) -> dict[str, np
         raise ModelFileError(f"{path}: corrupt arrays ({exc})") from None
 
 
+_NPY_HEADER_ERRORS: tuple[type[BaseException], ...] = (
+    ValueError,
+    SyntaxError,
+    TypeError,
+    KeyError,
+    OverflowError,
+    RecursionError,
+    tokenize.TokenError,
+)
+
+
+def _npy_header(fp: IO[bytes]) -> tuple[tuple[int, ...], bool, np.dtype[Any]]:
+    """``(shape, fortran_order, dtype)`` of the ``.npy`` header at the start of ``fp``."""
+    version = np.lib.format.read_magic(fp)
+    if version == (1, 0):
+        return np.lib.format.read_array_header_1_0(fp)  # type: ignore[no-any-return]
+    if version == (2, 0):
+        return np.lib.format.read_array_header_2_0(fp)  # type: ignore[no-any-return]
+    raise ValueError(f"unsupported .npy version {version}")
+
+
 def _npy_array(path: Any, member: str, data: bytes) -> np.ndarray:
     """The array of a ``.npy`` member, its declared shape and dtype checked against its bytes."""
     fp = io.BytesIO(data)
     try:
-        version = np.lib.format.read_magic(fp)
-        if version == (1, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_1_0(fp)
-        elif version == (2, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_2_0(fp)
-        else:
-            raise ValueError(f"unsupported .npy version {version}")
-    except ValueError as exc:
-        raise ModelFileError(f"{path}: member {member!r}: corrupt .npy header ({exc})") from None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # an old dtype alias
+            shape, fortran, dtype = _npy_header(fp)
+    except _NPY_HEADER_ERRORS as exc:  # numpy parses the header with ast: garbage raises these
+        raise ModelFileError(
+            f"{path}: member {member!r}: corrupt .npy header ({type(exc).__name__})"
+        ) from None
     if dtype.hasobject:
         raise ModelFileError(
             f"{path}: member {member!r} holds Python objects, i.e. a pickle: refused (hierlab "

@@ -455,6 +455,14 @@ def prepare_table(
         idc = None
     txt = pick_column(hdr, text_column, TEXT_COLUMNS, "text", path) if text_mode else None
     keep = [c for c in dict.fromkeys((lab, idc, txt)) if c is not None]
+    n_features = sum(1 for c in names if c and c not in keep)
+    if not text_mode and n_features > limits.current().max_features:
+        raise DataError(
+            f"the header declares {n_features:,} feature columns "
+            + limits.how_to_raise("max_features"),
+            path=path,
+            line=1,
+        )
     fast = None if text_mode else _fast_numeric_table(text, delim, names, keep)
     if fast is not None:
         df, X = fast

@@ -141,6 +141,7 @@ def _load_features(
     """Parse the feature tokens with scikit-learn; refuse malformed or non-finite values."""
     from sklearn.datasets import load_svmlight_file
 
+    _refuse_huge_indices(body, lines, path)
     try:
         X, _ = load_svmlight_file(
             io.BytesIO(("\n".join(body) + "\n").encode("utf-8")),
@@ -165,6 +166,24 @@ def _load_features(
             column=f"feature {int(X.indices[k]) + (0 if zero_based is True else 1)}",
         )
     return X
+
+
+def _refuse_huge_indices(body: list[str], lines: list[int], path: str | None) -> None:
+    """Refuse, before parsing, the first feature index beyond ``max_features`` (its line)."""
+    cap = limits.current().max_features
+    text = "\n".join(body)
+    pattern = rf"(?<![^\s])([0-9]{{{len(str(cap))},}}):"
+    for m in re.finditer(pattern, text):
+        idx = int(m.group(1))
+        if idx > cap:
+            k = text.count("\n", 0, m.start())
+            raise DataError(
+                f"feature index {idx:,}: X would have at least {idx:,} features "
+                + limits.how_to_raise("max_features"),
+                path=path,
+                line=lines[k],
+                column=f"token {m.group(0)}...",
+            )
 
 
 def _refuse_too_wide(X: sp.csr_matrix, lines: list[int], path: str | None) -> None:
