@@ -66,6 +66,14 @@ def test_a_huge_declared_width_is_refused_before_allocating(name: str) -> None:
         hierlab.make_estimator(name).fit(wide, y)
 
 
+def test_a_huge_width_is_refused_by_incremental_learning_too() -> None:
+    X, y = _data()
+    wide = sp.csr_matrix((X.ravel(), np.tile(np.arange(4), 18), np.arange(0, 73, 4)))
+    wide = sp.csr_matrix((wide.data, wide.indices, wide.indptr), shape=(18, 10**8))
+    with pytest.raises(DataError, match=r"100,000,000 columns.*max_features"):
+        hierlab.HieronClassifier().partial_fit(wide, y, classes=["a", "b", "c"])
+
+
 def test_weights_over_the_cell_limit_are_refused() -> None:
     X, y = _data(d=40)
     with limits.override(max_weight_cells=100), pytest.raises(DataError) as err:
