@@ -1,45 +1,76 @@
 """Safe model files: ``save(estimator, path)`` / ``load(path)``. Never a pickle.
 
-A model file is a zip archive holding
+A model file is a zip archive of exactly two members:
 
-- ``manifest.json``: ``{"format": "hierlab-model", "version": 1, "hierlab": <version>,
-  "root": <encoded estimator>}``;
-- ``arrays.npz``: every numpy array, read back with ``allow_pickle=False``.
+- ``manifest.json``: ``{"format": "hierlab-model", "version": 2, "hierlab": <version>,
+  "root": <encoded estimator>, "checksums": {...}}``;
+- ``arrays.npz``: every numpy array (``a0.npy``, ``a1.npy``, ...), never an object array.
 
-An estimator is encoded as its class path (which must live in ``hierlab`` or ``sklearn`` and
-derive from ``sklearn.base.BaseEstimator``), its constructor parameters and its fitted
+An estimator is encoded as its class path, its constructor parameters and its fitted
 attributes, recursively: numbers, strings, lists, dicts, numpy arrays, CSR/CSC matrices, pandas
 DataFrames, :class:`~hierlab.Taxonomy` (as its edge list), nested estimators (a top-down
 classifier's per-node LinearSVCs) and hierlab's own plain-data helper objects (their fields; no
 constructor or other code of theirs runs on load). Nothing in a file can name a function to
-call; loading a file from elsewhere can at worst build a wrong scikit-learn/hierlab estimator,
-never run code.
+call.
+
+What :func:`load` checks, before anything of a size the file declares is allocated:
+
+- the path is a regular file (FIFOs, devices and symlinks to them are refused);
+- the archive holds ``manifest.json`` and ``arrays.npz`` once each (a duplicate, an encrypted or
+  an unexpected member is refused), and so does ``arrays.npz`` (``a<k>.npy`` members only);
+- sizes: the manifest's inflated size and its number of JSON values (``max_manifest_entries``
+  of :mod:`hierlab.core.limits`, counted before parsing), the arrays' total, and every ``.npy``
+  header's declared size against the bytes its member actually holds;
+- integrity: the manifest records the SHA-256 of ``arrays.npz`` and of its own ``root`` entry
+  (``checksums``), and a file whose content differs is refused. **Files of format version 1**
+  (written before checksums existed, such as ``tests/data/legacy_models``) have none and are
+  read without this check; from version 2 on, a manifest without checksums is refused;
+- whitelists: the root class must be one of hierlab's registered estimator classes (nested
+  estimators: a hierlab or scikit-learn estimator class); state keys must be plain identifiers
+  that shadow neither a method, property or other callable of the class nor a constructor
+  parameter; integers must fit in 64 bits.
+
+A checksum detects corruption and careless edits, not a forger who recomputes it: a file from
+elsewhere can at worst build a wrong hierlab estimator, never run code.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import inspect
 import io
 import json
 import re
+import tokenize
+import warnings
 import zipfile
 import zlib
 from os import PathLike
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
-from hierlab.core.exceptions import ModelFileError
+from hierlab.core import limits
+from hierlab.core.exceptions import DataError, ModelFileError
+from hierlab.core.registry import get_method, list_methods
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.core.version import __version__
+from hierlab.io.decoding import open_regular
 
-__all__ = ["FORMAT", "VERSION", "load", "save"]
+__all__ = ["FORMAT", "VERSION", "checksums", "load", "save"]
 
 FORMAT = "hierlab-model"
-VERSION = 1
+#: the format version :func:`save` writes (2: with checksums)
+VERSION = 2
+#: the versions :func:`load` reads; those before 2 carry no checksums
+READABLE_VERSIONS = (1, 2)
+_MEMBERS = ("manifest.json", "arrays.npz")
+_ARRAY_MEMBER = re.compile(r"a[0-9]{1,9}\.npy")
+_INT64 = (-(2**63), 2**63 - 1)
 _ALLOWED_PREFIXES = ("hierlab.", "sklearn.")
 _PICKLE_MAGIC = (b"\x80", b"(", b"c")
 #: the manifest is JSON text: more than this (uncompressed) is refused before it is read
@@ -146,27 +177,21 @@ class _Decoder:
     def decode(self, v: Any) -> Any:
         if isinstance(v, list):
             return [self.decode(x) for x in v]
+        if isinstance(v, int) and not isinstance(v, bool):
+            return _int64(v)
         if not isinstance(v, dict):
             return v
         if "__array__" in v:
             key = v["__array__"]
-            if not isinstance(key, str) or key not in self.arrays.files:
+            if not isinstance(key, str) or key not in self.arrays:
                 raise ModelFileError(f"model file is missing array {key!r} (truncated or tampered)")
-            try:
-                return self.arrays[key]
-            except ValueError as exc:
-                if "allow_pickle" in str(exc) or "Object arrays" in str(exc):
-                    raise ModelFileError(
-                        f"array {key!r} holds Python objects, i.e. a pickle: refused (hierlab "
-                        "never unpickles; model files hold numbers and strings only)"
-                    ) from None
-                raise
+            return self.arrays[key]
         if "__object_array__" in v:
             out = np.empty(len(v["__object_array__"]), dtype=object)
             out[:] = [self.decode(x) for x in v["__object_array__"]]
             return out.reshape(v["shape"])
         if "__int__" in v:
-            return np.int64(v["__int__"])
+            return np.int64(_int64(v["__int__"]))
         if "__float__" in v:
             return np.float64(v["__float__"])
         if "__nonfinite__" in v:
@@ -201,7 +226,10 @@ class _Decoder:
             est = cls(**params)
         except TypeError as exc:
             raise ModelFileError(f"parameters of {path} do not match this version: {exc}") from None
-        for k, s in v.get("state", {}).items():
+        state = v.get("state", {})
+        for k in state:
+            _check_state_key(cls, k, set(params))
+        for k, s in state.items():
             setattr(est, k, self.decode(s))
         return est
 
@@ -213,9 +241,41 @@ class _Decoder:
         if not isinstance(cls, type) or issubclass(cls, BaseException):
             raise ModelFileError(f"{path!r} is not a data class")
         obj = cls.__new__(cls)  # no constructor runs: only the stored fields are set
-        for k, s in v.get("state", {}).items():
+        state = v.get("state", {})
+        for k in state:
+            _check_state_key(cls, k, set())
+        for k, s in state.items():
             object.__setattr__(obj, k, self.decode(s))
         return obj
+
+
+def _int64(v: Any) -> int:
+    """``v``, refused unless it is an integer that fits in 64 bits (as every saved one does)."""
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise ModelFileError(f"an '__int__' entry holds {str(v)[:40]!r}, not an integer")
+    if not _INT64[0] <= v <= _INT64[1]:
+        shown = str(v) if len(str(v)) <= 40 else f"{str(v)[:20]}...({len(str(v))} digits)"
+        raise ModelFileError(f"integer {shown} out of range (model files hold 64-bit integers)")
+    return v
+
+
+def _check_state_key(cls: type, key: Any, params: set[str]) -> None:
+    """Refuse a state key that is not a plain identifier, or would shadow a method, property
+    or other callable of ``cls``, or a constructor parameter."""
+    if not isinstance(key, str) or not _NAME.fullmatch(key) or key.startswith("__"):
+        raise ModelFileError(f"state key {key!r} of {cls.__name__} is not a plain attribute name")
+    if key in params:
+        raise ModelFileError(
+            f"state key {key!r} of {cls.__name__} would overwrite its constructor parameter"
+        )
+    try:
+        attr = inspect.getattr_static(cls, key)
+    except AttributeError:
+        return
+    if callable(attr) or hasattr(attr, "__get__"):
+        raise ModelFileError(
+            f"state key {key!r} would shadow {cls.__name__}.{key} (a method or property): refused"
+        )
 
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -314,51 +374,100 @@ def save(estimator: BaseEstimator, path: str | PathLike[str]) -> None:
     Raises
     ------
     ModelFileError
-        When an attribute has no safe encoding (it names the attribute).
+        When ``estimator`` is not of a registered hierlab class, or an attribute has no safe
+        encoding (it names the attribute).
     """
+    if type(estimator) not in _root_classes():
+        raise ModelFileError(
+            f"cannot save a {type(estimator).__module__}.{type(estimator).__qualname__}: model "
+            "files hold hierlab's registered estimators (hierlab.list_methods())"
+        )
     enc = _Encoder()
     root = enc.estimator(estimator, type(estimator).__name__)
-    manifest = {"format": FORMAT, "version": VERSION, "hierlab": __version__, "root": root}
     buf = io.BytesIO()
     np.savez_compressed(buf, **enc.arrays)  # type: ignore[arg-type]
+    arrays = buf.getvalue()
+    manifest = {
+        "format": FORMAT,
+        "version": VERSION,
+        "hierlab": __version__,
+        "root": root,
+        "checksums": checksums(root, arrays),
+    }
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("manifest.json", json.dumps(manifest))
-        zf.writestr("arrays.npz", buf.getvalue())
+        zf.writestr("arrays.npz", arrays)
 
 
-def _check_member(path: Any, info: zipfile.ZipInfo, cap: int, what: str) -> None:
-    """Refuse a zip member whose declared uncompressed size exceeds ``cap`` (a zip bomb, or a
-    file too large for this machine), before decompressing anything.
+def checksums(root: Any, arrays: bytes) -> dict[str, str]:
+    """The ``checksums`` entry of a manifest: SHA-256 of ``arrays.npz`` and of the root entry.
 
-    ``zipfile`` stops reading a member at its declared size, so a member that lies about it
-    cannot inflate further."""
-    if info.file_size > cap:
-        raise ModelFileError(
-            f"{path}: {what} would inflate to {info.file_size:,} bytes (limit {cap:,}); refused"
-        )
+    The manifest cannot hold its own digest, so its ``root`` entry is hashed in a canonical
+    JSON form (sorted keys, no spaces), which reads back identically.
+
+    Parameters
+    ----------
+    root : JSON value
+        The manifest's ``root`` entry.
+    arrays : bytes
+        The content of the ``arrays.npz`` member.
+
+    Returns
+    -------
+    dict
+        ``{"arrays.npz": hex digest, "manifest.json#root": hex digest}``.
+    """
+    canonical = json.dumps(root, sort_keys=True, separators=(",", ":")).encode()
+    return {
+        "arrays.npz": hashlib.sha256(arrays).hexdigest(),
+        "manifest.json#root": hashlib.sha256(canonical).hexdigest(),
+    }
+
+
+def _root_classes() -> set[type]:
+    """hierlab's registered estimator classes: the only classes a model file's root may name."""
+    return {get_method(name).estimator for name in list_methods()}
 
 
 def load(path: str | PathLike[str], max_bytes: int = MAX_ARRAY_BYTES) -> BaseEstimator:
-    """Read a model file written by :func:`save`.
+    """Read a model file written by :func:`save` (see the module docstring for every check).
 
     Parameters
     ----------
     path : path-like
     max_bytes : int, default 4 GiB
         Largest total uncompressed size of the arrays; a larger file (or a zip bomb) is refused
-        before anything is decompressed. The manifest is capped at 64 MiB.
+        before anything is decompressed. The manifest is capped at 64 MiB and at
+        ``max_manifest_entries`` JSON values (:mod:`hierlab.core.limits`).
+
+    Returns
+    -------
+    BaseEstimator
+        An instance of one of hierlab's registered estimator classes.
 
     Raises
     ------
     ModelFileError
-        For a pickle (refused, never unpickled), a file that is not a hierlab model, a
-        version this hierlab does not know, a truncated/tampered file, an array of Python
-        objects, or a file larger than the limits.
+        Naming the file and the member, entry or key at fault: a pickle (refused, never
+        unpickled), a file that is not a regular file or not a hierlab model, a version this
+        hierlab does not read, a checksum that differs, a duplicate, encrypted or unexpected
+        member, a declared size beyond the member's bytes or the limits, an array of Python
+        objects, a foreign root class, a state key shadowing a method, an integer beyond 64
+        bits.
     """
-    _check_head(path)
-    manifest, arrays_bytes = _read_archive(path, max_bytes)
+    try:
+        fh = open_regular(path)
+    except DataError as exc:
+        raise ModelFileError(str(exc)) from None
+    with fh:
+        _check_head(path, fh.read(4))
+        fh.seek(0)
+        manifest_bytes, arrays_bytes = _read_archive(path, fh, max_bytes)
+    manifest = _parse_manifest(path, manifest_bytes)
     _check_manifest(path, manifest)
+    _check_root_class(path, manifest["root"])
     arrays = _read_arrays(path, arrays_bytes, max_bytes)
+    _verify_checksums(path, manifest, arrays_bytes)  # before any class is built
     try:
         est = _Decoder(arrays).decode(manifest["root"])
     except ModelFileError as exc:
@@ -367,8 +476,8 @@ def load(path: str | PathLike[str], max_bytes: int = MAX_ARRAY_BYTES) -> BaseEst
         raise ModelFileError(f"{path}: corrupt model file (nested too deeply)") from None
     except _DECODE_ERRORS as exc:
         raise ModelFileError(f"{path}: corrupt model file ({type(exc).__name__}: {exc})") from None
-    if not isinstance(est, BaseEstimator):
-        raise ModelFileError(f"{path}: the file does not hold an estimator")
+    if type(est) not in _root_classes():  # pragma: no cover - _check_root_class decided
+        raise ModelFileError(f"{path}: the file does not hold a hierlab estimator")
     return est
 
 
@@ -378,6 +487,7 @@ _READ_ERRORS: tuple[type[BaseException], ...] = (
     OSError,
     EOFError,
     NotImplementedError,  # an unsupported compression method
+    RuntimeError,  # zipfile: a member needing a password
     zipfile.BadZipFile,
     zlib.error,
 )
@@ -393,17 +503,13 @@ _DECODE_ERRORS: tuple[type[BaseException], ...] = (
     TypeError,
     AttributeError,
     IndexError,
+    OverflowError,
     *_READ_ERRORS,
 )
 
 
-def _check_head(path: str | PathLike[str]) -> None:
+def _check_head(path: str | PathLike[str], head: bytes) -> None:
     """Refuse a pickle or anything that is not a zip archive, from the first bytes."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(4)
-    except OSError as exc:
-        raise ModelFileError(f"{path}: cannot read ({exc.strerror})") from None
     if head[:1] in _PICKLE_MAGIC and not head.startswith(b"PK"):
         raise ModelFileError(
             f"{path}: this looks like a Python pickle; hierlab never unpickles files "
@@ -413,53 +519,203 @@ def _check_head(path: str | PathLike[str]) -> None:
         raise ModelFileError(f"{path}: not a hierlab model file (expected a zip archive)")
 
 
-def _read_archive(path: str | PathLike[str], max_bytes: int) -> tuple[Any, bytes]:
-    """The parsed manifest and the raw ``arrays.npz`` bytes, sizes checked before inflating."""
+def _check_members(
+    path: Any, infos: list[zipfile.ZipInfo], cap: int, prefix: str = ""
+) -> dict[str, zipfile.ZipInfo]:
+    """The members by name; refuse duplicates, encrypted members and inflated sizes over ``cap``.
+
+    ``zipfile`` stops reading a member at its declared size, so a member that lies about it
+    cannot inflate further.
+    """
+    seen: dict[str, zipfile.ZipInfo] = {}
+    for info in infos:
+        name = f"{prefix}{info.filename}"
+        if info.filename in seen:
+            raise ModelFileError(f"{path}: member {name!r} appears twice (a tampered archive)")
+        if info.flag_bits & 0x1:
+            raise ModelFileError(f"{path}: member {name!r} is encrypted: refused")
+        if info.file_size > cap:
+            raise ModelFileError(
+                f"{path}: member {name!r} would inflate to {info.file_size:,} bytes "
+                f"(limit {cap:,}); refused"
+            )
+        seen[info.filename] = info
+    return seen
+
+
+def _read_archive(path: Any, fh: IO[bytes], max_bytes: int) -> tuple[bytes, bytes]:
+    """The raw manifest and ``arrays.npz`` bytes, members and sizes checked before inflating."""
     try:
-        with zipfile.ZipFile(path) as zf:
-            names = set(zf.namelist())
+        with zipfile.ZipFile(fh) as zf:
+            infos = zf.infolist()
+            names = {i.filename for i in infos}
             if "manifest.json" not in names or "arrays.npz" not in names:
                 raise ModelFileError(f"{path}: not a hierlab model file (no manifest)")
-            _check_member(path, zf.getinfo("manifest.json"), MAX_MANIFEST_BYTES, "the manifest")
-            _check_member(path, zf.getinfo("arrays.npz"), max_bytes, "the arrays")
-            manifest = json.loads(zf.read("manifest.json").decode("utf-8"))
-            return manifest, zf.read("arrays.npz")
+            extra = sorted(names - set(_MEMBERS))
+            if extra:
+                raise ModelFileError(f"{path}: unexpected member {extra[0]!r} in a model file")
+            seen = _check_members(path, infos, max(max_bytes, MAX_MANIFEST_BYTES))
+            for name, cap in (("manifest.json", MAX_MANIFEST_BYTES), ("arrays.npz", max_bytes)):
+                if seen[name].file_size > cap:
+                    what = "the manifest" if name == "manifest.json" else "the arrays"
+                    raise ModelFileError(
+                        f"{path}: {what} would inflate to {seen[name].file_size:,} bytes "
+                        f"(limit {cap:,}); refused"
+                    )
+            return zf.read(seen["manifest.json"]), zf.read(seen["arrays.npz"])
     except ModelFileError:
         raise
-    except RecursionError:
-        raise ModelFileError(f"{path}: corrupt model file (manifest nested too deeply)") from None
     except _ARCHIVE_ERRORS as exc:
         raise ModelFileError(f"{path}: corrupt model file ({exc})") from None
 
 
-def _check_manifest(path: str | PathLike[str], manifest: Any) -> None:
-    """Refuse a manifest of another format or version."""
+def _parse_manifest(path: Any, raw: bytes) -> Any:
+    """The manifest's JSON, its number of values bounded before it is parsed."""
+    entries = raw.count(b"[") + raw.count(b"{") + raw.count(b",")
+    cap = limits.current().max_manifest_entries
+    if entries > cap:
+        raise ModelFileError(
+            f"{path}: member 'manifest.json' holds about {entries:,} JSON entries, more than a "
+            "model file needs " + limits.how_to_raise("max_manifest_entries")
+        )
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except RecursionError:
+        raise ModelFileError(f"{path}: corrupt model file (manifest nested too deeply)") from None
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ModelFileError(f"{path}: corrupt model file (manifest: {exc})") from None
+
+
+def _check_manifest(path: Any, manifest: Any) -> None:
+    """Refuse a manifest of another format or of a version this hierlab does not read."""
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise ModelFileError(
             f"{path}: not a hierlab model file (format {manifest.get('format')!r})"
             if isinstance(manifest, dict)
             else f"{path}: not a hierlab model file"
         )
-    if manifest.get("version") != VERSION:
+    version = manifest.get("version")
+    if isinstance(version, bool) or version not in READABLE_VERSIONS:
         raise ModelFileError(
-            f"{path}: model file version {manifest.get('version')!r}; this hierlab reads {VERSION}"
+            f"{path}: model file version {version!r}; this hierlab reads "
+            f"{', '.join(map(str, READABLE_VERSIONS))}"
+        )
+    if "root" not in manifest:
+        raise ModelFileError(f"{path}: corrupt model file (the manifest has no root)")
+
+
+def _verify_checksums(path: Any, manifest: dict[str, Any], arrays: bytes) -> None:
+    """Compare the recorded SHA-256 digests with the members (version 1 files have none)."""
+    recorded = manifest.get("checksums")
+    if manifest["version"] < 2 and recorded is None:
+        return
+    if not isinstance(recorded, dict):
+        raise ModelFileError(
+            f"{path}: the manifest (version {manifest['version']}) has no checksums: a "
+            "truncated or tampered file"
+        )
+    actual = checksums(manifest["root"], arrays)
+    for key, digest in actual.items():
+        if recorded.get(key) != digest:
+            member = key.split("#", 1)[0]
+            raise ModelFileError(
+                f"{path}: member {member!r}: sha256 {digest[:16]}... differs from the one "
+                "recorded in the manifest (the file was changed after it was saved)"
+            )
+
+
+def _check_root_class(path: Any, root: Any) -> None:
+    """Refuse a root that is not one of hierlab's registered estimator classes."""
+    cls_path = root.get("__estimator__") if isinstance(root, dict) else None
+    if not isinstance(cls_path, str):
+        raise ModelFileError(f"{path}: the file does not hold an estimator")
+    if not cls_path.startswith(_ALLOWED_PREFIXES):
+        raise ModelFileError(
+            f"{path}: model file names a class outside hierlab/sklearn: {cls_path!r}"
+        )
+    try:
+        cls = _import_class(cls_path)
+    except ModelFileError as exc:
+        raise ModelFileError(f"{path}: {exc}") from None
+    if not (isinstance(cls, type) and issubclass(cls, BaseEstimator)):
+        raise ModelFileError(f"{path}: {cls_path!r} is not an estimator class")
+    if cls not in _root_classes():
+        raise ModelFileError(
+            f"{path}: root class {cls_path!r} is not one of hierlab's registered estimators "
+            "(hierlab.list_methods()); model files hold those only"
         )
 
 
-def _read_arrays(path: str | PathLike[str], arrays_bytes: bytes, max_bytes: int) -> Any:
-    """``np.load`` of the arrays (no pickles), every member's size checked first."""
+def _read_arrays(path: Any, arrays_bytes: bytes, max_bytes: int) -> dict[str, np.ndarray]:
+    """Every array of ``arrays.npz``, each ``.npy`` header checked against its member's bytes."""
     try:
         with zipfile.ZipFile(io.BytesIO(arrays_bytes)) as inner:
             infos = inner.infolist()
-            for info in infos:
-                _check_member(path, info, max_bytes, f"array {info.filename!r}")
+            _check_members(path, infos, max_bytes, prefix="arrays.npz/")
             total = sum(info.file_size for info in infos)
             if total > max_bytes:
                 raise ModelFileError(
                     f"{path}: the arrays would inflate to {total:,} bytes (limit {max_bytes:,})"
                 )
-        return np.load(io.BytesIO(arrays_bytes), allow_pickle=False)
+            out = {}
+            for info in infos:
+                name = f"arrays.npz/{info.filename}"
+                if not _ARRAY_MEMBER.fullmatch(info.filename):
+                    raise ModelFileError(f"{path}: unexpected member {name!r} in a model file")
+                out[info.filename[:-4]] = _npy_array(path, name, inner.read(info))
+            return out
     except ModelFileError:
         raise
     except _READ_ERRORS as exc:
         raise ModelFileError(f"{path}: corrupt arrays ({exc})") from None
+
+
+_NPY_HEADER_ERRORS: tuple[type[BaseException], ...] = (
+    ValueError,
+    SyntaxError,
+    TypeError,
+    KeyError,
+    OverflowError,
+    RecursionError,
+    tokenize.TokenError,
+)
+
+
+def _npy_header(fp: IO[bytes]) -> tuple[tuple[int, ...], bool, np.dtype[Any]]:
+    """``(shape, fortran_order, dtype)`` of the ``.npy`` header at the start of ``fp``."""
+    version = np.lib.format.read_magic(fp)
+    if version == (1, 0):
+        return np.lib.format.read_array_header_1_0(fp)  # type: ignore[no-any-return]
+    if version == (2, 0):
+        return np.lib.format.read_array_header_2_0(fp)  # type: ignore[no-any-return]
+    raise ValueError(f"unsupported .npy version {version}")
+
+
+def _npy_array(path: Any, member: str, data: bytes) -> np.ndarray:
+    """The array of a ``.npy`` member, its declared shape and dtype checked against its bytes."""
+    fp = io.BytesIO(data)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # an old dtype alias
+            shape, fortran, dtype = _npy_header(fp)
+    except _NPY_HEADER_ERRORS as exc:  # numpy parses the header with ast: garbage raises these
+        raise ModelFileError(
+            f"{path}: member {member!r}: corrupt .npy header ({type(exc).__name__})"
+        ) from None
+    if dtype.hasobject:
+        raise ModelFileError(
+            f"{path}: member {member!r} holds Python objects, i.e. a pickle: refused (hierlab "
+            "never unpickles; model files hold numbers and strings only)"
+        )
+    count = 1
+    for n in shape:
+        count *= int(n)
+    declared = count * dtype.itemsize
+    held = len(data) - fp.tell()
+    if declared != held:
+        raise ModelFileError(
+            f"{path}: member {member!r} declares shape {tuple(shape)} ({declared:,} bytes) but "
+            f"holds {held:,} bytes: a truncated or tampered file"
+        )
+    flat = np.frombuffer(data, dtype=dtype, count=count, offset=fp.tell())
+    return np.array(flat.reshape(shape, order="F" if fortran else "C"))

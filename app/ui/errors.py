@@ -14,7 +14,11 @@ _log = logging.getLogger("hierlab.app")
 
 
 def show_error(exc: BaseException, what: str | None = None) -> None:
-    """Show ``exc`` as a message; hierlab's own errors verbatim, others with their type.
+    """Show ``exc`` as a readable message: no traceback, no exception type name.
+
+    hierlab's own errors are shown verbatim (they name the file and the line, column, node or
+    member, and what to do). Other errors of bad input (``ValueError``, ``TypeError``, ...)
+    show their message; anything else a sentence, its details going to the server log.
 
     Parameters
     ----------
@@ -25,8 +29,11 @@ def show_error(exc: BaseException, what: str | None = None) -> None:
     prefix = f"{what}: " if what else ""
     if isinstance(exc, HierlabError):
         st.error(prefix + str(exc))
-    elif isinstance(exc, ValueError | TypeError | KeyError | IndexError):
-        st.error(f"{prefix}{type(exc).__name__}: {exc}")
+    elif isinstance(exc, ValueError | TypeError | KeyError | IndexError) and str(exc).strip():
+        st.error(prefix + str(exc).strip("'\""))
     else:
         _log.exception("unexpected error in the app", exc_info=exc)
-        st.error(f"{prefix}unexpected {type(exc).__name__}: {exc}")
+        st.error(
+            f"{prefix}hierlab could not finish this step (out of memory or an internal "
+            "problem; the details are in the server log). Earlier data sets and runs are kept."
+        )

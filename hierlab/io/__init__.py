@@ -28,8 +28,11 @@ returned as a :class:`~hierlab.core.dataset.HierDataset`:
 Missing values (``?``, an empty CSV cell) are imputed by the mean of their column over the file
 being read; pass ``impute_means`` (``train.meta["impute_means"]``), or ``reference=train``, when
 reading a test file so that it uses the training means. Text is decoded
-(:mod:`hierlab.io.decoding`) as UTF-8 (a BOM is honoured), UTF-16 with a BOM, and latin-1 when
-the bytes are not valid UTF-8. Label strings become node names in :mod:`hierlab.io.labels`.
+(:mod:`hierlab.io.decoding`) as UTF-8 (a BOM is honoured), UTF-16 with a BOM, or, for a file
+that is not UTF-8, Windows-1252 for the whole file (a file mixing encodings is refused with the
+line; ``encoding=`` declares another), then NFC-normalised. Only regular files are read, and
+declared sizes are bounded by :mod:`hierlab.core.limits`. Label strings become node names in
+:mod:`hierlab.io.labels` (a path label contradicting the taxonomy is refused with its row).
 
 This package reads and writes files only: it never imports :mod:`hierlab.datasets` (whose
 real-data loaders use it).

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from hierlab.core import limits
 from hierlab.core.dataset import HierDataset
 from hierlab.core.exceptions import DataError, TaxonomyError
 from hierlab.core.taxonomy import Taxonomy
@@ -99,6 +100,12 @@ def _parse_arff_header(lines: list[str], path: str | None) -> ArffHeader:
                 hierarchy, class_index, class_line = terms, len(attrs), k
             attrs.append((aname, atype))
         elif low.startswith("@data"):
+            if len(attrs) - 1 > limits.current().max_features:
+                raise DataError(
+                    f"{len(attrs) - 1:,} feature attributes " + limits.how_to_raise("max_features"),
+                    path=path,
+                    line=k,
+                )
             if class_index < 0:
                 raise DataError(
                     "no '@ATTRIBUTE class hierarchical ...' before @DATA: not a Clus HMC file",

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
+import operator
 import re
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +22,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from hierlab.core import limits
 from hierlab.core.dataset import HierDataset
 from hierlab.core.exceptions import DataError
 from hierlab.core.taxonomy import Taxonomy
@@ -41,6 +45,7 @@ __all__ = [
     "TEXT_COLUMNS",
     "LazyLines",
     "Table",
+    "header_names",
     "looks_like_text",
     "pick_column",
     "prepare_table",
@@ -62,7 +67,7 @@ def _csv_row_lines(text: str, delimiter: str, n_rows: int) -> np.ndarray:
     header = True
     start = 1
     for row in reader:
-        if not any(c.strip() for c in row):
+        if _is_blank(row):
             start = reader.line_num + 1
             continue
         if header:
@@ -118,57 +123,167 @@ def sniff_delimiter(text: str, filename: str | None) -> str:
     return ","
 
 
-def _read_frame(
-    text: str, path: str | None, delimiter: str, str_columns: Sequence[str] | None = None
-) -> pd.DataFrame:
-    """Read the CSV with pandas.
-
-    ``str_columns`` (stripped names) are kept as text, the others inferred (numbers where every
-    cell is one) with the missing markers as NaN; ``None`` keeps every column as text.
-    """
-    kw: dict[str, Any] = {"sep": delimiter, "skipinitialspace": True, "keep_default_na": False}
-    if str_columns is None:
-        kw["dtype"] = str
-    else:
-        kw["na_values"] = list(MISSING)
-        wanted = set(str_columns)
-        kw["dtype"] = {c: str for c in _raw_header(text, delimiter) if c.strip() in wanted}
-    try:
-        df = pd.read_csv(io.StringIO(text), **kw)
-    except pd.errors.EmptyDataError:
-        raise DataError("empty file: no header and no row", path=path) from None
-    except pd.errors.ParserError as exc:
-        m = re.search(r"line (\d+)", str(exc))
-        line = int(m.group(1)) if m else None
-        raise DataError(f"malformed CSV: {exc}", path=path, line=line) from None
-    df.columns = [str(c).strip() for c in df.columns]
-    if df.shape[0] == 0:
-        raise DataError("no data row after the header", path=path)
-    dup = df.columns[df.columns.duplicated()].tolist()
-    if dup:
-        raise DataError("duplicate column name", path=path, line=1, column=dup[0])
-    return df
+def _is_blank(row: list[str]) -> bool:
+    """Whether a parsed CSV row is a blank line (pandas skips those, header included)."""
+    return not row or (len(row) == 1 and not row[0].strip())
 
 
 def _header_text(text: str) -> str:
-    """The first record of a CSV text (a quoted header cell may hold a newline)."""
+    """The first record of a CSV text (a quoted header cell may hold a newline).
+
+    Leading blank (white space only) lines are skipped, as pandas skips them.
+    """
+    start = 0
+    while True:
+        nl = text.find("\n", start)
+        if nl == -1 or text[start:nl].strip():
+            break
+        start = nl + 1
+    text = text[start:]
     end = text.find("\n")
     while end != -1 and text[:end].count('"') % 2 == 1:
         end = text.find("\n", end + 1)
     return text if end == -1 else text[: end + 1]
 
 
-def _raw_header(text: str, delimiter: str) -> list[str]:
-    """Column names as pandas reads them (before stripping)."""
-    try:
-        return [
-            str(c)
-            for c in pd.read_csv(
-                io.StringIO(_header_text(text)), sep=delimiter, nrows=0, skipinitialspace=True
-            ).columns
-        ]
-    except (pd.errors.EmptyDataError, pd.errors.ParserError):
-        return []
+def header_names(text: str, delimiter: str, path: str | None) -> list[str]:
+    """The stripped column names of the header; trailing unnamed columns kept as ``""``.
+
+    Raises
+    ------
+    DataError
+        For no header, more columns than ``max_features`` allows, an unnamed column before the
+        last named one, or a name given twice (after trimming spaces).
+    """
+    first = next(csv.reader(io.StringIO(_header_text(text)), delimiter=delimiter), [])
+    names = [c.strip() for c in first]
+    if not any(names):
+        raise DataError("empty file: no header and no row", path=path)
+    cap = limits.current().max_features
+    if len(names) > cap + 3:  # a label, an id and a text column besides the features
+        raise DataError(
+            f"the header declares {len(names):,} columns " + limits.how_to_raise("max_features"),
+            path=path,
+            line=1,
+        )
+    n_named = max(j for j, c in enumerate(names) if c) + 1
+    for j in range(n_named):
+        if not names[j]:
+            raise DataError(
+                f"column {j + 1} has no name in the header: name every column", path=path, line=1
+            )
+    seen: set[str] = set()
+    for c in names[:n_named]:
+        if c in seen:
+            raise DataError("duplicate column name", path=path, line=1, column=c)
+        seen.add(c)
+    return names
+
+
+def _placeholder(j: int) -> str:
+    """The name given to the unnamed trailing column ``j`` while reading (never kept)."""
+    return f"\x00unnamed {j + 1}"
+
+
+def _read_frame(
+    text: str,
+    path: str | None,
+    delimiter: str,
+    names: list[str],
+    raw_columns: Sequence[str] | None,
+) -> pd.DataFrame:
+    """Read the CSV with pandas' C parser under the column ``names`` of :func:`header_names`.
+
+    The columns ``raw_columns`` (label, id, text; every column when None) are kept as the
+    text of their cells, exactly: ``NA``, ``null`` or ``?`` is a label, not a missing value.
+    The other columns are numbers where every cell is one, the :data:`MISSING` markers NaN.
+    """
+    cols = [c or _placeholder(j) for j, c in enumerate(names)]
+    base: dict[str, Any] = {
+        "sep": delimiter,
+        "header": 0,
+        "names": cols,
+        "skipinitialspace": True,
+        "index_col": False,
+    }
+    if raw_columns is None:
+        df = _pandas_read(text, path, dtype=str, na_filter=False, **base)
+        return _drop_unnamed(df, names, path, text, delimiter)
+    df = _pandas_read(text, path, keep_default_na=False, na_values=list(MISSING), **base)
+    if raw_columns:
+        raw = _pandas_read(
+            text, path, usecols=list(raw_columns), dtype=str, na_filter=False, **base
+        )
+        for c in raw_columns:
+            df[c] = raw[c]
+    return _drop_unnamed(df, names, path, text, delimiter)
+
+
+def _pandas_read(text: str, path: str | None, **kw: Any) -> pd.DataFrame:
+    """``pandas.read_csv`` whose failures (and silently dropped cells) are DataErrors."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", pd.errors.ParserWarning)
+        try:
+            df = pd.read_csv(io.StringIO(text), **kw)
+        except pd.errors.EmptyDataError:
+            raise DataError("empty file: no header and no row", path=path) from None
+        except (pd.errors.ParserError, ValueError) as exc:
+            m = re.search(r"line (\d+)", str(exc))
+            line = int(m.group(1)) if m else None
+            raise DataError(f"malformed CSV: {_short(exc)}", path=path, line=line) from None
+    if any(issubclass(w.category, pd.errors.ParserWarning) for w in caught):
+        # every row holds more cells than the header: pandas dropped the extra ones
+        _refuse_long_rows(text, kw["sep"], len(kw["names"]), path)
+    if df.shape[0] == 0:
+        raise DataError("no data row after the header", path=path)
+    return df
+
+
+def _short(exc: Exception) -> str:
+    """An exception's message on one line, without pandas' 'C error:' prefix."""
+    return " ".join(str(exc).replace("Error tokenizing data. C error: ", "").split())
+
+
+def _refuse_long_rows(text: str, delimiter: str, n_header: int, path: str | None) -> None:
+    """Refuse the first row holding a non-empty cell beyond the header's columns.
+
+    Called when every row has more cells than the header; rows whose extra cells are all empty
+    (a trailing delimiter on every line) are accepted.
+    """
+    reader = csv.reader(io.StringIO(text), delimiter=delimiter)
+    header = True
+    for row in reader:
+        if _is_blank(row) or header:
+            header = header and _is_blank(row)
+            continue
+        if any(c.strip() for c in row[n_header:]):
+            raise DataError(
+                f"the row has {len(row)} cells but the header names {n_header} columns",
+                path=path,
+                line=reader.line_num,
+            )
+
+
+def _drop_unnamed(
+    df: pd.DataFrame, names: list[str], path: str | None, text: str, delimiter: str
+) -> pd.DataFrame:
+    """Drop trailing unnamed columns that are empty (a trailing delimiter); refuse others."""
+    unnamed = [j for j, c in enumerate(names) if not c]
+    for j in unnamed:
+        col = df[_placeholder(j)]
+        filled = (col.notna() & (col.astype(str).str.strip() != "")).to_numpy()
+        if filled.any():
+            i = int(np.flatnonzero(filled)[0])
+            first = LazyLines(text, delimiter, df.shape[0])[i]
+            raise DataError(
+                f"column {j + 1} has no name in the header but holds values (the first on line "
+                f"{first}): name it, or remove the cells",
+                path=path,
+                line=1,
+            )
+    if unnamed:
+        df = df.drop(columns=[_placeholder(j) for j in unnamed])
+    return df
 
 
 def pick_column(
@@ -212,9 +327,22 @@ def pick_column(
 def _numeric_block(
     df: pd.DataFrame, cols: list[str], path: str | None, row_lines: LazyLines
 ) -> np.ndarray:
-    """The feature columns ``cols`` as a float64 matrix (NaN where missing)."""
+    """The feature columns ``cols`` as a float64 matrix (NaN where missing).
+
+    Columns pandas read as numbers are taken in one block; only a column holding some other
+    text is looked at cell by cell, to name its first bad cell.
+    """
+    if not cols:
+        return np.empty((df.shape[0], 0), dtype=np.float64)
+    block = df[cols]
+    numeric = np.array([dt.kind in "fiub" for dt in block.dtypes])
+    if numeric.all():
+        return block.to_numpy(dtype=np.float64)
     X = np.empty((df.shape[0], len(cols)), dtype=np.float64)
-    for j, c in enumerate(cols):
+    if numeric.any():
+        X[:, numeric] = block.iloc[:, np.flatnonzero(numeric)].to_numpy(dtype=np.float64)
+    for j in np.flatnonzero(~numeric):
+        c = cols[j]
         num, bad, s = to_float_column(df[c])
         if s is not None and bad.any():
             i = int(np.flatnonzero(bad)[0])
@@ -233,6 +361,8 @@ def _raw_label_column(
     df: pd.DataFrame, col: str, sep: str, path: str | None, row_lines: LazyLines
 ) -> tuple[list[tuple[str, ...]], bool]:
     """The label cells split at ``sep`` (multi-label when some cell holds it); none empty."""
+    if not sep:
+        raise DataError("label_sep must not be empty (it separates several labels of a cell)")
     vals = df[col].fillna("").astype(str).str.strip().tolist()
     multi = any(sep in v for v in vals)
     raw = [split_multi(v, sep) if multi else ((v,) if v else ()) for v in vals]
@@ -258,6 +388,9 @@ class Table:
     id_col : str or None
     others : list of str
         The remaining columns (features, or the text column).
+    X : ndarray of shape (n_rows, len(others)), optional
+        The features, when the fast path read them (``df`` then holds only the label and id
+        columns); None when they are columns of ``df``.
     """
 
     df: pd.DataFrame
@@ -267,6 +400,7 @@ class Table:
     label_col: str
     id_col: str | None
     others: list[str] = field(default_factory=list)
+    X: np.ndarray | None = None
 
     def labels(
         self, taxonomy: Taxonomy | PathArg | None, label_sep: str, path: str | None
@@ -294,50 +428,95 @@ def prepare_table(
 ) -> Table:
     """Read the CSV ``text`` and find its label and id columns.
 
-    The label, id (and in ``text_mode`` text) columns are read as text, the others as numbers
-    where they can be. In ``text_mode`` without a known text column every column is text.
+    The label, id (and in ``text_mode`` text) columns are read as the text of their cells, the
+    others as numbers where they can be. In ``text_mode`` without a known text column every
+    column is text. A trailing delimiter on the header (and the rows) adds no column.
 
     Raises
     ------
     DataError
-        For an empty file, a duplicate column name, malformed CSV or no label column.
+        For an empty file, a duplicate or missing column name, malformed CSV, rows longer than
+        the header, more columns than ``max_features``, or no label column.
     """
     delim = sniff_delimiter(text, filename or path)
-    names = [c.strip() for c in _raw_header(text, delim)]
-    if not names:
-        raise DataError("empty file: no header and no row", path=path)
-    hdr = pd.DataFrame(columns=names)
-    lab0 = pick_column(hdr, label_column, LABEL_COLUMNS, "label", path)
-    id0 = pick_column(hdr, id_column, ID_COLUMNS, "id", path)
-    txt0 = pick_column(hdr, text_column, TEXT_COLUMNS, "text", path) if text_mode else None
-    keep = [c for c in (lab0, id0, txt0) if c is not None]
-    _refuse_duplicate_columns(text, delim, path)
-    df = _read_frame(text, path, delim, None if text_mode and txt0 is None else keep)
-    row_lines = LazyLines(text, delim, df.shape[0])
-    lab = pick_column(df, label_column, LABEL_COLUMNS, "label", path)
+    names = header_names(text, delim, path)
+    hdr = pd.DataFrame(columns=[c for c in names if c])
+    lab = pick_column(hdr, label_column, LABEL_COLUMNS, "label", path)
     if lab is None:
         raise DataError(
             "no label column: name it one of "
             f"{', '.join(LABEL_COLUMNS[:5])}, or pass label_column=...; columns are "
-            f"{', '.join(df.columns[:10])}",
+            f"{', '.join(hdr.columns[:10])}",
             path=path,
             line=1,
         )
-    idc = pick_column(df, id_column, ID_COLUMNS, "id", path)
+    idc = pick_column(hdr, id_column, ID_COLUMNS, "id", path)
     if idc == lab:
         idc = None
+    txt = pick_column(hdr, text_column, TEXT_COLUMNS, "text", path) if text_mode else None
+    keep = [c for c in dict.fromkeys((lab, idc, txt)) if c is not None]
+    n_features = sum(1 for c in names if c and c not in keep)
+    if not text_mode and n_features > limits.current().max_features:
+        raise DataError(
+            f"the header declares {n_features:,} feature columns "
+            + limits.how_to_raise("max_features"),
+            path=path,
+            line=1,
+        )
+    fast = None if text_mode else _fast_numeric_table(text, delim, names, keep)
+    if fast is not None:
+        df, X = fast
+        others = [c for c in names if c not in keep]
+        return Table(df, text, delim, LazyLines(text, delim, df.shape[0]), lab, idc, others, X)
+    df = _read_frame(text, path, delim, names, None if text_mode and txt is None else keep)
+    row_lines = LazyLines(text, delim, df.shape[0])
     others = [c for c in df.columns if c not in (lab, idc)]
     return Table(df, text, delim, row_lines, lab, idc, others)
 
 
-def _refuse_duplicate_columns(text: str, delimiter: str, path: str | None) -> None:
-    """Refuse a header naming a column twice (pandas would rename the second silently)."""
-    first = next(csv.reader(io.StringIO(_header_text(text)), delimiter=delimiter), [])
-    seen: set[str] = set()
-    for c in (c.strip() for c in first):
-        if c in seen:
-            raise DataError("duplicate column name", path=path, line=1, column=c)
-        seen.add(c)
+#: the characters of a plain number cell (digits, sign, point, exponent, spaces)
+_PLAIN_NUMBERS = re.compile(r"[0-9eE+\-. \t]*")
+#: from this many columns on, pandas' per-column cost dominates and the fast path is tried
+_FAST_MIN_COLUMNS = 64
+
+
+def _fast_numeric_table(
+    text: str, delimiter: str, names: list[str], raw_columns: list[str]
+) -> tuple[pd.DataFrame, np.ndarray] | None:
+    """Read a wide, plain numeric CSV without pandas' per-column cost; None when it is not one.
+
+    The fast path takes files with at least :data:`_FAST_MIN_COLUMNS` columns, no quoting, no
+    unnamed column, every data row exactly as wide as the header, and every feature cell a plain
+    number (digits, sign, point, exponent). Anything else (a missing value, a quoted cell, a
+    ragged row, a bad cell) returns None and pandas reads the file, naming any problem; both
+    paths give the same data set on the files the fast path takes.
+
+    Returns
+    -------
+    (DataFrame, ndarray) or None
+        The ``raw_columns`` as the stripped text of their cells, and the feature matrix (float64,
+        the other columns in header order).
+    """
+    n = len(names)
+    if n < _FAST_MIN_COLUMNS or '"' in text or "" in names:
+        return None
+    rows = [ln.split(delimiter) for ln in text.split("\n") if ln.strip()][1:]
+    if not rows or any(len(r) != n for r in rows):
+        return None
+    raw_idx = [names.index(c) for c in raw_columns]
+    feat_idx = [j for j in range(n) if j not in set(raw_idx)]
+    pick = operator.itemgetter(*feat_idx) if feat_idx else None
+    flat = list(itertools.chain.from_iterable(pick(r) for r in rows)) if pick else []
+    if len(feat_idx) == 1:  # itemgetter of one index returns the cell, not a tuple
+        flat = [r[feat_idx[0]] for r in rows]
+    if not _PLAIN_NUMBERS.fullmatch("".join(flat)):
+        return None
+    try:
+        X = np.fromiter(map(float, flat), dtype=np.float64, count=len(flat))
+    except ValueError:  # an empty cell, a lone sign or point: pandas decides
+        return None
+    df = pd.DataFrame({c: [r[j].strip() for r in rows] for c, j in zip(raw_columns, raw_idx)})
+    return df, X.reshape(len(rows), len(feat_idx))
 
 
 def looks_like_text(s: pd.Series) -> bool:
@@ -397,7 +576,7 @@ def read_csv_dataset(
     """
     spath, text = source_text(path, text, "read_csv_dataset")
     tab = prepare_table(text, spath, label_column, id_column, spath)
-    X = _numeric_block(tab.df, tab.others, spath, tab.row_lines)
+    X = tab.X if tab.X is not None else _numeric_block(tab.df, tab.others, spath, tab.row_lines)
     refuse_nonfinite(X, True, spath, tab.row_lines, tab.others)
     X, means = impute(X, impute_means)
     y, tax = tab.labels(taxonomy, label_sep, spath)

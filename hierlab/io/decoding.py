@@ -1,34 +1,56 @@
 """Bytes to text, and the low-level helpers every reader shares.
 
-Text is decoded as UTF-8 (a BOM is honoured), UTF-16 with a BOM (or BOM-less UTF-16 of Latin
-text), and latin-1 when the bytes are not valid UTF-8; binary content is refused. The other
-helpers read a file's bytes, take a file name's extension, split a multi-label cell, refuse
-non-finite features, impute missing values and give a CSR matrix int32 indices.
+Decoding (:func:`decode_bytes`), decided once for every reader:
+
+- UTF-8 (a BOM is honoured), UTF-16 with a BOM (or BOM-less UTF-16 of Latin text); binary
+  content (a NUL byte) is refused.
+- A file that is not valid UTF-8 is read as **one legacy encoding, consistently**: Windows-1252
+  (cp1252, a superset of latin-1's printable characters, with the typographic quotes of Windows
+  editors). It is refused, naming the line of the first offending byte, when it also holds valid
+  UTF-8 multi-byte characters (mixed encodings: one stray byte never turns a UTF-8 file into
+  mojibake such as ``cafÃ©``), or when a byte is undefined in Windows-1252. Pass
+  ``encoding=...`` to declare another encoding; the whole file must then decode in it.
+- Names are compared in Unicode normal form C: the text is NFC-normalised, so that ``é`` written
+  precomposed or as ``e`` plus a combining accent is one name. A byte-order mark in the middle
+  of the text (two files pasted together) is dropped, like the one at its start.
+
+The other helpers read a regular file's bytes (:func:`read_bytes`: FIFOs, devices, directories
+and symlinks to them are refused, as are files over ``max_file_bytes``), take a file name's
+extension, split a multi-label cell, refuse non-finite features, impute missing values and give
+a CSR matrix int32 indices.
 """
 
 from __future__ import annotations
 
+import codecs
 import os
+import re
+import stat
+import unicodedata
 from collections.abc import Sequence
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from hierlab.core import limits
 from hierlab.core.exceptions import DataError
 
 __all__ = [
+    "LEGACY_ENCODING",
     "MISSING",
     "PathArg",
+    "check_path",
     "clean_text",
     "dataset_name",
     "decode_bytes",
     "extension",
     "impute",
     "int32_csr",
+    "open_regular",
     "read_bytes",
     "refuse_nonfinite",
     "source_text",
@@ -38,15 +60,27 @@ __all__ = [
 
 PathArg = str | PathLike[str]
 
-#: Cell values that stand for a missing value (CSV; ARFF uses ``?``).
+#: Cell values that stand for a missing value in a feature column (CSV; ARFF uses ``?``).
+#: They are ordinary text in a label, id or text column.
 MISSING = ("?", "", "NA", "N/A", "NaN", "nan", "null", "NULL")
+
+#: The one legacy encoding a file that is not UTF-8 is read in (unless one is declared).
+LEGACY_ENCODING = "cp1252"
 
 _SNIFF_BYTES = 1 << 16
 
+#: a well-formed UTF-8 multi-byte character (RFC 3629): its presence beside an invalid byte
+#: means the file mixes UTF-8 with something else
+_UTF8_MULTIBYTE = re.compile(
+    rb"[\xc2-\xdf][\x80-\xbf]|\xe0[\xa0-\xbf][\x80-\xbf]|[\xe1-\xec\xee\xef][\x80-\xbf]{2}"
+    rb"|\xed[\x80-\x9f][\x80-\xbf]|\xf0[\x90-\xbf][\x80-\xbf]{2}|[\xf1-\xf3][\x80-\xbf]{3}"
+    rb"|\xf4[\x80-\x8f][\x80-\xbf]{2}"
+)
+
 
 # ============================================================================ text decoding
-def decode_bytes(data: bytes, path: str | None = None) -> str:
-    """Decode file content: UTF-8 (BOM honoured), UTF-16 with a BOM, else latin-1.
+def decode_bytes(data: bytes, path: str | None = None, encoding: str | None = None) -> str:
+    """Decode file content (see the module docstring for the rules).
 
     Parameters
     ----------
@@ -54,19 +88,28 @@ def decode_bytes(data: bytes, path: str | None = None) -> str:
         The raw file content.
     path : str, optional
         Only used in error messages.
+    encoding : str, optional
+        The file's declared encoding (any Python codec name); the whole file must decode in it.
+        Default: UTF-8 / UTF-16 by their BOM, else UTF-8, else Windows-1252 when the file is
+        consistently in it.
 
     Returns
     -------
     str
-        The text, with ``\\r\\n`` and ``\\r`` line ends turned into ``\\n``.
+        The text, NFC-normalised, without byte-order marks, ``\\r\\n`` and ``\\r`` turned
+        into ``\\n``.
 
     Raises
     ------
     DataError
-        For binary content (a NUL byte outside UTF-16 text) or invalid UTF-16.
+        Naming the line: binary content (a NUL byte outside UTF-16 text), invalid UTF-16,
+        invalid UTF-8 in a UTF-8 file (mixed encodings), a byte undefined in Windows-1252, or
+        content invalid in the declared encoding.
     """
-    if data.startswith(b"\xef\xbb\xbf"):
-        text = data[3:].decode("utf-8", errors="replace")
+    if encoding is not None:
+        text = _decode_declared(data, encoding, path)
+    elif data.startswith(b"\xef\xbb\xbf"):
+        text = _decode_as(data, "utf-8-sig", path)
     elif data.startswith((b"\xff\xfe", b"\xfe\xff")):
         text = _decode_as(data, "utf-16", path)
     elif b"\x00" in data[:_SNIFF_BYTES]:
@@ -75,29 +118,82 @@ def decode_bytes(data: bytes, path: str | None = None) -> str:
             offset = data.index(b"\x00")
             raise DataError(
                 f"binary content (a NUL byte at offset {offset}): not a text "
-                "file. Upload a CSV, svmlight, ARFF or taxonomy text file (UTF-8, latin-1, "
-                "or UTF-16 with a BOM)",
+                "file. Upload a CSV, svmlight, ARFF or taxonomy text file (UTF-8, Windows-1252/"
+                "latin-1, or UTF-16 with a BOM)",
                 path=path,
+                line=data.count(b"\n", 0, offset) + 1,
             )
         text = _decode_as(data, enc, path)
     else:
         try:
             text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            text = data.decode("latin-1")
+        except UnicodeDecodeError as exc:
+            text = _decode_legacy(data, exc, path)
     return clean_text(text, path)
 
 
-def _decode_as(data: bytes, encoding: str, path: str | None) -> str:
-    """``data`` decoded as ``encoding``; a DataError naming the encoding when it is not."""
+def _bad_byte(data: bytes, offset: int) -> tuple[int, str]:
+    """``(line, description)`` of the byte at ``offset``: its value and its place on the line."""
+    line = data.count(b"\n", 0, offset) + 1
+    col = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+    return line, f"byte 0x{data[offset]:02x} (byte {col} of the line)"
+
+
+def _decode_legacy(data: bytes, exc: UnicodeDecodeError, path: str | None) -> str:
+    """Not UTF-8: the whole file in Windows-1252, unless it mixes encodings (refused)."""
+    line, what = _bad_byte(data, exc.start)
+    if _UTF8_MULTIBYTE.search(data):
+        raise DataError(
+            f"{what} is not valid UTF-8, while the file holds UTF-8 text elsewhere (mixed "
+            "encodings): re-save the file as UTF-8, or pass encoding=... if it is all in one "
+            "other encoding",
+            path=path,
+            line=line,
+        )
+    try:
+        return data.decode(LEGACY_ENCODING)
+    except UnicodeDecodeError as exc2:
+        line, what = _bad_byte(data, exc2.start)
+        raise DataError(
+            f"{what} is neither UTF-8 nor Windows-1252 text: re-save the file as UTF-8, or "
+            "pass encoding=... (e.g. encoding='latin-1')",
+            path=path,
+            line=line,
+        ) from None
+
+
+def _decode_declared(data: bytes, encoding: str, path: str | None) -> str:
+    """``data`` decoded in the declared ``encoding``; the first bad byte's line when not."""
+    try:
+        codecs.lookup(encoding)
+    except (LookupError, TypeError):
+        raise DataError(f"unknown encoding {encoding!r}", path=path) from None
     try:
         return data.decode(encoding)
     except UnicodeDecodeError as exc:
-        raise DataError(f"invalid {encoding.upper()} text: {exc}", path=path) from None
+        line, what = _bad_byte(data, exc.start)
+        raise DataError(
+            f"{what} is not valid {encoding} text (the declared encoding)", path=path, line=line
+        ) from None
+
+
+def _decode_as(data: bytes, encoding: str, path: str | None) -> str:
+    """``data`` decoded as ``encoding``; a DataError naming the encoding and line when not."""
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line, what = _bad_byte(data, exc.start)
+        if encoding.startswith("utf-16"):  # a line count in bytes means nothing here
+            raise DataError(f"invalid {encoding.upper()} text: {exc}", path=path) from None
+        raise DataError(f"{what} is not valid {encoding.upper()}", path=path, line=line) from None
 
 
 def clean_text(text: str, path: str | None = None) -> str:
-    """Refuse text holding a NUL (binary content); turn ``\\r\\n`` and ``\\r`` into ``\\n``.
+    """Refuse text holding a NUL (binary content); normalise line ends, BOMs and Unicode.
+
+    ``\\r\\n`` and ``\\r`` become ``\\n``; every U+FEFF (a byte-order mark, at the start
+    or pasted mid-file) is dropped; the text is put in Unicode normal form C (NFC), so that one
+    name has one spelling.
 
     Parameters
     ----------
@@ -115,6 +211,10 @@ def clean_text(text: str, path: str | None = None) -> str:
         raise DataError("binary content (a NUL character): not a text file", path=path, line=line)
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if "\ufeff" in text:
+        text = text.replace("\ufeff", "")
+    if not text.isascii() and not unicodedata.is_normalized("NFC", text):
+        text = unicodedata.normalize("NFC", text)
     return text
 
 
@@ -137,25 +237,113 @@ def _utf16_without_bom(data: bytes) -> str | None:
 
 
 # ============================================================================ files
-def read_bytes(path: PathArg) -> bytes:
-    """The content of the file ``path``.
+_FILE_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def check_path(path: Any) -> str:
+    """``path`` as a ``str``; a DataError unless it is a ``str`` or ``os.PathLike`` of ``str``.
+
+    Parameters
+    ----------
+    path : str or path-like
+    """
+    if isinstance(path, str):
+        return path
+    if isinstance(path, PathLike):
+        fs = os.fspath(path)
+        if isinstance(fs, str):
+            return fs
+    raise DataError(
+        f"path must be a str or a pathlib.Path, got {type(path).__name__} "
+        "(to parse content held in memory use read_dataset_bytes / parse_taxonomy_text)"
+    )
+
+
+def open_regular(path: PathArg) -> BinaryIO:
+    """Open ``path`` for reading, refusing anything but a regular file of acceptable size.
+
+    The file is opened without blocking (a FIFO would otherwise wait for a writer forever) and
+    checked on the opened descriptor (no race with a swapped symlink): FIFOs, devices (also
+    through a symlink such as one to ``/dev/zero``), sockets and directories are refused, and so
+    are files larger than ``max_file_bytes`` (:mod:`hierlab.core.limits`).
+
+    Parameters
+    ----------
+    path : str or path-like
+
+    Returns
+    -------
+    BinaryIO
+        The open file (close it, e.g. with ``with``).
 
     Raises
     ------
     DataError
-        When the file is missing, is a directory or cannot be read.
+        Naming the file: missing, a directory, not a regular file, too large, unreadable.
     """
+    spath = check_path(path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     try:
-        return Path(path).read_bytes()
+        fd = os.open(spath, flags)
     except FileNotFoundError:
-        raise DataError("no such file", path=str(path)) from None
+        raise DataError("no such file", path=spath) from None
     except IsADirectoryError:
-        raise DataError("is a directory, not a file", path=str(path)) from None
+        raise DataError("is a directory, not a file", path=spath) from None
     except OSError as exc:
-        raise DataError(f"cannot read: {exc.strerror}", path=str(path)) from None
+        raise DataError(f"cannot read: {exc.strerror}", path=spath) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        size = os.fstat(fd).st_size
+        if stat.S_ISDIR(mode):
+            raise DataError("is a directory, not a file", path=spath)
+        if not stat.S_ISREG(mode):
+            kind = next((name for test, name in _FILE_KINDS if test(mode)), "a special file")
+            raise DataError(f"not a regular file ({kind}): only regular files are read", path=spath)
+        cap = limits.current().max_file_bytes
+        if size > cap:
+            raise DataError(
+                f"the file has {size:,} bytes, more than hierlab reads "
+                + limits.how_to_raise("max_file_bytes"),
+                path=spath,
+            )
+        fh = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fh
 
 
-def source_text(path: PathArg | None, text: str | None, reader: str) -> tuple[str | None, str]:
+def read_bytes(path: PathArg) -> bytes:
+    """The content of the regular file ``path`` (see :func:`open_regular`).
+
+    Raises
+    ------
+    DataError
+        When the file is missing, is a directory, a FIFO or a device, is larger than
+        ``max_file_bytes``, or cannot be read.
+    """
+    with open_regular(path) as fh:
+        cap = limits.current().max_file_bytes
+        try:
+            data = fh.read(cap + 1)
+        except OSError as exc:
+            raise DataError(f"cannot read: {exc.strerror}", path=str(path)) from None
+    if len(data) > cap:  # grew while being read
+        raise DataError(
+            "the file is larger than hierlab reads " + limits.how_to_raise("max_file_bytes"),
+            path=str(path),
+        )
+    return data
+
+
+def source_text(
+    path: PathArg | None, text: str | None, reader: str, encoding: str | None = None
+) -> tuple[str | None, str]:
     """``(path as str or None, text)``: ``text`` cleaned, else the file ``path`` decoded.
 
     Parameters
@@ -166,13 +354,17 @@ def source_text(path: PathArg | None, text: str | None, reader: str) -> tuple[st
         Content already in memory.
     reader : str
         The calling reader's name, for the error raised when both are None.
+    encoding : str, optional
+        The file's declared encoding (see :func:`decode_bytes`).
     """
-    spath = None if path is None else str(path)
+    spath = None if path is None else check_path(path)
     if text is not None:
+        if not isinstance(text, str):
+            raise DataError(f"{reader}: text must be a str, got {type(text).__name__}", spath)
         return spath, clean_text(text, spath)
     if path is None:
         raise DataError(f"{reader} needs a path or text")
-    return spath, decode_bytes(read_bytes(path), spath)
+    return spath, decode_bytes(read_bytes(path), spath, encoding)
 
 
 def extension(filename: str | None) -> str:
@@ -194,6 +386,8 @@ def dataset_name(name: str | None, spath: str | None, default: str) -> str:
 # ============================================================================ cells and values
 def split_multi(raw: str, sep: str) -> tuple[str, ...]:
     """The non-empty, stripped parts of ``raw`` split at ``sep`` (the labels of one cell)."""
+    if not sep:
+        raise DataError("the separator of several labels (label_sep) must not be empty")
     return tuple(p.strip() for p in raw.split(sep) if p.strip())
 
 

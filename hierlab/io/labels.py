@@ -3,10 +3,18 @@
 A raw label is a node name or an ``a/b/c`` path. With no taxonomy given, ``a/b/c`` paths build
 one (:meth:`~hierlab.core.taxonomy.Taxonomy.from_paths`, a synthetic ``root`` above several
 top-level components) and plain names a flat one (:meth:`~hierlab.core.taxonomy.Taxonomy.flat`).
+
+With a taxonomy given, a label is a node name, or a path whose every step is an edge of the
+taxonomy (``a/a1`` when ``a1`` is a child of ``a``; the path may start below the root). A path
+that contradicts the taxonomy (``b/a1`` when ``a1`` is a child of ``a``) is refused, naming the
+row: it is never mapped by its last part. Text such as ``NA``, ``null``, ``nan`` or ``?`` is an
+ordinary label (only an empty cell has no label).
 """
 
 from __future__ import annotations
 
+import itertools
+from os import PathLike
 from typing import Any, Protocol
 
 import numpy as np
@@ -26,9 +34,22 @@ class LineNumbers(Protocol):
 
 
 def taxonomy_arg(taxonomy: Taxonomy | PathArg | None) -> Taxonomy | None:
-    """A reader's ``taxonomy`` argument: a Taxonomy, read from a file path, or None."""
+    """A reader's ``taxonomy`` argument: a Taxonomy, read from a file path, or None.
+
+    Raises
+    ------
+    DataError
+        For anything else (an int, bytes: content is parsed by
+        :func:`~hierlab.io.taxonomy_files.parse_taxonomy_text`).
+    """
     if taxonomy is None or isinstance(taxonomy, Taxonomy):
         return taxonomy
+    if not isinstance(taxonomy, str | PathLike):
+        raise DataError(
+            "taxonomy must be a hierlab.Taxonomy, the path of a taxonomy file, or None; got "
+            f"{type(taxonomy).__name__} (parse content held in memory with "
+            "hierlab.io.parse_taxonomy_text)"
+        )
     return read_taxonomy(taxonomy)
 
 
@@ -114,12 +135,31 @@ def _node_of_label(
     lines: LineNumbers | None,
     column: str | None,
 ) -> str:
-    """The node a raw label names: itself, or the last component of an ``a/b/c`` path."""
+    """The node a raw label names: itself, or the last step of an ``a/b/c`` path of edges.
+
+    A path is accepted only when each of its steps ``(parent, child)`` is an edge of
+    ``taxonomy``; else it contradicts the taxonomy and is refused with its row.
+    """
     if label in taxonomy:
         return label
-    last = label.rsplit("/", 1)[-1].strip()
-    if "/" in label and last in taxonomy:
-        return last
+    parts = [p.strip() for p in label.split("/")]
+    last = parts[-1]
+    if len(parts) > 1 and last in taxonomy:
+        bad = _first_non_edge(parts, taxonomy)
+        if bad is None:
+            return last
+        p, c = bad
+        if c in taxonomy and p in taxonomy:
+            parents = ", ".join(repr(str(taxonomy.names[j])) for j in taxonomy.parents(c))
+            why = f"{c!r} is a child of {parents or 'nothing (the root)'}, not of {p!r}"
+        else:
+            why = f"{p if p not in taxonomy else c!r} is not a node of the taxonomy"
+        raise DataError(
+            f"label {label!r} contradicts the taxonomy: {why}",
+            path,
+            _line_of_label(raw, label, lines),
+            column,
+        )
     line = _line_of_label(raw, label, lines)
     shown = ", ".join(map(str, taxonomy.names[:4]))
     raise DataError(
@@ -128,6 +168,16 @@ def _node_of_label(
         line,
         column,
     )
+
+
+def _first_non_edge(parts: list[str], taxonomy: Taxonomy) -> tuple[str, str] | None:
+    """The first step ``(parent, child)`` of a path that is not an edge of ``taxonomy``."""
+    for p, c in itertools.pairwise(parts):
+        if p not in taxonomy or c not in taxonomy:
+            return p, c
+        if taxonomy._id(p) not in taxonomy.parents(c):
+            return p, c
+    return None
 
 
 def _line_of_label(

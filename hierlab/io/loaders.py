@@ -7,8 +7,10 @@ uploads); both guess the format (:func:`guess_dataset_format`) unless it is give
 
 from __future__ import annotations
 
+import inspect
 import io
 import re
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -21,12 +23,21 @@ from hierlab.io.csv import (
     ID_COLUMNS,
     LABEL_COLUMNS,
     TEXT_COLUMNS,
+    _header_text,
+    header_names,
     looks_like_text,
     pick_column,
     read_csv_dataset,
     sniff_delimiter,
 )
-from hierlab.io.decoding import MISSING, PathArg, decode_bytes, extension, read_bytes
+from hierlab.io.decoding import (
+    MISSING,
+    PathArg,
+    check_path,
+    decode_bytes,
+    extension,
+    read_bytes,
+)
 from hierlab.io.svmlight import SVM_LINE, read_svmlight
 from hierlab.io.text import read_text_csv
 
@@ -88,26 +99,42 @@ def _looks_like_svmlight(head: list[str]) -> bool:
 
 
 def _csv_or_text(content: str, filename: str | None) -> str:
-    """``"text"`` when a CSV has a text column (by name or content), else ``"csv"``."""
+    """``"text"`` when a CSV has a text column (by name or content), else ``"csv"``.
+
+    Only a sample is looked at: the header, then the first rows, and these only when some cell
+    holds inner white space or more than 20 characters (a wide numeric file is decided by one
+    regular expression, not parsed twice).
+    """
+    delim = sniff_delimiter(content, filename)
     try:
-        delim = sniff_delimiter(content, filename)
+        names = header_names(content, delim, filename)
+    except DataError:
+        return "csv"  # the reader names the problem
+    if any(c.lower() in TEXT_COLUMNS for c in names):
+        return "text"
+    head = _header_text(content)
+    sample = content[len(head) : len(head) + _SNIFF_CHARS]
+    d = re.escape(delim)
+    if not re.search(rf"[^\s{d}][ \t]+[^\s{d}]|[^{d}\n]{{21,}}", sample):
+        return "csv"
+    cols = [c or f"\x00unnamed {j}" for j, c in enumerate(names)]
+    try:
         df = pd.read_csv(
-            io.StringIO(content[:_SNIFF_CHARS]),
+            io.StringIO(content[: len(head) + _SNIFF_CHARS]),
             sep=delim,
+            header=0,
+            names=cols,
+            index_col=False,
             keep_default_na=False,
             na_values=list(MISSING),
             nrows=200,
         )
-    except (pd.errors.ParserError, pd.errors.EmptyDataError):
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError):
         return "csv"
-    df.columns = [str(c).strip() for c in df.columns]
     lab = pick_column(df, None, LABEL_COLUMNS, "label", filename)
     idc = pick_column(df, None, ID_COLUMNS, "id", filename)
-    lower = {c.lower() for c in df.columns}
-    if any(c in lower for c in TEXT_COLUMNS):
-        return "text"
     others = [c for c in df.columns if c not in (lab, idc)]
-    if any(df[c].dtype == object and looks_like_text(df[c].fillna("")) for c in others):
+    if any(df[c].dtype.kind == "O" and looks_like_text(df[c].fillna("")) for c in others):
         return "text"
     return "csv"
 
@@ -125,12 +152,33 @@ def _reference_options(
     return reference.taxonomy if taxonomy is None else taxonomy
 
 
+_READERS: dict[str, Callable[..., HierDataset]] = {
+    "csv": read_csv_dataset,
+    "text": read_text_csv,
+    "svmlight": read_svmlight,
+    "arff": read_arff,
+}
+
+
+def _check_options(fmt: str, kw: dict[str, Any], filename: str) -> None:
+    """Refuse reader options the reader of ``fmt`` does not take (named in the message)."""
+    taken = set(inspect.signature(_READERS[fmt]).parameters) - {"path", "text", "data", "taxonomy"}
+    unknown = sorted(set(kw) - taken)
+    if unknown:
+        raise DataError(
+            f"unknown option {unknown[0]!r} for the {fmt} reader; its options are "
+            f"{', '.join(sorted(taken))}",
+            path=filename,
+        )
+
+
 def read_dataset_bytes(
     data: bytes,
     filename: str,
     taxonomy: Taxonomy | PathArg | None = None,
     format: str | None = None,
     reference: HierDataset | None = None,
+    encoding: str | None = None,
     **kw: Any,
 ) -> HierDataset:
     """Parse a data file held in memory (the app's uploads).
@@ -148,6 +196,9 @@ def read_dataset_bytes(
     reference : HierDataset, optional
         A training set read before: its taxonomy, imputation means, fitted vectorizer and width
         are used, so that this file (a test split) is encoded like it.
+    encoding : str, optional
+        The file's encoding, when it is neither UTF-8/UTF-16 nor Windows-1252 (see
+        :func:`~hierlab.io.decoding.decode_bytes`).
     **kw
         Passed to the reader (:func:`~hierlab.io.csv.read_csv_dataset`,
         :func:`~hierlab.io.text.read_text_csv`, :func:`~hierlab.io.svmlight.read_svmlight`,
@@ -156,26 +207,32 @@ def read_dataset_bytes(
     Returns
     -------
     HierDataset
+
+    Raises
+    ------
+    DataError
+        Naming the file and the line, column or node of the problem; also for an unknown
+        format or an option the format's reader does not take.
     """
-    text = decode_bytes(data, filename)
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise DataError(f"data must be bytes, got {type(data).__name__}", path=str(filename))
+    text = decode_bytes(bytes(data), filename, encoding)
+    if format is not None and not isinstance(format, str):
+        raise DataError(f"format must be a str, got {type(format).__name__}", path=filename)
     fmt = (format or guess_dataset_format(text, filename)).lower()
-    if fmt in ("libsvm", "svm"):
-        fmt = "svmlight"
-    if reference is not None:
-        taxonomy = _reference_options(reference, fmt, taxonomy, kw)
-    if fmt == "csv":
-        ds = read_csv_dataset(filename, taxonomy=taxonomy, text=text, **kw)
-    elif fmt == "text":
-        ds = read_text_csv(filename, taxonomy=taxonomy, text=text, **kw)
-    elif fmt == "svmlight":
-        ds = read_svmlight(filename, taxonomy=taxonomy, data=text.encode("utf-8"), **kw)
-    elif fmt == "arff":
-        ds = read_arff(filename, taxonomy=taxonomy, text=text, **kw)
-    else:
+    fmt = "svmlight" if fmt in ("libsvm", "svm") else fmt
+    if fmt not in _READERS:
         raise DataError(
             f"unknown data format {format!r}; expected one of {', '.join(DATASET_FORMATS)}",
             path=filename,
         )
+    _check_options(fmt, kw, filename)
+    if reference is not None:
+        taxonomy = _reference_options(reference, fmt, taxonomy, kw)
+    if fmt == "svmlight":
+        ds = read_svmlight(filename, taxonomy=taxonomy, data=text.encode("utf-8"), **kw)
+    else:
+        ds = _READERS[fmt](filename, taxonomy=taxonomy, text=text, **kw)
     if reference is not None and ds.n_features != reference.n_features:
         raise DataError(
             f"{ds.n_features} features, but the reference set has {reference.n_features}",
@@ -206,7 +263,8 @@ def load_dataset(
         The training set, when reading its test split (taxonomy, imputation means, fitted
         vectorizer and width are reused).
     **kw
-        Reader options (``label_column``, ``label_sep``, ``impute_means``, ``vectorizer``, ...).
+        Reader options (``label_column``, ``label_sep``, ``impute_means``, ``vectorizer``, ...)
+        and ``encoding`` (see :func:`read_dataset_bytes`).
 
     Returns
     -------
@@ -222,6 +280,7 @@ def load_dataset(
     >>> train = load_dataset("datasets/example_paths.csv")  # doctest: +SKIP
     >>> test = load_dataset("datasets/example_paths_test.csv", reference=train)  # doctest: +SKIP
     """
+    spath = check_path(path)
     return read_dataset_bytes(
-        read_bytes(path), str(path), taxonomy=taxonomy, format=format, reference=reference, **kw
+        read_bytes(spath), spath, taxonomy=taxonomy, format=format, reference=reference, **kw
     )

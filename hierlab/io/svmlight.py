@@ -14,11 +14,13 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from hierlab.core import limits
 from hierlab.core.dataset import HierDataset
 from hierlab.core.exceptions import DataError
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.io.decoding import (
     PathArg,
+    check_path,
     dataset_name,
     decode_bytes,
     int32_csr,
@@ -40,6 +42,7 @@ def read_svmlight(
     zero_based: bool | str = "auto",
     data: bytes | None = None,
     name: str | None = None,
+    encoding: str | None = None,
 ) -> HierDataset:
     """Read an svmlight / libsvm file whose labels are node names.
 
@@ -57,18 +60,38 @@ def read_svmlight(
         Whether indices start at 0 (see scikit-learn).
     data : bytes, optional
         The raw content, instead of reading ``path``.
+    encoding : str, optional
+        The file's declared encoding (see :func:`~hierlab.io.decoding.decode_bytes`).
 
     Returns
     -------
     HierDataset
         ``X`` CSR float64 with int32 indices (LinearSVC rejects int64 ones).
+
+    Raises
+    ------
+    DataError
+        Naming the file, line and token: malformed lines, non-finite values, or a width (the
+        largest index, or ``n_features``) beyond ``max_features`` (:mod:`hierlab.core.limits`):
+        a 40-byte file naming index 10^9 is refused, not read as 10^9 features.
     """
-    spath = None if path is None else str(path)
+    spath = None if path is None else check_path(path)
     if data is None:
         if path is None:
             raise DataError("read_svmlight needs a path or data")
         data = read_bytes(path)
-    raw, lines, body = _split_lines(decode_bytes(data, spath), spath)
+    if not isinstance(data, bytes | bytearray):
+        raise DataError(f"data must be bytes, got {type(data).__name__}", path=spath)
+    cap = limits.current().max_features
+    if n_features is not None and (
+        isinstance(n_features, bool) or not isinstance(n_features, int | np.integer)
+    ):
+        raise DataError(f"n_features must be an int, got {n_features!r}", path=spath)
+    if n_features is not None and n_features > cap:
+        raise DataError(
+            f"n_features={n_features:,} " + limits.how_to_raise("max_features"), path=spath
+        )
+    raw, lines, body = _split_lines(decode_bytes(bytes(data), spath, encoding), spath)
     X = _load_features(body, lines, n_features, zero_based, spath)
     multi = any(len(labs) > 1 for labs in raw)
     y, tax = resolve_labels(raw, taxonomy_arg(taxonomy), multi, spath, lines, "label")
@@ -118,17 +141,19 @@ def _load_features(
     """Parse the feature tokens with scikit-learn; refuse malformed or non-finite values."""
     from sklearn.datasets import load_svmlight_file
 
+    _refuse_huge_indices(body, lines, path)
     try:
         X, _ = load_svmlight_file(
             io.BytesIO(("\n".join(body) + "\n").encode("utf-8")),
             n_features=n_features,
             zero_based=zero_based,
         )
-    except (ValueError, OverflowError) as exc:
+    except (ValueError, OverflowError, TypeError) as exc:
         bad_line, col = _locate_svmlight_error(body, lines)
         raise DataError(
             f"malformed svmlight: {exc}", path=path, line=bad_line, column=col
         ) from None
+    _refuse_too_wide(X, lines, path)
     if X.nnz and not np.isfinite(X.data).all():
         k = int(np.flatnonzero(~np.isfinite(X.data))[0])
         row = int(np.searchsorted(X.indptr, k, side="right") - 1)
@@ -141,6 +166,43 @@ def _load_features(
             column=f"feature {int(X.indices[k]) + (0 if zero_based is True else 1)}",
         )
     return X
+
+
+def _refuse_huge_indices(body: list[str], lines: list[int], path: str | None) -> None:
+    """Refuse, before parsing, the first feature index beyond ``max_features`` (its line)."""
+    cap = limits.current().max_features
+    text = "\n".join(body)
+    pattern = rf"(?<![^\s])([0-9]{{{len(str(cap))},}}):"
+    for m in re.finditer(pattern, text):
+        idx = int(m.group(1))
+        if idx > cap:
+            k = text.count("\n", 0, m.start())
+            raise DataError(
+                f"feature index {idx:,}: X would have at least {idx:,} features "
+                + limits.how_to_raise("max_features"),
+                path=path,
+                line=lines[k],
+                column=f"token {m.group(0)}...",
+            )
+
+
+def _refuse_too_wide(X: sp.csr_matrix, lines: list[int], path: str | None) -> None:
+    """Refuse a width beyond ``max_features``, naming the line of the first too-large index."""
+    cap = limits.current().max_features
+    if X.shape[1] <= cap:
+        return
+    over = np.flatnonzero(X.indices >= cap)
+    line, col = None, None
+    if len(over):
+        row = int(np.searchsorted(X.indptr, over[0], side="right") - 1)
+        line, col = lines[row], f"feature index {int(X.indices[over[0]]):,}"
+    raise DataError(
+        f"{X.shape[1]:,} features (the largest index in the file) "
+        + limits.how_to_raise("max_features"),
+        path=path,
+        line=line,
+        column=col,
+    )
 
 
 def _locate_svmlight_error(body: list[str], lines: list[int]) -> tuple[int | None, str | None]:

@@ -23,6 +23,7 @@ from hierlab.core.exceptions import DataError, ParameterError
 from hierlab.core.params import Param, validate_params
 from hierlab.core.solver import Callback, Solver, SolverResult, solve
 from hierlab.core.taxonomy import Taxonomy
+from hierlab.methods.guards import check_label_values, check_width
 
 __all__ = ["FLAT_ROOT", "HierarchicalClassifier", "check_X"]
 
@@ -155,6 +156,9 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
         validate_params(self)
         X = check_X(X, self, reset=True)
         Y = self._encode_fit_labels(y, X.shape[0])
+        n_samples, n_features = X.shape
+        nnz = X.nnz if sp.issparse(X) else None
+        check_width(n_samples, n_features, nnz, self.taxonomy_.n_nodes)
         self.history_ = pd.DataFrame(columns=["iteration", "elapsed", "upper", "lower", "gap"])
         self.n_iter_ = 0
         self.converged_ = True
@@ -204,6 +208,7 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
         if len(yo) != n_samples:
             raise ValueError(f"X has {n_samples} rows but y has {len(yo)} labels")
         multi = _is_multilabel(yo)
+        check_label_values(yo, multi)
         if multi and not self._supports_multilabel:
             raise DataError(
                 f"{type(self).__name__} takes one label per row; this y has sets of labels. "

@@ -29,6 +29,7 @@ from hierlab.core.registry import register
 from hierlab.core.solver import Callback, SolverState
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.methods.base import HierarchicalClassifier
+from hierlab.methods.guards import check_liblinear_scale, is_liblinear
 
 __all__ = ["TOPDOWN_CARD", "TopDownClassifier", "report_one_shot"]
 
@@ -168,8 +169,10 @@ class TopDownClassifier(HierarchicalClassifier):
         return LinearSVC(C=self.C)
 
     def _fit(self, X: np.ndarray | sp.csr_matrix, Y: Any, callbacks: Sequence[Callback]) -> None:
-        jobs = self._node_jobs(np.asarray(Y, dtype=np.int64))
         base = self._base()
+        if is_liblinear(base):
+            check_liblinear_scale(X, type(self).__name__)
+        jobs = self._node_jobs(np.asarray(Y, dtype=np.int64))
         t0 = time.perf_counter()
         fitted = Parallel(n_jobs=self.n_jobs)(
             delayed(_fit_node)(base, X[rows], target) for _, rows, target in jobs

@@ -385,3 +385,16 @@ def test_cli_bench_param_reaches_the_scale_curves(
         "ParameterError",
         "ParameterError",
     ]
+
+
+def test_wide_csv_benchmark_reads_the_same_numbers_as_pandas(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The wide-CSV script runs and checks both readers agree; its times are only printed."""
+    from hierlab.benchmarks import wide_csv
+
+    res = wide_csv.run(n_rows=4, n_columns=300, repeat=1)
+    assert set(res) == {"hierlab", "pandas", "ratio", "bytes"}
+    assert res["ratio"] == pytest.approx(res["hierlab"] / res["pandas"])
+    wide_csv.main(["--columns", "100", "--rows", "3", "--repeat", "1"])
+    assert "ratio hierlab / pandas" in capsys.readouterr().out

@@ -35,6 +35,7 @@ from hierlab.core.registry import register
 from hierlab.core.solver import Callback
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.methods.base import HierarchicalClassifier, check_X
+from hierlab.methods.guards import check_width
 from hierlab.methods.hieron.cards import (
     HIERON_BATCH_CARD,
     HIERON_CARD,
@@ -374,6 +375,7 @@ class HieronClassifier(_HieronParams):
         labels = classes if classes is not None else y
         labels = np.asarray(labels, dtype=object).ravel()
         self._encode_fit_labels(labels, len(labels))
+        check_width(len(labels), int(n_features), None, self.taxonomy_.n_nodes)
         self.n_features_in_ = int(n_features)
         self.history_ = pd.DataFrame(columns=["iteration", "elapsed", "upper", "lower", "gap"])
         self.n_iter_ = 0

@@ -36,6 +36,7 @@ from hierlab.core.registry import register
 from hierlab.core.solver import Callback, Solver, SolverState
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.methods.base import HierarchicalClassifier, check_X
+from hierlab.methods.guards import check_liblinear_scale
 from hierlab.methods.hr.cards import HR_LR_CARD, HR_SVM_CARD, OVR_LR_CARD, OVR_SVM_CARD
 from hierlab.methods.hr.model import HRProblem
 from hierlab.methods.hr.solver import BlockCoordinateDescent, solve_logistic_leaf
@@ -380,6 +381,7 @@ class _OvRBase(_LeafScorer):
         tax = self.taxonomy_
         loss = "hinge" if self._kind == "svm" else "logistic"
         C, tol, max_iter = float(self.C), float(self.tol), int(self.max_iter)
+        check_liblinear_scale(X, type(self).__name__)
         problem = HRProblem.from_labels(X, Y, tax, C, loss)
         leaves = tax.leaves
 

@@ -33,6 +33,7 @@ from sklearn.utils.validation import check_array
 from hierlab.core.exceptions import DataError
 from hierlab.core.params import Param, validate_params
 from hierlab.core.taxonomy import Taxonomy
+from hierlab.methods.guards import check_liblinear_scale, is_liblinear
 from hierlab.methods.mftree.induction import (
     _grow,
     _halves,
@@ -230,6 +231,8 @@ class CMTLTree(BaseEstimator):
             random_state=self.random_state,
         )
         base = LinearSVC(C=self.C) if self.estimator is None else self.estimator
+        if is_liblinear(base):
+            check_liblinear_scale(X, "CMTL")
         if c >= 2 and len(np.unique(yi[tr])) >= 2:
             clf = clone(base).fit(X[tr], yi[tr])
             pred = np.asarray(clf.predict(X[ho]), dtype=np.int64)
