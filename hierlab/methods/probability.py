@@ -71,6 +71,9 @@ CALIBRATION_METHODS = ("sigmoid", "isotonic", "none")
 ROUTINGS = ("flat", "recursive")
 #: rows per block when scores are gathered for calibration
 BLOCK_ROWS = 4096
+#: a map is fitted on at most this many (score, target) pairs (a seeded sample beyond):
+#: two Platt parameters or an isotonic curve need far fewer, and the cost stays linear
+MAX_PAIRS_PER_MAP = 50_000
 
 
 # ------------------------------------------------------------------------------ structure
@@ -319,6 +322,8 @@ def fit_calibration(
         Group of each pair, sorted.
     target : ndarray of shape (n_pairs,)
     n_groups : int
+        Groups with more than ``MAX_PAIRS_PER_MAP`` finite pairs are fitted on a seeded
+        sample of that size.
     method : {"sigmoid", "isotonic", "none"}
         Platt scaling (:func:`platt_fit`: the objective of scikit-learn's
         ``_sigmoid_calibration``; a decreasing fit falls back to the constant one), isotonic
@@ -347,6 +352,9 @@ def fit_calibration(
         f = values[starts[g] : starts[g + 1]]
         ok = np.isfinite(f)
         f, t = f[ok], np.asarray(target[starts[g] : starts[g + 1]], dtype=np.float64)[ok]
+        if len(f) > MAX_PAIRS_PER_MAP:
+            keep = np.random.default_rng(g).choice(len(f), MAX_PAIRS_PER_MAP, replace=False)
+            f, t = f[keep], t[keep]
         if len(f) == 0:
             a[g], b[g] = 0.0, 0.0  # nothing to learn from: q = 1/2
         elif method == "isotonic":
