@@ -584,7 +584,13 @@ def weight_norms_figure(
     return fig
 
 
-def confusion_figure(confusion: pd.DataFrame, title: str | None = None) -> go.Figure:
+#: confusion tables up to this many cells get a clickable marker per cell
+MAX_CLICKABLE_CELLS = 2500
+
+
+def confusion_figure(
+    confusion: pd.DataFrame, title: str | None = None, clickable: bool = False
+) -> go.Figure:
     """Heat map of a confusion table (rows true, columns predicted), row-normalised colours.
 
     Parameters
@@ -593,11 +599,15 @@ def confusion_figure(confusion: pd.DataFrame, title: str | None = None) -> go.Fi
         Counts, indexed by true node names, one column per predicted node name (e.g.
         ``hierlab.evaluation.metrics.confusion_at_level``).
     title : str, optional
+    clickable : bool, default False
+        Add a second trace, ``"cells"``: one invisible square marker at the centre of every
+        non-empty cell (up to ``MAX_CLICKABLE_CELLS`` cells), ``customdata`` ``[true,
+        predicted]``, so that a click selects a cell (heat maps themselves cannot be selected).
 
     Returns
     -------
     go.Figure
-        One heat map; the cell text is the count (for up to 400 cells).
+        One heat map (and the ``"cells"`` trace); the cell text is the count (up to 400 cells).
     """
     z = confusion.to_numpy(dtype=np.float64)
     rows = z.sum(axis=1, keepdims=True)
@@ -622,11 +632,32 @@ def confusion_figure(confusion: pd.DataFrame, title: str | None = None) -> go.Fi
         "height": 420,
         "margin": {"l": 80, "r": 20, "t": 50, "b": 60},
     }
-    return go.Figure({"data": [trace], "layout": layout})
+    data: list[dict[str, Any]] = [trace]
+    if clickable and z.size <= MAX_CLICKABLE_CELLS:
+        r, c = np.nonzero(z)
+        data.append(
+            {
+                "type": "scatter",
+                "name": "cells",
+                "mode": "markers",
+                "x": [str(confusion.columns[j]) for j in c],
+                "y": [str(confusion.index[i]) for i in r],
+                "customdata": [
+                    [str(confusion.index[i]), str(confusion.columns[j])] for i, j in zip(r, c)
+                ],
+                "marker": {"symbol": "square", "size": 18, "color": "#000", "opacity": 0.0},
+                "selected": {"marker": {"opacity": 0.25}},
+                "unselected": {"marker": {"opacity": 0.0}},
+                "hovertemplate": "true %{customdata[0]}<br>predicted %{customdata[1]}<br>"
+                "click to list the examples<extra></extra>",
+                "showlegend": False,
+            }
+        )
+    return go.Figure({"data": data, "layout": layout})
 
 
 # ---------------------------------------------------------------------------- probabilities
-def pr_curve_figure(data: Any, title: str | None = None) -> go.Figure:
+def pr_curve_figure(data: Any, title: str | None = None, max_points: int = 2000) -> go.Figure:
     """Pooled precision-recall curves (:func:`hierlab.evaluation.curves.pr_curve`).
 
     Parameters
@@ -635,6 +666,9 @@ def pr_curve_figure(data: Any, title: str | None = None) -> go.Figure:
         Columns ``precision``, ``recall``, ``threshold``; ``attrs["au_prc"]``, when set, is
         shown in the legend.
     title : str, optional
+    max_points : int, default 2000
+        Longer curves (one point per distinct probability: millions on IPC) are thinned to
+        this many evenly spaced points, the last one kept.
 
     Returns
     -------
@@ -642,8 +676,10 @@ def pr_curve_figure(data: Any, title: str | None = None) -> go.Figure:
         One step line per method.
     """
     fig = go.Figure()
-    for name, df in _as_named(data, "model").items():
-        area = df.attrs.get("au_prc")
+    for name, full in _as_named(data, "model").items():
+        area = full.attrs.get("au_prc")
+        keep = np.unique(np.linspace(0, len(full) - 1, min(len(full), max_points)).astype(int))
+        df = full.iloc[keep] if len(full) else full
         label = f"{name} (AU(PRC) {area:.3f})" if area is not None else name
         fig.add_trace(
             go.Scatter(
