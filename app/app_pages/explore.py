@@ -342,7 +342,10 @@ def cell_examples(state: AppState, run: Run, tax: Taxonomy) -> None:
             "words": _top_words(state, run, rows),
         }
     )
-    st.caption(f"{len(rows)} test examples · click one to see its path below")
+    st.caption(
+        f"{len(rows)} test examples with true {true_node} and predicted {pred_node} at depth "
+        f"{level} · click one to see its path below"
+    )
     st.dataframe(
         listing,
         hide_index=True,
