@@ -388,3 +388,16 @@ def test_explore_explains_nodes_cells_paths_and_probabilities(trained: AppTest) 
     _ok(at)
     row = next(df.value for df in at.dataframe if "mean_depth" in df.value.columns)
     assert list(row["threshold"]) == [0.9]
+
+
+def test_compare_shows_the_runs_probability_curves(trained: AppTest) -> None:
+    at = trained
+    at.switch_page("app_pages/compare.py")
+    at.run()
+    _ok(at)
+    table = next(df.value for df in at.dataframe if "AU(PRC)" in df.value.columns)
+    run = _state(at).runs[-1]
+    assert run.label in list(table["run"])
+    assert 0.0 < float(table["AU(PRC)"].iloc[-1]) <= 1.0
+    names = _trace_names(at)
+    assert "perfect" in names and any("AU(PRC)" in n for n in names)
