@@ -376,3 +376,37 @@ def test_calibration_lowers_the_brier_score_on_20_newsgroups() -> None:
     assert calibrated < 0.5 * raw
     est.calibrate(Xtr, ytr, method="isotonic", cv=3, random_state=0)
     assert brier(est.node_proba(Xte)) < 0.5 * uncalibrated
+
+
+@pytest.mark.parametrize("name", hierlab.list_methods())
+def test_every_registered_method_has_consistent_probabilities(name: str) -> None:
+    """Every registered method, default parameters, a 3-level tree with an internal label."""
+    tax = Taxonomy(
+        [
+            ("r", "a"),
+            ("r", "b"),
+            ("a", "a1"),
+            ("a", "a2"),
+            ("b", "b1"),
+            ("b", "b2"),
+            ("b2", "b2x"),
+            ("b2", "b2y"),
+        ]
+    )
+    X, y = _data(tax, n=160, seed=9)
+    y = y.copy()
+    y[(np.arange(len(y)) % 4 == 0) & np.isin(y, ["b2x", "b2y"])] = "b2"  # an internal label
+    est = _fit(name, None if name in ("mftree", "cmtl") else tax, X, y)
+    tx = est.taxonomy_
+    P = est.node_proba(X)
+    closed = est.calibration_.get("closed", np.ones(tx.n_nodes, dtype=bool))
+    _check_tree_probabilities(P, tx, np.asarray(closed, dtype=bool))
+    masses = est.predict_proba(X)
+    assert masses.shape == (len(X), len(est.classes_))
+    assert np.all(masses >= 0) and np.all(masses.sum(axis=1) <= 1 + 1e-9)
+    np.testing.assert_array_equal(est.predict(X, threshold=0.0), est.predict(X))
+    D = est.decision_function(X)  # > 0 exactly for the classes on the predicted path
+    pred = tx.index(est.predict(X).astype(str))
+    for i in range(len(X)):
+        on_path = tx.is_ancestor_or_self(tx.index(est.classes_.astype(str)), pred[i])
+        np.testing.assert_array_equal(D[i] > 0, on_path)
