@@ -410,3 +410,20 @@ def test_every_registered_method_has_consistent_probabilities(name: str) -> None
     for i in range(len(X)):
         on_path = tx.is_ancestor_or_self(tx.index(est.classes_.astype(str)), pred[i])
         np.testing.assert_array_equal(D[i] > 0, on_path)
+
+
+def test_cross_fitting_on_the_flat_taxonomy_and_after_partial_fit() -> None:
+    """Folds keep the fitted flat taxonomy (labels missing from a fold stay nodes); a model
+    trained by partial_fit has no maps until calibrate."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(90, 4)) + np.repeat(np.eye(3, 4) * 3, 30, axis=0)
+    y = np.repeat([10, 20, 30], 30)  # int labels: names, not ids
+    est = hierlab.TopDownClassifier().fit(X, y).calibrate(X, y, cv=4, random_state=1)
+    P = est.predict_proba(X)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(est.classes_[P.argmax(axis=1)], est.predict(X))
+    online = hierlab.HieronClassifier().partial_fit(X, y, classes=[10, 20, 30])
+    with pytest.raises(NotFittedError, match="calibrate"):
+        online.node_proba(X)
+    online.calibrate(X, y, cv="train")
+    assert online.predict_proba(X).shape == (90, 3)
