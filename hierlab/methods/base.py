@@ -130,6 +130,15 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
         Iterations run.
     converged_ : bool
         Whether the solver met its stopping test.
+    calibration_ : dict
+        The probability maps behind :meth:`node_proba` (plain arrays, saved with the model):
+        ``method`` ("sigmoid", "isotonic" or "none"), ``cv`` ("train" after ``fit``, "k-fold"
+        or "prefit" after :meth:`calibrate`), ``mode`` ("tree", "leaves" or "marginal"),
+        Platt's ``a`` and ``b`` per map, isotonic knots, and ``closed`` (tree mode: no
+        training label stops at the node).
+    node_means_ : csr_matrix of shape (n_nodes, n_features)
+        Only for methods explained by class means (MF-Tree): the mean training example below
+        each node.
     """
 
     #: subclasses that accept several labels per row set this to True
