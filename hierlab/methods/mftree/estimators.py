@@ -114,6 +114,8 @@ class MFTreeClassifier(_InducedTreeClassifier):
 
     #: the parameters of :class:`MFTree`, which does the work (the same declarations)
     _parameters: ClassVar[tuple[Param, ...]] = MFTree._parameters
+    #: ``hierlab.explain`` reads each split as the difference of the two sides' class means
+    _explain_by_class_means = True
 
     def __init__(
         self,
@@ -133,8 +135,6 @@ class MFTreeClassifier(_InducedTreeClassifier):
         self.random_state = random_state
         self.n_components = n_components
         self.kernel_approximation = kernel_approximation
-
-    _explain_by_class_means = True
 
     def _predict_ids(self, X: np.ndarray | sp.csr_matrix) -> np.ndarray:
         """The leaf each row reaches by MF-Tree's routing (Algorithm 2)."""
