@@ -47,6 +47,7 @@ from hierlab.methods.probability import (
     marginal_probabilities,
     path_min,
     point_masses,
+    row_blocks,
     subtree_max,
     tree_probabilities,
 )
@@ -375,7 +376,15 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
                 f"this {type(self).__name__} has no calibration (a model saved before "
                 "calibration existed, or trained by partial_fit): call calibrate(X, y) first"
             )
-        F = self._calibration_scores(check_X(X, self, reset=False))
+        X = check_X(X, self, reset=False)
+        tax = self.taxonomy_
+        out = np.empty((X.shape[0], tax.n_nodes))
+        for idx in row_blocks(X.shape[0], tax.n_nodes):  # bounded temporaries on large X
+            out[idx] = self._probabilities(cal, self._calibration_scores(_rows(X, idx)))
+        return out
+
+    def _probabilities(self, cal: dict[str, Any], F: np.ndarray) -> np.ndarray:
+        """Node probabilities, shape (n_samples, n_nodes), from calibration scores ``F``."""
         tax = self.taxonomy_
         if cal["mode"] == "tree":
             Q = apply_calibration(cal, F, tax.parent)
@@ -470,7 +479,7 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
         if mode == "leaves":  # one map for every leaf's path margin
             leaf = tax.is_leaf[nodes]
             rows, nodes, target = rows[leaf], nodes[leaf], target[leaf]
-        values = gather_pairs(score_rows, rows, nodes, n)
+        values = gather_pairs(score_rows, rows, nodes, n, tax.n_nodes)
         if mode == "leaves":
             cal = fit_calibration(values, np.zeros(len(values), dtype=np.int64), target, 1, method)
         elif mode == "tree":  # one map per parent: the decision taken there
@@ -639,7 +648,7 @@ class _InSample:
         self.X = X
 
     def __call__(self, idx: np.ndarray) -> np.ndarray:
-        return self.est._calibration_scores(self.X[idx])
+        return self.est._calibration_scores(_rows(self.X, idx))
 
 
 class _OutOfFold:
@@ -671,6 +680,13 @@ class _OutOfFold:
             out[sel] = F
         assert out is not None
         return out
+
+
+def _rows(X: Any, idx: np.ndarray) -> Any:
+    """``X[idx]``, without a copy when ``idx`` is every row in order."""
+    if len(idx) == X.shape[0] and (len(idx) == 0 or (idx[0] == 0 and idx[-1] == len(idx) - 1)):
+        return X
+    return X[idx]
 
 
 def _child_to_parent(tax: Taxonomy) -> sp.csr_matrix:

@@ -60,6 +60,7 @@ __all__ = [
     "path_min",
     "platt_fit",
     "point_masses",
+    "row_blocks",
     "sibling_rival",
     "subtree_max",
     "tree_probabilities",
@@ -69,8 +70,10 @@ __all__ = [
 #: uncalibrated logistic sigmoid of the margin (the baseline the calibrated maps must beat)
 CALIBRATION_METHODS = ("sigmoid", "isotonic", "none")
 ROUTINGS = ("flat", "recursive")
-#: rows per block when scores are gathered for calibration
-BLOCK_ROWS = 4096
+#: scores are computed in blocks of rows of about this many (row, node) entries (64 MB of
+#: float64 per array), so that a family's per-call cost (a copy of its weights) is paid a
+#: few times, not once per few thousand rows, and memory stays bounded on large data
+BLOCK_ENTRIES = 2**23
 #: a map is fitted on at most this many (score, target) pairs (a seeded sample beyond):
 #: two Platt parameters or an isotonic curve need far fewer, and the cost stays linear
 MAX_PAIRS_PER_MAP = 50_000
@@ -270,8 +273,18 @@ def calibration_pairs(
     return rows, nodes, target
 
 
+def row_blocks(n: int, n_nodes: int) -> list[np.ndarray]:
+    """Consecutive row indices in blocks of about ``BLOCK_ENTRIES / n_nodes`` rows."""
+    size = max(1024, BLOCK_ENTRIES // max(n_nodes, 1))
+    return [np.arange(b0, min(n, b0 + size)) for b0 in range(0, n, size)]
+
+
 def gather_pairs(
-    score_rows: Callable[[np.ndarray], np.ndarray], rows: np.ndarray, nodes: np.ndarray, n: int
+    score_rows: Callable[[np.ndarray], np.ndarray],
+    rows: np.ndarray,
+    nodes: np.ndarray,
+    n: int,
+    n_nodes: int,
 ) -> np.ndarray:
     """``F[rows[k], nodes[k]]`` where ``F = score_rows(block)`` is computed block by block.
 
@@ -282,15 +295,16 @@ def gather_pairs(
     rows, nodes : ndarray of int, shape (n_pairs,)
     n : int
         Number of examples.
+    n_nodes : int
 
     Returns
     -------
     ndarray of shape (n_pairs,)
     """
     out = np.empty(len(rows))
-    for b0 in range(0, n, BLOCK_ROWS):
-        idx = np.arange(b0, min(n, b0 + BLOCK_ROWS))
-        sel = np.flatnonzero((rows >= b0) & (rows < b0 + BLOCK_ROWS))
+    for idx in row_blocks(n, n_nodes):
+        b0, b1 = idx[0], idx[-1] + 1
+        sel = np.flatnonzero((rows >= b0) & (rows < b1))
         if len(sel):
             F = score_rows(idx)
             out[sel] = F[rows[sel] - b0, nodes[sel]]
