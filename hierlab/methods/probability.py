@@ -134,12 +134,14 @@ def sibling_rival(V: np.ndarray, tax: Taxonomy) -> np.ndarray:
     Vo = V[:, order]
     top = np.maximum.reduceat(Vo, starts, axis=1)  # (n, n_groups)
     g = group[order]
-    is_top = Vo == top[:, g]
-    n_top = np.add.reduceat(is_top.astype(np.int64), starts, axis=1)
-    second = np.maximum.reduceat(np.where(is_top, -np.inf, Vo), starts, axis=1)
+    top_g = top[:, g]
+    is_top = Vo == top_g
+    n_top = np.add.reduceat(is_top, starts, axis=1, dtype=np.int32)
+    Vo[is_top] = -np.inf  # Vo is a copy: reuse it for the second-best value
+    second = np.maximum.reduceat(Vo, starts, axis=1)
     # a top node's rival: another top (a tie) or the second value; the others': the top
-    rival_top = np.where(n_top[:, g] > 1, top[:, g], second[:, g])
-    R[:, order] = np.where(is_top, rival_top, top[:, g])
+    rival_top = np.where(n_top > 1, top, second)[:, g]
+    R[:, order] = np.where(is_top, rival_top, top_g)
     return R
 
 
