@@ -30,8 +30,9 @@ from hierlab.datasets import (
     make_hieron_synthetic,
     make_nhsvm_synthetic,
 )
-from hierlab.evaluation import metrics
+from hierlab.evaluation import curves, metrics
 from hierlab.evaluation.compare import compare
+from hierlab.evaluation.explain import explain
 from hierlab.evaluation.scoring import hierarchical_scorer
 from hierlab.evaluation.tune import TuneResult, tune
 from hierlab.io import (
@@ -97,6 +98,8 @@ __all__ = [
     "TuneResult",
     "__version__",
     "compare",
+    "curves",
+    "explain",
     "get_method",
     "hierarchical_scorer",
     "induce_taxonomy",

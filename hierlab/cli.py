@@ -167,9 +167,11 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     bar = ProgressBar(total=total if isinstance(total, int) else None)
     t0 = time.perf_counter()
     est.fit(train.X, train.y, callbacks=[bar])
+    if args.calibrate_cv is not None:
+        est.calibrate(train.X, train.y, cv=args.calibrate_cv, random_state=args.seed)
     fit_time = time.perf_counter() - t0
     t0 = time.perf_counter()
-    y_pred = est.predict(test.X)
+    y_pred = est.predict(test.X, threshold=args.threshold)
     pred_time = time.perf_counter() - t0
     report: dict[str, Any] = {
         "method": args.method,
@@ -181,6 +183,13 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         "converged": bool(getattr(est, "converged_", True)),
     }
     report.update(evaluate(test.y, y_pred, train.taxonomy))
+    if args.threshold is not None:
+        report.update(_threshold_report(est, test, y_pred, float(args.threshold)))
+    if args.proba:
+        from hierlab.evaluation.curves import probability_report
+
+        rep = probability_report(est, test.X, test.y, thresholds=())
+        report.update({k: rep[k] for k in ("au_prc", "brier", "ece")})
     if args.json:
         print(json.dumps(report, default=float, indent=2))
     else:
@@ -219,6 +228,20 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     print(res.path.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     _print_table(report, sys.stdout)
     return 0
+
+
+def _threshold_report(est: Any, test: Any, y_pred: np.ndarray, t: float) -> dict[str, Any]:
+    """Depth of the thresholded predictions and the share stopped above the method's own."""
+    tax = est.taxonomy_
+    if est.multilabel_ if hasattr(est, "multilabel_") else False:
+        return {"threshold": t}
+    cut = tax.index([str(v) for v in y_pred])
+    own = tax.index([str(v) for v in est.predict(test.X)])
+    return {
+        "threshold": t,
+        "mean_depth": float(tax.depth[cut].mean()),
+        "stopped_above": float((cut != own).mean()),
+    }
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
@@ -576,6 +599,23 @@ def _add_fit_parser(sub: _Sub) -> None:
     s.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
     s.add_argument("--out", help="save the fitted model here")
     s.add_argument("--json", action="store_true", help="print JSON")
+    s.add_argument(
+        "--threshold",
+        type=float,
+        default=None,
+        metavar="T",
+        help="stop above the leaves: predict the deepest node of the path with P >= T",
+    )
+    s.add_argument(
+        "--calibrate-cv",
+        type=int,
+        default=None,
+        metavar="K",
+        help="cross-fit the probability calibration on K folds (default: in-sample)",
+    )
+    s.add_argument(
+        "--proba", action="store_true", help="also report AU(PRC), Brier and ECE of node_proba"
+    )
     s.set_defaults(func=_cmd_fit)
 
 

@@ -12,6 +12,10 @@ DataFrames of :mod:`hierlab.evaluation.metrics` and ``history_``) and returns a
 ``gamma_histogram_figure``      distribution of ``gamma(y, y_hat)``, or a difference of two
 ``metric_bars_figure``          mean of each metric per method, with standard-deviation bars
 ``weight_norms_figure``         ``||w_i||`` per node (bars by depth, or on the tree)
+``pr_curve_figure``             pooled precision-recall curves, one line per method
+``reliability_figure``          reliability diagrams (observed against predicted probability)
+``threshold_figure``            precision against depth as the stopping threshold moves
+``explanation_figure``          the features that push towards a node (signed bars)
 ==============================  ==============================================================
 """
 
@@ -33,10 +37,14 @@ __all__ = [
     "bounds_figure",
     "confusion_figure",
     "error_per_level_figure",
+    "explanation_figure",
     "gamma_histogram_figure",
     "metric_bars_figure",
+    "pr_curve_figure",
+    "reliability_figure",
     "taxonomy_figure",
     "taxonomy_layout",
+    "threshold_figure",
     "weight_norms_figure",
 ]
 
@@ -576,7 +584,13 @@ def weight_norms_figure(
     return fig
 
 
-def confusion_figure(confusion: pd.DataFrame, title: str | None = None) -> go.Figure:
+#: confusion tables up to this many cells get a clickable marker per cell
+MAX_CLICKABLE_CELLS = 2500
+
+
+def confusion_figure(
+    confusion: pd.DataFrame, title: str | None = None, clickable: bool = False
+) -> go.Figure:
     """Heat map of a confusion table (rows true, columns predicted), row-normalised colours.
 
     Parameters
@@ -585,11 +599,15 @@ def confusion_figure(confusion: pd.DataFrame, title: str | None = None) -> go.Fi
         Counts, indexed by true node names, one column per predicted node name (e.g.
         ``hierlab.evaluation.metrics.confusion_at_level``).
     title : str, optional
+    clickable : bool, default False
+        Add a second trace, ``"cells"``: one invisible square marker at the centre of every
+        non-empty cell (up to ``MAX_CLICKABLE_CELLS`` cells), ``customdata`` ``[true,
+        predicted]``, so that a click selects a cell (heat maps themselves cannot be selected).
 
     Returns
     -------
     go.Figure
-        One heat map; the cell text is the count (for up to 400 cells).
+        One heat map (and the ``"cells"`` trace); the cell text is the count (up to 400 cells).
     """
     z = confusion.to_numpy(dtype=np.float64)
     rows = z.sum(axis=1, keepdims=True)
@@ -614,4 +632,193 @@ def confusion_figure(confusion: pd.DataFrame, title: str | None = None) -> go.Fi
         "height": 420,
         "margin": {"l": 80, "r": 20, "t": 50, "b": 60},
     }
-    return go.Figure({"data": [trace], "layout": layout})
+    data: list[dict[str, Any]] = [trace]
+    if clickable and z.size <= MAX_CLICKABLE_CELLS:
+        r, c = np.nonzero(z)
+        data.append(
+            {
+                "type": "scatter",
+                "name": "cells",
+                "mode": "markers",
+                "x": [str(confusion.columns[j]) for j in c],
+                "y": [str(confusion.index[i]) for i in r],
+                "customdata": [
+                    [str(confusion.index[i]), str(confusion.columns[j])] for i, j in zip(r, c)
+                ],
+                "marker": {"symbol": "square", "size": 18, "color": "#000", "opacity": 0.0},
+                "selected": {"marker": {"opacity": 0.25}},
+                "unselected": {"marker": {"opacity": 0.0}},
+                "hovertemplate": "true %{customdata[0]}<br>predicted %{customdata[1]}<br>"
+                "click to list the examples<extra></extra>",
+                "showlegend": False,
+            }
+        )
+    return go.Figure({"data": data, "layout": layout})
+
+
+# ---------------------------------------------------------------------------- probabilities
+def pr_curve_figure(data: Any, title: str | None = None, max_points: int = 2000) -> go.Figure:
+    """Pooled precision-recall curves (:func:`hierlab.evaluation.curves.pr_curve`).
+
+    Parameters
+    ----------
+    data : DataFrame or dict of str to DataFrame
+        Columns ``precision``, ``recall``, ``threshold``; ``attrs["au_prc"]``, when set, is
+        shown in the legend.
+    title : str, optional
+    max_points : int, default 2000
+        Longer curves (one point per distinct probability: millions on IPC) are thinned to
+        this many evenly spaced points, the last one kept.
+
+    Returns
+    -------
+    go.Figure
+        One step line per method.
+    """
+    fig = go.Figure()
+    for name, full in _as_named(data, "model").items():
+        area = full.attrs.get("au_prc")
+        keep = np.unique(np.linspace(0, len(full) - 1, min(len(full), max_points)).astype(int))
+        df = full.iloc[keep] if len(full) else full
+        label = f"{name} (AU(PRC) {area:.3f})" if area is not None else name
+        fig.add_trace(
+            go.Scatter(
+                x=np.r_[0.0, df["recall"].to_numpy()],
+                y=np.r_[df["precision"].to_numpy()[:1], df["precision"].to_numpy()],
+                mode="lines",
+                line={"shape": "vh"},
+                name=label,
+                customdata=np.r_[np.nan, df["threshold"].to_numpy()],
+                hovertemplate="recall %{x:.3f}<br>precision %{y:.3f}<br>p >= %{customdata:.3f}"
+                "<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        title=title or "Precision-recall over (example, node) pairs",
+        xaxis={"title": "recall", "range": [0, 1]},
+        yaxis={"title": "precision", "range": [0, 1.02]},
+    )
+    return fig
+
+
+def reliability_figure(data: Any, title: str | None = None) -> go.Figure:
+    """Reliability diagrams (:func:`hierlab.evaluation.curves.reliability`).
+
+    Parameters
+    ----------
+    data : DataFrame or dict of str to DataFrame
+        Columns ``mean_predicted``, ``observed``, ``count``; ``attrs`` ``ece`` and ``brier``
+        go into the legend.
+    title : str, optional
+
+    Returns
+    -------
+    go.Figure
+        The diagonal, then one line per method (marker area by the bin's count).
+    """
+    fig = go.Figure()
+    fig.add_trace(
+        go.Scatter(
+            x=[0, 1], y=[0, 1], mode="lines", name="perfect", line={"dash": "dot", "color": "gray"}
+        )
+    )
+    for name, df in _as_named(data, "model").items():
+        ece = df.attrs.get("ece")
+        label = f"{name} (ECE {ece:.3f})" if ece is not None else name
+        count = df["count"].to_numpy(dtype=np.float64)
+        size = 6 + 14 * np.sqrt(count / max(count.max(), 1.0))
+        fig.add_trace(
+            go.Scatter(
+                x=df["mean_predicted"].to_numpy(),
+                y=df["observed"].to_numpy(),
+                mode="lines+markers",
+                marker={"size": size},
+                name=label,
+                customdata=df["count"].to_numpy(),
+                hovertemplate="predicted %{x:.3f}<br>observed %{y:.3f}<br>%{customdata} pairs"
+                "<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        title=title or "Reliability of the node probabilities",
+        xaxis={"title": "mean predicted probability", "range": [0, 1]},
+        yaxis={"title": "observed frequency", "range": [0, 1]},
+    )
+    return fig
+
+
+def threshold_figure(
+    data: Any, metric: str = "hierarchical_precision", title: str | None = None
+) -> go.Figure:
+    """Precision against depth as the threshold of ``predict(X, threshold=t)`` moves.
+
+    Parameters
+    ----------
+    data : DataFrame or dict of str to DataFrame
+        Tables of :func:`hierlab.evaluation.curves.threshold_curve`.
+    metric : str, default "hierarchical_precision"
+        The y column (``"on_true_path"``, ``"accuracy"``, ``"hierarchical_f1"`` ...).
+    title : str, optional
+
+    Returns
+    -------
+    go.Figure
+        One line per method through its thresholds: x the mean depth of the predictions,
+        y the metric; the hover names the threshold.
+    """
+    fig = go.Figure()
+    for name, df in _as_named(data, "model").items():
+        fig.add_trace(
+            go.Scatter(
+                x=df["mean_depth"].to_numpy(),
+                y=df[metric].to_numpy(),
+                mode="lines+markers",
+                name=name,
+                customdata=np.c_[df["threshold"].to_numpy(), df["stopped"].to_numpy()],
+                hovertemplate="t = %{customdata[0]:.2f}<br>mean depth %{x:.2f}<br>"
+                + metric.replace("_", " ")
+                + " %{y:.3f}<br>stopped above %{customdata[1]:.1%}<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        title=title or "Precision against depth as the threshold t rises",
+        xaxis={"title": "mean depth of the predictions"},
+        yaxis={"title": metric.replace("_", " ")},
+    )
+    return fig
+
+
+def explanation_figure(table: pd.DataFrame, title: str | None = None) -> go.Figure:
+    """Signed horizontal bars of an explanation (:func:`hierlab.explain`).
+
+    Parameters
+    ----------
+    table : DataFrame
+        Columns ``feature`` and ``weight`` (a node's explanation) or ``contribution`` (one step
+        of an example's path).
+    title : str, optional
+
+    Returns
+    -------
+    go.Figure
+        One ``Bar`` trace, the strongest feature on top.
+    """
+    col = "weight" if "weight" in table.columns else "contribution"
+    df = table.iloc[::-1]
+    vals = df[col].to_numpy(dtype=np.float64)
+    fig = go.Figure(
+        go.Bar(
+            x=vals,
+            y=[str(f) for f in df["feature"]],
+            orientation="h",
+            marker={"color": np.where(vals >= 0, "#1f77b4", "#d62728")},
+            hovertemplate="%{y}: %{x:.4f}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title=title,
+        xaxis={"title": col},
+        height=max(220, 22 * len(df) + 80),
+        margin={"l": 120, "r": 20, "t": 40 if title else 10, "b": 40},
+    )
+    return fig

@@ -190,3 +190,21 @@ def test_induce_compares_over_the_leaves_with_data(tmp_path: Path, capsys) -> No
     assert code == 0
     err = capsys.readouterr().err
     assert "tree-similarity MSE" in err, err
+
+
+def test_fit_with_a_threshold_stops_above_the_leaves(capsys) -> None:  # type: ignore[no-untyped-def]
+    """``--threshold`` predicts with ``predict(X, threshold=t)``: t = 0 is the plain fit, t = 1
+    keeps only the certain nodes (the root at least), so predictions get shallower."""
+    args = ["fit", str(DATA / "example_paths.csv"), "--test", str(DATA / "example_paths_test.csv")]
+    reports = {}
+    for t in ("0", "0.5", "1"):
+        assert main([*args, "--threshold", t, "--calibrate-cv", "2", "--proba", "--json"]) == 0
+        reports[t] = json.loads(capsys.readouterr().out)
+    assert main([*args, "--json"]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert reports["0"]["accuracy"] == plain["accuracy"]
+    assert reports["0"]["stopped_above"] == 0.0
+    assert reports["1"]["mean_depth"] <= reports["0.5"]["mean_depth"] <= reports["0"]["mean_depth"]
+    assert reports["1"]["mean_depth"] < reports["0"]["mean_depth"]
+    assert 0.0 <= reports["0.5"]["au_prc"] <= 1.0 and "brier" in reports["0.5"]
+    assert main([*args, "--threshold", "2"]) == 2  # refused with a message

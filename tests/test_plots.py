@@ -187,3 +187,26 @@ def test_confusion_figure_row_normalised() -> None:
     z = np.asarray(fig.data[0].z)
     np.testing.assert_allclose(z, [[0.75, 0.25], [0.0, 0.0]])
     assert list(fig.data[0].x) == ["a", "b"]
+
+
+def test_probability_figures_carry_their_curves(tax):
+    from hierlab.evaluation import curves
+
+    rng = np.random.default_rng(0)
+    y = ["a1", "a2", "b1", "b2"] * 10
+    Pn = rng.random((40, tax.n_nodes))
+    Pn[:, 0] = 1.0
+    pr = curves.pr_curve(y, Pn, tax)
+    fig = P.pr_curve_figure({"m": pr})
+    assert isinstance(fig, go.Figure) and "AU(PRC)" in fig.data[0].name
+    np.testing.assert_allclose(fig.data[0].x[1:], pr["recall"])
+    rel = curves.reliability(y, Pn, tax)
+    fig = P.reliability_figure({"m": rel, "n": rel})
+    assert len(fig.data) == 3  # the diagonal and two methods
+    np.testing.assert_allclose(fig.data[1].y, rel["observed"])
+    table = curves.threshold_curve(y, Pn, y, tax, thresholds=[0.0, 0.5])
+    fig = P.threshold_figure(table)
+    np.testing.assert_allclose(fig.data[0].x, table["mean_depth"])
+    expl = pd.DataFrame({"feature": ["u", "v"], "weight": [0.5, -0.2]})
+    fig = P.explanation_figure(expl, title="node a")
+    assert list(fig.data[0].y) == ["v", "u"]  # the strongest on top

@@ -14,11 +14,18 @@ from app.state import (
     compatible_methods,
     default_method,
     runs_json,
+    session_dict,
 )
 from app.ui.errors import show_error
 from app.ui.page import run_with_progress, training_page
 from hierlab import Taxonomy, get_method
-from hierlab.plots import error_per_level_figure, metric_bars_figure
+from hierlab.evaluation.curves import probability_report
+from hierlab.plots import (
+    error_per_level_figure,
+    metric_bars_figure,
+    pr_curve_figure,
+    reliability_figure,
+)
 
 
 def choose_configs(state: AppState, methods: list[str]) -> list[dict[str, Any]]:
@@ -169,6 +176,57 @@ def run_comparison(
             state.comparisons.append(comp)
 
 
+def run_probabilities(state: AppState, entry: DatasetEntry) -> None:
+    """PR curves and reliability diagrams of the session's runs on this data set and split."""
+    runs = [
+        r
+        for r in state.runs
+        if r.dataset_key == entry.key
+        and r.split == entry.split
+        and len(r.y_test) == entry.test.n_samples
+        and hasattr(r.estimator, "calibration_")
+    ]
+    if not runs:
+        return
+    st.subheader("Calibrated probabilities of the trained runs")
+    labels = {r.id: r.label for r in runs}
+    picked = st.multiselect(
+        "Runs",
+        list(labels),
+        default=list(labels)[-4:],
+        format_func=lambda i: labels[i],
+        key="compare_proba_runs",
+    )
+    reports: dict[str, Any] = {}
+    cache: dict[Any, Any] = session_dict("compare_proba")
+    for r in (x for x in runs if x.id in picked):
+        try:
+            if (r.id, entry.key) not in cache:
+                cache[(r.id, entry.key)] = probability_report(
+                    r.estimator, entry.test.X, entry.test.y, thresholds=(0.0, 0.5, 0.9)
+                )
+            reports[r.label] = cache[(r.id, entry.key)]
+        except Exception as exc:
+            show_error(exc, f"Probabilities of {r.label}")
+    if not reports:
+        return
+    st.dataframe(
+        [
+            {"run": k, "AU(PRC)": v["au_prc"], "Brier": v["brier"], "ECE": v["ece"]}
+            for k, v in reports.items()
+        ],
+        hide_index=True,
+        key="compare_proba_table",
+    )
+    c1, c2 = st.columns(2)
+    with c1:
+        fig = pr_curve_figure({k: v["pr_curve"] for k, v in reports.items()})
+        st.plotly_chart(fig, key="compare_pr", theme=None)
+    with c2:
+        fig = reliability_figure({k: v["reliability"] for k, v in reports.items()})
+        st.plotly_chart(fig, key="compare_reliability", theme=None)
+
+
 state, entry, tax, tax_source = training_page("Compare")
 st.caption(
     f"Data: **{entry.name}** · taxonomy: {tax_source}. Every configuration is fitted on "
@@ -176,6 +234,7 @@ st.caption(
 )
 configs = choose_configs(state, compatible_methods(entry.train, tax))
 run_comparison(state, entry, configs, tax)
+run_probabilities(state, entry)
 if not state.comparisons:
     st.stop()
 

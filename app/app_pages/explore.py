@@ -1,5 +1,7 @@
-"""Explore a run: per-node error on the tree, per-level error, gamma histogram, confusion,
-weight norms, and single predictions with their decision path."""
+"""Explore a run: per-node error on the tree (click a node: the words that push towards it),
+per-level error, gamma histogram, confusion (click a cell: its examples), weight norms, the
+calibrated probabilities (precision-recall, reliability, precision against depth as the
+threshold moves), and single predictions with the words that drove each step of their path."""
 
 from __future__ import annotations
 
@@ -12,32 +14,95 @@ import streamlit as st
 
 from app.state import AppState, Run, get_state, session_dict
 from app.ui.errors import show_error
-from hierlab import Taxonomy, plots
+from hierlab import HierDataset, Taxonomy, explain, plots
+from hierlab.evaluation.curves import probability_report
 from hierlab.evaluation.metrics import (
+    ancestor_at_depth,
     confusion_at_level,
     error_per_level,
     error_per_node,
     gamma_histogram,
 )
 
+#: thresholds of the precision-against-depth curve
+THRESHOLDS = np.round(np.linspace(0.0, 1.0, 21), 2)
 
-def chart(what: str, key: str, build: Callable[[], Any], run: Run, *variant: Any) -> None:
-    """Draw the figure ``build()`` returns; an error becomes a message naming ``what``.
 
-    A figure is built once per run (and ``variant``, e.g. the confusion depth) and kept in the
-    session for the run shown: a rerun (another example row, "Only mistakes") redraws it
-    without recomputing the metrics (about a second for 22,513 IPC test rows).
-    """
+def cached(run: Run, key: Any, build: Callable[[], Any]) -> Any:
+    """``build()``, computed once per run shown and kept in the session under ``key``."""
     built: dict[Any, Any] = session_dict("explore_figures")
     if built.get("run") != run.id:
         built.clear()
         built["run"] = run.id
+    if key not in built:
+        built[key] = build()
+    return built[key]
+
+
+def chart(
+    what: str,
+    key: str,
+    build: Callable[[], Any],
+    run: Run,
+    *variant: Any,
+    on_select: Callable[[], None] | None = None,
+) -> None:
+    """Draw the figure ``build()`` returns; an error becomes a message naming ``what``.
+
+    A figure is built once per run (and ``variant``, e.g. the confusion depth) and kept in the
+    session for the run shown: a rerun (another example row, "Only mistakes") redraws it
+    without recomputing the metrics (about a second for 22,513 IPC test rows). With
+    ``on_select``, clicking a point selects it and calls ``on_select`` before the rerun.
+    """
     try:
-        if (key, *variant) not in built:
-            built[(key, *variant)] = build()
-        st.plotly_chart(built[(key, *variant)], key=key, theme=None)
+        fig = cached(run, (key, *variant), build)
+        if on_select is None:
+            st.plotly_chart(fig, key=key, theme=None)
+        else:
+            st.plotly_chart(fig, key=key, theme=None, on_select=on_select, selection_mode="points")
     except Exception as exc:
         show_error(exc, what)
+
+
+def _selected_points(key: str) -> list[dict[str, Any]]:
+    """The points selected in the chart ``key`` (its selection state in the session)."""
+    event = st.session_state.get(key)
+    if not event:
+        return []
+    return list(event["selection"]["points"])
+
+
+def _on_node_click(tax: Taxonomy) -> None:
+    """A click on the per-node tree: explain the clicked node."""
+    for pt in _selected_points("explore_heat"):
+        data = pt.get("customdata")
+        idx = data[0] if isinstance(data, list | tuple) else data
+        if idx is not None:
+            st.session_state["explore_node"] = str(tax.names[int(idx)])
+            return
+
+
+def _on_cell_click() -> None:
+    """A click on a confusion cell: list its examples."""
+    for pt in _selected_points("explore_confusion"):
+        data = pt.get("customdata")
+        if isinstance(data, list | tuple) and len(data) == 2:
+            st.session_state["explore_cell"] = f"{data[0]} → {data[1]}"
+            return
+
+
+def test_rows(state: AppState, run: Run) -> HierDataset | None:
+    """The run's test split when the session still holds those rows (else None)."""
+    entry = state.datasets.get(run.dataset_key)
+    if entry is None or entry.split != run.split or entry.test.n_samples != len(run.y_test):
+        return None
+    return entry.test
+
+
+def feature_names(state: AppState, run: Run) -> list[str] | None:
+    """The data set's feature names (the vocabulary of a text data set)."""
+    entry = state.datasets.get(run.dataset_key)
+    return None if entry is None else entry.train.feature_names
 
 
 def per_node_chart(run: Run, tax: Taxonomy) -> Any:
@@ -67,7 +132,14 @@ def weight_norms(run: Run, etax: Taxonomy) -> None:
 def figures(run: Run, tax: Taxonomy, etax: Taxonomy) -> None:
     """Every figure of the run: per node, per level, gamma histogram, confusion, weights."""
     y, p = run.y_test, run.y_pred
-    chart("Per-node error", "explore_heat", lambda: per_node_chart(run, tax), run)
+    chart(
+        "Per-node error",
+        "explore_heat",
+        lambda: per_node_chart(run, tax),
+        run,
+        on_select=lambda: _on_node_click(tax),
+    )
+    st.caption("Click a node to see the words (features) that push an example towards it.")
     c1, c2 = st.columns(2)
     with c1:
         chart(
@@ -97,11 +169,15 @@ def figures(run: Run, tax: Taxonomy, etax: Taxonomy) -> None:
             "Confusion",
             "explore_confusion",
             lambda: plots.confusion_figure(
-                confusion_at_level(y, p, tax, level), title=f"Confusion at depth {level}"
+                confusion_at_level(y, p, tax, level),
+                title=f"Confusion at depth {level}",
+                clickable=True,
             ),
             run,
             level,
+            on_select=_on_cell_click,
         )
+        st.caption("Click a cell to list its examples.")
     with c4:
         weight_norms(run, etax)
 
@@ -128,13 +204,9 @@ def induced_tree(run: Run, tax: Taxonomy, etax: Taxonomy) -> None:
 def decision_path(state: AppState, run: Run, row: int, tax: Taxonomy, etax: Taxonomy) -> list[str]:
     """The predicted path of test row ``row``, from the root: the model's own
     ``decision_path`` when the row is still in the session, else the path to the prediction."""
-    entry = state.datasets.get(run.dataset_key)
-    same_rows = (
-        entry is not None and entry.split == run.split and entry.test.n_samples == len(run.y_test)
-    )
-    if same_rows and etax.is_tree:
-        assert entry is not None
-        ind = run.estimator.decision_path(entry.test.X[row : row + 1])
+    data = test_rows(state, run)
+    if data is not None and etax.is_tree:
+        ind = run.estimator.decision_path(data.X[row : row + 1])
         on_path = np.flatnonzero(np.asarray(ind.todense()).ravel())
         return [str(etax.names[j]) for j in on_path[np.argsort(etax.depth[on_path])]]
     return [str(tax.names[j]) for j in tax.path(str(run.y_pred[row]))]
@@ -156,7 +228,15 @@ def predictions(state: AppState, run: Run, tax: Taxonomy, etax: Taxonomy) -> Non
             "gamma": gamma,
         }
     )
-    st.dataframe(table[table["gamma"] > 0] if only_wrong else table, hide_index=True, height=240)
+    shown = table[table["gamma"] > 0] if only_wrong else table
+    st.dataframe(
+        shown,
+        hide_index=True,
+        height=240,
+        key="explore_table",
+        on_select=lambda: _on_row_click("explore_table", shown),
+        selection_mode="single-row",
+    )
     if not len(run.y_test):
         return
     row = int(st.number_input("Example (row)", 0, len(run.y_test) - 1, 0, key="explore_row"))
@@ -168,6 +248,179 @@ def predictions(state: AppState, run: Run, tax: Taxonomy, etax: Taxonomy) -> Non
         st.caption(f"tree distance gamma = {int(gamma[row])}")
     except Exception as exc:
         show_error(exc, "Decision path")
+    path_words(state, run, row)
+
+
+def _on_row_click(key: str, shown: pd.DataFrame) -> None:
+    """A click on a row of a table of examples: show that example's path."""
+    event = st.session_state.get(key)
+    rows = list(event["selection"]["rows"]) if event else []
+    if rows:
+        st.session_state["explore_row"] = int(shown["row"].iloc[int(rows[0])])
+
+
+def path_words(state: AppState, run: Run, row: int) -> None:
+    """The words that drove each step of the example's predicted path (``hierlab.explain``)."""
+    data = test_rows(state, run)
+    if data is None or run.estimator._score_weights() is None:
+        st.caption(
+            "No per-feature contributions for this model (kernel, or rows not in the session)."
+        )
+        return
+    try:
+        steps = explain(run.estimator, data.X[row], k=5, feature_names=feature_names(state, run))
+    except Exception as exc:
+        show_error(exc, "Path explanation")
+        return
+    summary = steps.groupby("step", sort=True).agg(
+        step=("step", "first"),
+        parent=("parent", "first"),
+        node=("node", "first"),
+        rival=("rival", "first"),
+        margin=("margin", "first"),
+        words=("feature", lambda f: ", ".join(map(str, f))),
+    )
+    st.markdown(
+        "**Why each step:** the words that pushed the example from each node to the "
+        "next, against the best rival"
+    )
+    st.dataframe(summary, hide_index=True, key="explore_path_words")
+
+
+def node_words(state: AppState, run: Run, etax: Taxonomy) -> None:
+    """The words that push towards the clicked (or chosen) node."""
+    st.subheader("What pushes towards a node")
+    nodes = [str(n) for n in etax.names[1:]]
+    if st.session_state.get("explore_node") not in nodes:
+        st.session_state["explore_node"] = nodes[0]
+    node = st.selectbox("Node (or click one on the tree)", nodes, key="explore_node")
+    try:
+        table = explain(run.estimator, node, k=15, feature_names=feature_names(state, run))
+    except Exception as exc:
+        show_error(exc, "Node explanation")
+        return
+    c1, c2 = st.columns(2)
+    with c1:
+        st.markdown(f"**Top words for {node}**")
+        st.dataframe(table[["rank", "feature", "weight"]], hide_index=True, key="explore_words")
+    with c2:
+        st.plotly_chart(plots.explanation_figure(table), key="explore_words_chart", theme=None)
+
+
+def cell_examples(state: AppState, run: Run, tax: Taxonomy) -> None:
+    """The examples of the clicked confusion cell: true and predicted paths, gamma, words."""
+    level = int(st.session_state.get("explore_level", 1))
+    conf = cached(
+        run,
+        ("confusion_table", level),
+        lambda: confusion_at_level(run.y_test, run.y_pred, tax, level),
+    )
+    cells = [f"{t} → {p}" for t in conf.index for p in conf.columns if conf.loc[t, p] > 0]
+    if not cells:
+        return
+    st.subheader("Examples of a confusion cell")
+    if st.session_state.get("explore_cell") not in cells:
+        st.session_state["explore_cell"] = cells[0]
+    cell = st.selectbox("Cell (true → predicted, or click one)", cells, key="explore_cell")
+    true_node, pred_node = cell.split(" → ")
+    anc = ancestor_at_depth(tax)
+    t_ids = tax.index([str(v) for v in run.y_test])
+    p_ids = tax.index([str(v) for v in run.y_pred])
+    at, ap = anc[level, t_ids], anc[level, p_ids]
+    want_p = -1 if pred_node == "(stopped above)" else int(tax.index(pred_node))
+    rows = np.flatnonzero((at == int(tax.index(true_node))) & (ap == want_p))
+    listing = pd.DataFrame(
+        {
+            "row": rows,
+            "true path": [
+                " / ".join(map(str, tax.names[tax.path(int(v))][1:])) for v in t_ids[rows]
+            ],
+            "predicted path": [
+                " / ".join(map(str, tax.names[tax.path(int(v))][1:])) for v in p_ids[rows]
+            ],
+            "gamma": np.asarray(tax.tree_distance(t_ids[rows], p_ids[rows])),
+            "words": _top_words(state, run, rows),
+        }
+    )
+    st.caption(
+        f"{len(rows)} test examples with true {true_node} and predicted {pred_node} at depth "
+        f"{level} · click one to see its path below"
+    )
+    st.dataframe(
+        listing,
+        hide_index=True,
+        height=220,
+        key="explore_cell_rows",
+        on_select=lambda: _on_row_click("explore_cell_rows", listing),
+        selection_mode="single-row",
+    )
+
+
+def _top_words(state: AppState, run: Run, rows: np.ndarray, k: int = 6) -> list[str]:
+    """Each example's largest features (its most weighted words for text), as text."""
+    data = test_rows(state, run)
+    if data is None:
+        return [""] * len(rows)
+    names = feature_names(state, run) or [f"x{j}" for j in range(data.X.shape[1])]
+    out = []
+    for r in rows[:500]:
+        x = data.X[int(r)]
+        x = np.asarray(x.toarray() if hasattr(x, "toarray") else x).ravel()
+        top = np.argsort(-x, kind="stable")[:k]
+        out.append(", ".join(names[j] for j in top if x[j] > 0))
+    return out + [""] * (len(rows) - len(out))
+
+
+def probabilities(state: AppState, run: Run) -> None:
+    """Calibrated node probabilities: PR curve, reliability, precision against depth."""
+    st.subheader("Probabilities")
+    data = test_rows(state, run)
+    if data is None:
+        st.info("The run's test rows are no longer in the session (the split changed).")
+        return
+    try:
+        rep = cached(
+            run,
+            "probability_report",
+            lambda: probability_report(run.estimator, data.X, data.y, thresholds=THRESHOLDS),
+        )
+    except Exception as exc:
+        show_error(exc, "Probabilities")
+        return
+    st.caption(
+        f"AU(PRC) {rep['au_prc']:.4f} (pooled over test example x node) · Brier "
+        f"{rep['brier']:.5f} · ECE {rep['ece']:.4f} · calibration: "
+        f"{run.estimator.calibration_['method']} ({run.estimator.calibration_['cv']})"
+    )
+    c1, c2 = st.columns(2)
+    pr = rep["pr_curve"]
+    with c1:
+        chart("PR curve", "explore_pr", lambda: plots.pr_curve_figure({run.label: pr}), run)
+    with c2:
+        rel = rep["reliability"]
+        chart(
+            "Reliability",
+            "explore_reliability",
+            lambda: plots.reliability_figure({run.label: rel}),
+            run,
+        )
+    if "thresholds" not in rep:
+        return
+    table = rep["thresholds"]
+    chart(
+        "Precision against depth",
+        "explore_depth",
+        lambda: plots.threshold_figure({run.label: table}),
+        run,
+    )
+    t = st.select_slider(
+        "Threshold t of predict(X, threshold=t)",
+        options=list(THRESHOLDS),
+        value=0.5,
+        key="explore_threshold",
+    )
+    row = table[np.isclose(table["threshold"], t)]
+    st.dataframe(row.round(4), hide_index=True, key="explore_threshold_row")
 
 
 state = get_state()
@@ -198,5 +451,8 @@ if multi or not tax.is_tree:
     )
     st.stop()
 figures(run, tax, etax)
+node_words(state, run, etax)
+cell_examples(state, run, tax)
 induced_tree(run, tax, etax)
+probabilities(state, run)
 predictions(state, run, tax, etax)

@@ -223,6 +223,51 @@ class TopDownClassifier(HierarchicalClassifier):
                 coef[classes] = w
         return coef
 
+    def _routing(self) -> str:
+        return "recursive"
+
+    def _score_weights(self) -> tuple[Any, np.ndarray] | None:
+        """``coef_`` and the node classifiers' intercepts; None for a non-linear base."""
+        if any(getattr(e, "coef_", None) is None for e in self.node_estimators_.values()):
+            return None
+        return self.coef_, self._offsets()
+
+    def _offsets(self) -> np.ndarray:
+        """Per node: its classifier's intercept (as ``coef_``), ``+1``/``-1`` for the default
+        child and its siblings, ``-inf`` for a child its trained parent never saw."""
+        tax = self.taxonomy_
+        b = np.zeros(tax.n_nodes)
+        for p, est in self.node_estimators_.items():
+            b[tax.children(p)] = -np.inf
+            classes = np.asarray(est.classes_, dtype=np.int64)
+            ic = np.ravel(getattr(est, "intercept_", np.zeros(len(classes))))
+            if len(classes) == 2 and len(ic) == 1:
+                b[classes[1]], b[classes[0]] = ic[0], -ic[0]
+            else:
+                b[classes] = ic
+        for p, c in self.default_child_.items():
+            b[tax.children(p)] = -1.0
+            b[c] = 1.0
+        return b
+
+    def _node_scores(self, X: np.ndarray | sp.csr_matrix) -> np.ndarray:
+        """Each node's score at its parent: ``decision_function`` (or ``predict_proba``) of
+        the parent's classifier (binary: ``+d`` for ``classes_[1]``, ``-d`` for the other)."""
+        if self._score_weights() is not None:
+            return super()._node_scores(X)
+        S = np.tile(self._offsets(), (X.shape[0], 1))
+        for est in self.node_estimators_.values():
+            classes = np.asarray(est.classes_, dtype=np.int64)
+            if hasattr(est, "decision_function"):
+                d = np.asarray(est.decision_function(X))
+            else:
+                d = np.asarray(est.predict_proba(X))
+            if d.ndim == 1:
+                S[:, classes[1]], S[:, classes[0]] = d, -d
+            else:
+                S[:, classes] = d
+        return S
+
     def _predict_ids(self, X: np.ndarray | sp.csr_matrix) -> np.ndarray:
         """Route every row from the root to a leaf, level by level, one batch per node."""
         tax = self.taxonomy_

@@ -173,8 +173,7 @@ class _Dual:
         ip, ind, dat = self.Xs.indptr, self.Xs.indices, self.Xs.data
         lp = self.lab_ptr
         tables = [
-            (self.U[lp[t] : lp[t + 1]], self.L[lp[t] : lp[t + 1]])
-            for t in range(len(self.sizes))
+            (self.U[lp[t] : lp[t + 1]], self.L[lp[t] : lp[t + 1]]) for t in range(len(self.sizes))
         ]
         return [
             (

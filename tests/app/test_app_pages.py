@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+import hierlab
 from hierlab.core.registry import get_method, list_methods
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -361,3 +362,61 @@ def test_choose_C_for_me_trains_with_the_tuned_C() -> None:
     run = _state(at).runs[-1]
     assert run.method == "topdown" and run.params["C"] == best
     assert any(e.label.startswith("C chosen for topdown") for e in at.expander)
+
+
+def test_explore_explains_nodes_cells_paths_and_probabilities(trained: AppTest) -> None:
+    """Issue #20 in the app: a node's top words, a confusion cell's examples, the words that
+    drove each step of an example's path, and the probability curves."""
+    at = trained
+    at.switch_page("app_pages/explore.py")
+    at.run()
+    _ok(at)
+    run = _state(at).runs[-1]
+    tax = run.estimator.taxonomy_
+    node = str(tax.names[tax.leaves[0]])
+    at.selectbox(key="explore_node").set_value(node)
+    at.run()
+    _ok(at)
+    words = next(
+        df.value for df in at.dataframe if list(df.value.columns) == ["rank", "feature", "weight"]
+    )
+    expected = hierlab.explain(run.estimator, node, k=15)
+    assert list(words["weight"]) == pytest.approx(list(expected["weight"]))
+    # a confusion cell lists exactly its examples
+    cells = at.selectbox(key="explore_cell").options
+    cell = cells[-1]
+    at.selectbox(key="explore_cell").set_value(cell)
+    at.run()
+    _ok(at)
+    listing = next(df.value for df in at.dataframe if "predicted path" in df.value.columns)
+    true_node, pred_node = cell.split(" → ")
+    level = int(at.slider(key="explore_level").value)  # the confusion's depth
+    assert len(listing) > 0
+    assert all(p.split(" / ")[level - 1] == true_node for p in listing["true path"])
+    assert all(p.split(" / ")[level - 1] == pred_node for p in listing["predicted path"])
+    # the example's path, step by step, with its words
+    steps = next(df.value for df in at.dataframe if "rival" in df.value.columns)
+    assert list(steps["step"]) == list(range(1, len(steps) + 1))
+    assert (steps["margin"] >= 0).all()
+    # probabilities: PR curve, reliability diagram, precision against depth
+    names = _trace_names(at)
+    assert "perfect" in names  # the reliability diagram's diagonal
+    assert any(n.startswith(run.label) and "AU(PRC)" in n for n in names)
+    at.select_slider(key="explore_threshold").set_value(0.9)
+    at.run()
+    _ok(at)
+    row = next(df.value for df in at.dataframe if "mean_depth" in df.value.columns)
+    assert list(row["threshold"]) == [0.9]
+
+
+def test_compare_shows_the_runs_probability_curves(trained: AppTest) -> None:
+    at = trained
+    at.switch_page("app_pages/compare.py")
+    at.run()
+    _ok(at)
+    table = next(df.value for df in at.dataframe if "AU(PRC)" in df.value.columns)
+    run = _state(at).runs[-1]
+    assert run.label in list(table["run"])
+    assert 0.0 < float(table["AU(PRC)"].iloc[-1]) <= 1.0
+    names = _trace_names(at)
+    assert "perfect" in names and any("AU(PRC)" in n for n in names)

@@ -171,6 +171,10 @@ class _HieronParams(HierarchicalClassifier):
     def _predict_ids(self, X: np.ndarray | sp.csr_matrix) -> np.ndarray:
         return self._ids_from_scores(self.solver_.scores(X, averaged=self._hypothesis()))
 
+    def _node_scores(self, X: np.ndarray | sp.csr_matrix) -> np.ndarray:
+        """The predicting hypothesis' scores (kernels included), shape (n_samples, n_nodes)."""
+        return np.asarray(self.solver_.scores(X, averaged=self._hypothesis()))
+
     def predict_with(self, X: Any, hypothesis: str) -> np.ndarray:
         """Predict with the ``"last"`` or the ``"average"`` hypothesis (Table 2's two columns)."""
         if hypothesis not in ("last", "average"):
@@ -438,6 +442,22 @@ class HieronClassifier(_HieronParams):
         ``W^v . x``."""
         return predict_from_scores(S, self.solver_.candidates)
 
+    def _candidates(self) -> np.ndarray:
+        """The labels eq. (1) ranges over (every vertex unless ``candidates`` restricts it)."""
+        cand = self.solver_.candidates
+        if cand is None:
+            return np.ones(self.taxonomy_.n_nodes, dtype=bool)
+        mask = np.zeros(self.taxonomy_.n_nodes, dtype=bool)
+        mask[np.asarray(cand)] = True
+        return mask
+
+    def _score_weights(self) -> tuple[Any, np.ndarray] | None:
+        """The prototypes ``W^v`` (path sums of the increments); None for kernels."""
+        try:
+            return self.prototypes_, np.zeros(self.taxonomy_.n_nodes)
+        except AttributeError:
+            return None
+
     # ------------------------------------------------------------------ fitted views
     @property
     def prototypes_(self) -> np.ndarray:
@@ -564,6 +584,15 @@ class HieronGreedyClassifier(_HieronParams):
         """Top-down routing with the local scores of :meth:`node_scores` (column ``u`` scores
         child ``u`` at its parent)."""
         return np.asarray(self.solver_.route(S))
+
+    def _routing(self) -> str:
+        return "recursive"
+
+    def _stop_scores(self) -> np.ndarray | None:
+        """With ``allow_stop`` every internal vertex may keep an example (its zero prototype)."""
+        if not self.allow_stop:
+            return None
+        return np.where(self.taxonomy_.is_leaf, -np.inf, 0.0)
 
     @property
     def coef_(self) -> np.ndarray:

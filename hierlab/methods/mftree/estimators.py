@@ -40,6 +40,11 @@ class _InducedTreeClassifier(HierarchicalClassifier):
     A subclass implements :meth:`_induce`; ``tree_`` is the fitted induction object.
     """
 
+    _induces_taxonomy = True
+
+    def _routing(self) -> str:
+        return "recursive"
+
     def _fit(self, X: np.ndarray | sp.csr_matrix, Y: Any, callbacks: Sequence[Callback]) -> None:
         names = np.asarray([str(n) for n in self.taxonomy_.names], dtype=object)[np.asarray(Y)]
         t0 = time.perf_counter()
@@ -109,6 +114,8 @@ class MFTreeClassifier(_InducedTreeClassifier):
 
     #: the parameters of :class:`MFTree`, which does the work (the same declarations)
     _parameters: ClassVar[tuple[Param, ...]] = MFTree._parameters
+    #: ``hierlab.explain`` reads each split as the difference of the two sides' class means
+    _explain_by_class_means = True
 
     def __init__(
         self,
@@ -132,6 +139,29 @@ class MFTreeClassifier(_InducedTreeClassifier):
     def _predict_ids(self, X: np.ndarray | sp.csr_matrix) -> np.ndarray:
         """The leaf each row reaches by MF-Tree's routing (Algorithm 2)."""
         return self.tree_.apply(X)
+
+    def _sides(self) -> sp.csr_matrix:
+        """(n_nodes, n_nodes) matrix: +1 at (left child, p), -1 at (right child, p)."""
+        left, right = np.asarray(self.tree_.left_), np.asarray(self.tree_.right_)
+        p = np.flatnonzero(left >= 0)
+        m = len(left)
+        rows = np.r_[left[p], right[p]]
+        vals = np.r_[np.ones(len(p)), -np.ones(len(p))]
+        return sp.csr_matrix((vals, (rows, np.r_[p, p])), shape=(m, m))
+
+    def _score_weights(self) -> tuple[Any, np.ndarray] | None:
+        """Child ``c`` of ``p`` scores ``+-(w_p . x + b_p)`` (+ left, - right); None for RBF."""
+        if self.tree_.feature_map_ is not None:
+            return None
+        L = self._sides()
+        return L @ self.coef_, L @ self.intercept_
+
+    def _node_scores(self, X: np.ndarray | sp.csr_matrix) -> np.ndarray:
+        """Routing scores (Algorithm 2) of every node's split, given to its two children."""
+        Z = self.tree_._map(X)
+        r = Z @ self.coef_.T
+        r = (r.toarray() if sp.issparse(r) else np.asarray(r)) + self.intercept_[None, :]
+        return np.asarray(self._sides() @ r.T).T
 
     def _induce(
         self, X: np.ndarray | sp.csr_matrix, names: np.ndarray
@@ -197,6 +227,12 @@ class CMTLClassifier(_InducedTreeClassifier):
     def _predict_ids(self, X: np.ndarray | sp.csr_matrix) -> np.ndarray:
         """The leaf each row reaches through the node classifiers of ``topdown_``."""
         return np.asarray(self.topdown_._predict_ids(X), dtype=np.int64)
+
+    def _score_weights(self) -> tuple[Any, np.ndarray] | None:
+        return self.topdown_._score_weights()
+
+    def _node_scores(self, X: np.ndarray | sp.csr_matrix) -> np.ndarray:
+        return self.topdown_._node_scores(X)
 
     def _induce(
         self, X: np.ndarray | sp.csr_matrix, names: np.ndarray

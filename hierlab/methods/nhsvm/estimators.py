@@ -517,20 +517,22 @@ class HSVMClassifier(HierarchicalClassifier):
             return sp.csr_matrix(Z.astype(np.float64))
         return obj.predict_single(self.W_, X)
 
-    def decision_function(self, X: Any) -> np.ndarray:
-        """scikit-learn scores for ``classes_``: :meth:`node_scores` at the training labels.
+    def _score_weights(self) -> tuple[Any, np.ndarray]:
+        """Path sums ``sum_{u in A+(v)} U_u`` of every node (the score of the label ``v``)."""
+        W = self.taxonomy_.ancestor_matrix @ self.coef_
+        return np.asarray(W), np.zeros(self.taxonomy_.n_nodes)
 
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes), or (n_samples,) for two classes (the score
-        of ``classes_[1]`` minus that of ``classes_[0]``)
-        """
-        S = self.node_scores(X)
-        cols = self.taxonomy_.index([str(c) for c in self.classes_])
-        out = S[:, cols]
-        if out.shape[1] == 2 and not self.multilabel_:
-            return out[:, 1] - out[:, 0]
-        return out
+    def _candidates(self) -> np.ndarray:
+        """Single label: the leaves; multi-label: every node (scored by its max-marginal)."""
+        if self.multilabel_:
+            return np.ones(self.taxonomy_.n_nodes, dtype=bool)
+        return np.asarray(self.taxonomy_.is_leaf, dtype=bool).copy()
+
+    def _node_scores(self, X: np.ndarray | sp.csr_matrix) -> np.ndarray:
+        """Single label: path sums; multi-label: the node max-marginals of :meth:`node_scores`."""
+        if self.multilabel_:
+            return node_max_marginals(self._potentials(X), self.taxonomy_, self.leaf_terminated_)
+        return super()._node_scores(X)
 
     def node_scores(self, X: Any) -> np.ndarray:
         """Per-node scores of shape (n_samples, n_nodes), columns in ``taxonomy_.names`` order.

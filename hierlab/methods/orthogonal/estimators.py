@@ -25,7 +25,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils.validation import check_is_fitted
 
 from hierlab.core.exceptions import ParameterError
 from hierlab.core.objective import Objective
@@ -43,7 +42,7 @@ from hierlab.core.regularizers import (
 )
 from hierlab.core.solver import Callback
 from hierlab.core.taxonomy import Taxonomy
-from hierlab.methods.base import HierarchicalClassifier, check_X
+from hierlab.methods.base import HierarchicalClassifier
 from hierlab.methods.orthogonal.cards import (
     FLATMULT_CARD,
     HIERMULT_CARD,
@@ -315,40 +314,15 @@ class _RDAClassifier(HierarchicalClassifier):
         self.lower_bound_ = float(last.lower if last.lower is not None else np.nan)
         self.gap_ = self.objective_ - self.lower_bound_
 
-    def node_scores(self, X: Any) -> np.ndarray:
-        """Node scores ``w_i^T x`` (path sums for TREELOSS), shape (n_samples, n_nodes), columns
-        in ``taxonomy_`` id order (column 0, the root, is zero)."""
-        check_is_fitted(self, "coef_")
-        X = check_X(X, self, reset=False)
-        return np.asarray(X @ self.coef_.T)
+    def _routing(self) -> str:
+        """Recursive (eq. 1) for ORTHOGNL, TRANSFER, HIERMULT; flat for FLATMULT, TREELOSS."""
+        return "flat" if isinstance(self._model, FlatModel) else "recursive"
 
-    def decision_function(self, X: Any) -> np.ndarray:
-        """scikit-learn scores for ``classes_``, consistent with :meth:`predict`.
-
-        Flat methods (FLATMULT, TREELOSS): the node score of each class. Recursive methods
-        (ORTHOGNL, TRANSFER, HIERMULT): the smallest sibling margin ``s_i - max_{j in S(i)} s_j``
-        over the nodes ``i`` of the class's path ``A+(c)``, positive exactly when the recursive
-        classifier (eq. 1) walks through ``c``; so the arg-max class is the predicted node (or,
-        for an internal class, an ancestor of it).
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes), or (n_samples,) for two classes (the score of
-        ``classes_[1]`` minus that of ``classes_[0]``)
-        """
-        S = self.node_scores(X)
-        cols = np.asarray(self.taxonomy_.index([str(c) for c in self.classes_]), dtype=np.int64)
-        index = getattr(self._model, "index", None)  # the recursive models' SiblingIndex
-        if index is None:
-            out = S[:, cols]
-        else:
-            R, _ = index.rivals(S)
-            with np.errstate(invalid="ignore"):
-                M = S - R  # +inf where a node has no sibling (only child, root padding)
-            out = M[:, index.path_pad[cols]].min(axis=2)
-        if out.shape[1] == 2:
-            return out[:, 1] - out[:, 0]
-        return out
+    def _candidates(self) -> np.ndarray:
+        """FLATMULT: the leaves and the internal training labels; TREELOSS: every node."""
+        mask = np.zeros(self.taxonomy_.n_nodes, dtype=bool)
+        mask[np.asarray(getattr(self._model, "cand_", self.taxonomy_.leaves))] = True
+        return mask
 
     def _predict_ids(self, X: np.ndarray | sp.csr_matrix) -> np.ndarray:
         S = np.asarray(X @ self.coef_.T)

@@ -1,0 +1,276 @@
+"""Curves from node probabilities: precision-recall, reliability, and precision against depth.
+
+Pure functions of arrays, like :mod:`hierlab.evaluation.metrics`: they return tidy
+DataFrames; :mod:`hierlab.plots` draws them.
+
+* :func:`pr_curve` — the pooled precision-recall curve over (example, node) pairs, root
+  excluded: the curve whose area is :func:`~hierlab.evaluation.metrics.au_prc` (Clus-HMC,
+  C-HMCNN).
+* :func:`reliability` — reliability-diagram data: pairs binned by predicted probability, with
+  the observed frequency per bin, the expected calibration error and the Brier score.
+* :func:`threshold_curve` — what ``predict(X, threshold=t)`` does as ``t`` moves: hierarchical
+  precision, recall and F1, the mean depth of the predictions and how many stop above the
+  method's own prediction (single label).
+* :func:`probability_report` — AU(PRC), Brier, ECE and the threshold table of a fitted
+  estimator on a test set, in one call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from hierlab.core.exceptions import DataError
+from hierlab.core.taxonomy import Taxonomy
+from hierlab.evaluation.metrics import (
+    _pr_points,
+    _single_ids,
+    au_prc,
+    hierarchical_prf,
+    is_multilabel,
+    label_indicator,
+)
+from hierlab.methods.probability import deepest_above
+
+__all__ = [
+    "THRESHOLDS",
+    "brier_score",
+    "pr_curve",
+    "probability_report",
+    "reliability",
+    "threshold_curve",
+]
+
+#: the thresholds of the precision/depth table
+THRESHOLDS = (0.0, 0.5, 0.9)
+
+
+def _indicator(Y_true: Any, taxonomy: Taxonomy | None, shape: tuple[int, int]) -> np.ndarray:
+    """0/1 node membership (ancestor-closed) of shape ``shape`` from labels or an indicator."""
+    if sp.issparse(Y_true):
+        Y = Y_true.toarray()
+    elif isinstance(Y_true, np.ndarray) and Y_true.ndim == 2:
+        Y = Y_true
+    else:
+        if taxonomy is None:
+            raise DataError("labels need a taxonomy to be turned into node memberships")
+        Y = label_indicator(Y_true, taxonomy, closure=True).toarray()
+    if Y.shape != shape:
+        raise DataError(f"Y_true of shape {Y.shape} and probabilities of shape {shape} differ")
+    return (Y > 0).astype(np.int8)
+
+
+def _pairs(Y: np.ndarray, P: np.ndarray, nodes: Iterable[int] | None) -> tuple[Any, Any]:
+    cols = np.arange(1, Y.shape[1]) if nodes is None else np.asarray(list(nodes), dtype=int)
+    return Y[:, cols].ravel(), np.asarray(P, dtype=np.float64)[:, cols].ravel()
+
+
+def pr_curve(
+    Y_true: Any,
+    scores: Any,
+    taxonomy: Taxonomy | None = None,
+    nodes: Iterable[int] | None = None,
+) -> pd.DataFrame:
+    """The pooled precision-recall curve over (example, node) pairs, root excluded.
+
+    Parameters
+    ----------
+    Y_true : labels (with ``taxonomy``) or 0/1 array of shape (n_samples, n_nodes)
+    scores : ndarray of shape (n_samples, n_nodes)
+        Node probabilities (:meth:`~hierlab.HierarchicalClassifier.node_proba`) or scores.
+    taxonomy : Taxonomy, optional
+    nodes : iterable of int, optional
+        Node ids to pool (default: every node but the root).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``threshold``, ``precision``, ``recall``, one row per distinct score,
+        thresholds decreasing; ``attrs["au_prc"]``, the step-wise area under it, equals
+        :func:`~hierlab.evaluation.metrics.au_prc`.
+    """
+    S = np.asarray(scores, dtype=np.float64)
+    Y = _indicator(Y_true, taxonomy, S.shape)
+    y, s = _pairs(Y, S, nodes)
+    n_pos = float(y.sum())
+    if n_pos == 0:
+        return pd.DataFrame(columns=["threshold", "precision", "recall"])
+    tp, fp = _pr_points(y.astype(np.int64), s)
+    thresholds = np.sort(np.unique(s))[::-1]
+    precision, recall = tp / (tp + fp), tp / n_pos
+    df = pd.DataFrame({"threshold": thresholds, "precision": precision, "recall": recall})
+    df.attrs["au_prc"] = float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
+    return df
+
+
+def brier_score(
+    Y_true: Any, P: Any, taxonomy: Taxonomy | None = None, nodes: Iterable[int] | None = None
+) -> float:
+    """Mean squared error of node probabilities over (example, node) pairs, root excluded."""
+    P = np.asarray(P, dtype=np.float64)
+    y, p = _pairs(_indicator(Y_true, taxonomy, P.shape), P, nodes)
+    return float(np.mean((p - y) ** 2)) if len(y) else float("nan")
+
+
+def reliability(
+    Y_true: Any,
+    P: Any,
+    taxonomy: Taxonomy | None = None,
+    n_bins: int = 10,
+    nodes: Iterable[int] | None = None,
+) -> pd.DataFrame:
+    """Reliability-diagram data over (example, node) pairs, root excluded.
+
+    Parameters
+    ----------
+    Y_true : labels (with ``taxonomy``) or 0/1 array of shape (n_samples, n_nodes)
+    P : ndarray of shape (n_samples, n_nodes)
+        Node probabilities.
+    taxonomy : Taxonomy, optional
+    n_bins : int, default 10
+        Equal-width bins of [0, 1].
+    nodes : iterable of int, optional
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per non-empty bin: ``bin_low``, ``bin_high``, ``mean_predicted``,
+        ``observed`` (fraction of positive pairs), ``count``. ``attrs`` holds ``ece`` (the
+        count-weighted mean of ``|observed - mean_predicted|``) and ``brier``.
+    """
+    P = np.asarray(P, dtype=np.float64)
+    y, p = _pairs(_indicator(Y_true, taxonomy, P.shape), P, nodes)
+    edges = np.linspace(0.0, 1.0, int(n_bins) + 1)
+    b = np.clip(np.searchsorted(edges, p, side="right") - 1, 0, int(n_bins) - 1)
+    count = np.bincount(b, minlength=n_bins).astype(np.float64)
+    sum_p = np.bincount(b, weights=p, minlength=n_bins)
+    sum_y = np.bincount(b, weights=y.astype(np.float64), minlength=n_bins)
+    keep = count > 0
+    df = pd.DataFrame(
+        {
+            "bin_low": edges[:-1][keep],
+            "bin_high": edges[1:][keep],
+            "mean_predicted": sum_p[keep] / count[keep],
+            "observed": sum_y[keep] / count[keep],
+            "count": count[keep].astype(np.int64),
+        }
+    )
+    total = count.sum()
+    gap = np.abs(df["observed"] - df["mean_predicted"]) * df["count"]
+    df.attrs["ece"] = float(gap.sum() / total) if total else float("nan")
+    df.attrs["brier"] = float(np.mean((p - y) ** 2)) if len(y) else float("nan")
+    return df
+
+
+def threshold_curve(
+    y_true: Any,
+    P: np.ndarray,
+    y_pred: Any,
+    taxonomy: Taxonomy,
+    thresholds: Sequence[float] | np.ndarray | None = None,
+) -> pd.DataFrame:
+    """Predictions stopped above the leaves as the threshold moves (single label).
+
+    At threshold ``t`` each prediction becomes the deepest node of its predicted path whose
+    probability is at least ``t`` (what ``predict(X, threshold=t)`` returns).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        True node names (or integer node ids, as in :mod:`hierlab.evaluation.metrics`).
+    P : ndarray of shape (n_samples, n_nodes)
+        Node probabilities (``node_proba``), columns in ``taxonomy`` id order.
+    y_pred : array-like of shape (n_samples,)
+        The method's own predictions (``predict(X)``), names or ids.
+    taxonomy : Taxonomy
+    thresholds : sequence of float, optional
+        Default: 0, 0.05, ..., 1.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per threshold: ``threshold``, ``hierarchical_precision``,
+        ``hierarchical_recall``, ``hierarchical_f1``, ``accuracy`` (the ancestor rule: the
+        true label on the predicted path), ``on_true_path`` (the prediction is the true label
+        or one of its ancestors: right as far as it goes), ``mean_depth`` of the predictions,
+        ``stopped`` (share cut back above the method's prediction) and ``at_root``.
+    """
+    if is_multilabel(y_true) or is_multilabel(y_pred):
+        raise DataError("threshold_curve takes one label per row")
+    t_ids = _single_ids(y_true, taxonomy, "y_true")
+    p_ids = _single_ids(y_pred, taxonomy, "y_pred")
+    ts = np.linspace(0.0, 1.0, 21) if thresholds is None else np.asarray(thresholds, float)
+    rows = []
+    for t in ts:
+        cut = deepest_above(P, p_ids, taxonomy, float(t)) if t > 0 else p_ids
+        prf = hierarchical_prf(t_ids, cut, taxonomy)
+        rows.append(
+            {
+                "threshold": float(t),
+                "hierarchical_precision": prf.precision,
+                "hierarchical_recall": prf.recall,
+                "hierarchical_f1": prf.f1,
+                "accuracy": float(taxonomy.is_ancestor_or_self(t_ids, cut).mean()),
+                "on_true_path": float(taxonomy.is_ancestor_or_self(cut, t_ids).mean()),
+                "mean_depth": float(np.asarray(taxonomy.depth)[cut].mean()),
+                "stopped": float(np.mean(cut != p_ids)),
+                "at_root": float(np.mean(cut == 0)),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def probability_report(
+    estimator: Any,
+    X: Any,
+    y: Any,
+    thresholds: Sequence[float] = THRESHOLDS,
+) -> dict[str, Any]:
+    """AU(PRC), Brier, ECE and the precision/depth table of a fitted estimator on test data.
+
+    Parameters
+    ----------
+    estimator : HierarchicalClassifier
+        Fitted (and calibrated).
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+    thresholds : sequence of float, default (0, 0.5, 0.9)
+
+    Returns
+    -------
+    dict
+        ``au_prc`` (pooled, from ``node_proba``), ``brier``, ``ece``, ``node_proba``
+        (the array), ``reliability`` and ``pr_curve`` (DataFrames) and, for single-label
+        data, ``thresholds`` (the :func:`threshold_curve` table).
+    """
+    tax = estimator.taxonomy_
+    P = estimator.node_proba(X)
+    y = _names(y)  # the user's labels may be ints: names, not ids
+    Y = label_indicator(y, tax, closure=True).toarray()
+    rel = reliability(Y, P)
+    out: dict[str, Any] = {
+        "au_prc": au_prc(Y, P),
+        "brier": rel.attrs["brier"],
+        "ece": rel.attrs["ece"],
+        "node_proba": P,
+        "reliability": rel,
+        "pr_curve": pr_curve(Y, P),
+    }
+    if not is_multilabel(y):
+        pred = _names(estimator.predict(X))
+        out["thresholds"] = threshold_curve(y, P, pred, tax, thresholds)
+    return out
+
+
+def _names(y: Any) -> np.ndarray:
+    """Labels as node names (str, or tuples of str for multi-label rows)."""
+    out = np.empty(len(y), dtype=object)
+    out[:] = [
+        tuple(str(v) for v in lab) if isinstance(lab, tuple | list | set | frozenset) else str(lab)
+        for lab in y
+    ]
+    return out

@@ -1,0 +1,94 @@
+"""Curves from node probabilities: PR (pooled), reliability, precision against depth."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.metrics import average_precision_score, brier_score_loss
+
+import hierlab
+from hierlab import DataError, Taxonomy
+from hierlab.evaluation import curves
+from hierlab.evaluation.metrics import au_prc, hierarchical_prf, label_indicator
+
+TAX = Taxonomy([("r", "a"), ("r", "b"), ("a", "a1"), ("a", "a2"), ("b", "b1"), ("b", "b2")])
+
+
+@pytest.fixture
+def fitted():
+    rng = np.random.default_rng(0)
+    leaves = TAX.names[TAX.leaves]
+    centers = {lab: rng.normal(scale=1.5, size=6) for lab in leaves}
+    y = rng.choice(leaves, size=400).astype(object)
+    X = np.stack([centers[lab] for lab in y]) + rng.normal(size=(400, 6))
+    est = hierlab.TopDownClassifier(taxonomy=TAX).fit(X[:250], y[:250])
+    est.calibrate(X[:250], y[:250], cv=3)
+    return est, X[250:], y[250:]
+
+
+def test_pr_curve_area_is_au_prc_and_scikit_learns_micro_average(fitted) -> None:
+    est, X, y = fitted
+    P = est.node_proba(X)
+    df = curves.pr_curve(y, P, TAX)
+    Y = label_indicator(y, TAX, closure=True).toarray()
+    assert df.attrs["au_prc"] == pytest.approx(au_prc(Y, P))
+    ref = average_precision_score(Y[:, 1:], P[:, 1:], average="micro")
+    assert df.attrs["au_prc"] == pytest.approx(ref)
+    assert df["threshold"].is_monotonic_decreasing
+    assert df["recall"].is_monotonic_increasing and df["recall"].iloc[-1] == pytest.approx(1.0)
+
+
+def test_reliability_bins_every_pair_once(fitted) -> None:
+    est, X, y = fitted
+    P = est.node_proba(X)
+    rel = curves.reliability(y, P, TAX, n_bins=5)
+    Y = label_indicator(y, TAX, closure=True).toarray()
+    y_pairs, p_pairs = Y[:, 1:].ravel(), P[:, 1:].ravel()
+    assert rel["count"].sum() == y_pairs.size
+    assert rel.attrs["brier"] == pytest.approx(brier_score_loss(y_pairs, p_pairs))
+    assert curves.brier_score(Y, P) == pytest.approx(rel.attrs["brier"])
+    # brute-force ECE over the same bins
+    b = np.minimum((p_pairs * 5).astype(int), 4)
+    ece = (
+        sum(
+            abs(y_pairs[b == k].mean() - p_pairs[b == k].mean()) * (b == k).sum()
+            for k in range(5)
+            if (b == k).any()
+        )
+        / y_pairs.size
+    )
+    assert rel.attrs["ece"] == pytest.approx(ece)
+    assert np.all((rel["observed"] >= 0) & (rel["observed"] <= 1))
+
+
+def test_threshold_curve_moves_predictions_up_their_path(fitted) -> None:
+    est, X, y = fitted
+    P = est.node_proba(X)
+    pred = est.predict(X)
+    table = curves.threshold_curve(y, P, pred, TAX, thresholds=np.linspace(0, 1, 11))
+    first = table.iloc[0]
+    prf = hierarchical_prf(y, pred, TAX)
+    assert first["hierarchical_precision"] == pytest.approx(prf.precision)
+    assert first["stopped"] == 0.0
+    assert table["mean_depth"].is_monotonic_decreasing
+    assert table["on_true_path"].is_monotonic_increasing
+    assert table["stopped"].is_monotonic_increasing
+    last = table.iloc[-1]  # t = 1: only certain nodes remain, the root always is
+    assert last["on_true_path"] >= first["on_true_path"]
+    for t in (0.5, 0.9):  # the table is what predict(X, threshold=t) returns
+        row = table[np.isclose(table["threshold"], t)].iloc[0]
+        cut = est.predict(X, threshold=t)
+        assert row["mean_depth"] == pytest.approx(TAX.depth[TAX.index(list(cut))].mean())
+        prf = hierarchical_prf(y, cut, TAX)
+        assert row["hierarchical_precision"] == pytest.approx(prf.precision)
+
+
+def test_probability_report_and_errors(fitted) -> None:
+    est, X, y = fitted
+    rep = curves.probability_report(est, X, y)
+    assert 0 < rep["au_prc"] <= 1 and 0 <= rep["brier"] <= 1
+    assert list(rep["thresholds"]["threshold"]) == list(curves.THRESHOLDS)
+    with pytest.raises(DataError, match="one label"):
+        curves.threshold_curve([("a1",)], rep["node_proba"][:1], [("a1",)], TAX)
+    with pytest.raises(DataError, match="taxonomy"):
+        curves.pr_curve(list(y), rep["node_proba"])
