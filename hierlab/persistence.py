@@ -203,7 +203,7 @@ class _Decoder:
             t = v["__taxonomy__"]
             return Taxonomy(t["edges"], nodes=t["nodes"])
         if "__frame__" in v:
-            return pd.DataFrame(self.decode(v["__frame__"]), columns=v["columns"])
+            return self.frame(v)
         if "__tuple__" in v:
             return tuple(self.decode(x) for x in v["__tuple__"])
         if "__dict__" in v:
@@ -213,6 +213,17 @@ class _Decoder:
         if "__object__" in v:
             return self.plain_object(v)
         raise ModelFileError(f"unknown entry in model file: keys {sorted(v)[:5]}")
+
+    def frame(self, v: dict[str, Any]) -> pd.DataFrame:
+        """A saved table: its columns checked, its data decoded, any mismatch refused."""
+        cols = _frame_columns(v)
+        data = self.decode(v["__frame__"])
+        if not isinstance(data, dict) or set(data) != set(cols):
+            raise ModelFileError("a table's data does not match its column names")
+        try:
+            return pd.DataFrame(data, columns=cols)
+        except (TypeError, ValueError) as exc:
+            raise ModelFileError(f"a table in the model file is malformed: {exc}") from None
 
     def estimator(self, v: dict[str, Any]) -> BaseEstimator:
         path = v["__estimator__"]
@@ -247,6 +258,16 @@ class _Decoder:
         for k, s in state.items():
             object.__setattr__(obj, k, self.decode(s))
         return obj
+
+
+def _frame_columns(v: dict[str, Any]) -> list[str]:
+    """The column names of a saved table, refused unless a list of strings."""
+    cols = v.get("columns")
+    if not isinstance(cols, list) or not all(isinstance(c, str) for c in cols):
+        raise ModelFileError(
+            f"a table's column names must be a list of strings, got {str(cols)[:40]!r}"
+        )
+    return cols
 
 
 def _int64(v: Any) -> int:
