@@ -53,6 +53,9 @@ def _upload(page: Page, tmp: Path, feat: tuple[str, bytes], tax: tuple[str, byte
         path.write_bytes(f[1])
         inputs.nth(i).set_input_files(str(path))
         _idle(page)
+        # the file is attached before the next step (a loaded machine reruns slowly)
+        expect(page.get_by_text(f[0], exact=True).first).to_be_visible()
+    _idle(page)
     page.get_by_role("button", name="Use this upload").click()
 
 
