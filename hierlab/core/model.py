@@ -25,7 +25,6 @@ __all__ = [
     "per_label_blocks",
     "product",
     "sparse_table",
-    "table",
 ]
 
 Array = np.ndarray
@@ -59,7 +58,7 @@ class DualBlocks:
 
     Attributes
     ----------
-    tables : list of (ndarray or csr_matrix of shape (R_t, n_rows), ndarray of shape (R_t,))
+    tables : list of (csr_matrix of shape (R_t, n_rows), ndarray of shape (R_t,))
         ``(U, L)`` per table, the null label last, already multiplied by the table's weight
         (1: the losses are summed, scikit-learn's convention for C).
     block_example : ndarray of int, shape (n_blocks,)
@@ -68,7 +67,7 @@ class DualBlocks:
         Table of each block.
     """
 
-    tables: list[tuple[np.ndarray, np.ndarray]]
+    tables: list[tuple[sp.csr_matrix, np.ndarray]]
     block_example: np.ndarray
     block_table: np.ndarray
 
@@ -83,16 +82,9 @@ class DualBlocks:
         return total
 
 
-def table(U: list[np.ndarray], L: list[float], m: int, weight: float) -> tuple[Array, Array]:
-    """Stack label rows, append the null label, multiply by ``weight``."""
-    Um = np.vstack([*U, np.zeros(m)]) if U else np.zeros((1, m))
-    Lv = np.asarray([*L, 0.0], dtype=np.float64)
-    return Um * weight, Lv * weight
-
-
 def sparse_table(U: sp.spmatrix, L: np.ndarray, weight: float) -> tuple[sp.csr_matrix, Array]:
-    """:func:`table` for label rows given as a sparse matrix (a label touches a few nodes):
-    the null label appended, everything multiplied by ``weight``; shape (R + 1, n_rows)."""
+    """A label table from its rows, sparse (a label touches a few nodes): the null label
+    ``(L, U) = (0, 0)`` appended, everything multiplied by ``weight``; shape (R + 1, n_rows)."""
     U = sp.csr_matrix(U, dtype=np.float64)
     Um = sp.vstack([U, sp.csr_matrix((1, U.shape[1]))], format="csr")
     return sp.csr_matrix(Um * weight), np.r_[np.asarray(L, dtype=np.float64), 0.0] * weight

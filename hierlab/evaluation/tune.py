@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -59,7 +59,6 @@ class TuneResult:
     estimator: Any = None
     scoring: str = "hierarchical_f1"
     time: float = 0.0
-    notes: list[str] = field(default_factory=list)
 
 
 def _warm_capable(est: Any) -> bool:
@@ -156,8 +155,9 @@ def tune(
         raise ParameterError(f"validation must be in (0, 1), got {validation!r}")
     t_start = time.perf_counter()
     y_arr = np.asarray(y, dtype=object)
-    _, counts = np.unique(y_arr.astype(str), return_counts=True)
-    strat = y_arr.astype(str) if counts.min() >= 2 else None
+    y_str = y_arr.astype(str)
+    _, counts = np.unique(y_str, return_counts=True)
+    strat = y_str if counts.min() >= 2 else None
     X_tr, X_va, y_tr, y_va = train_test_split(
         X, y_arr, test_size=validation, random_state=random_state, stratify=strat
     )

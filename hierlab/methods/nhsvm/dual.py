@@ -29,7 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from hierlab.core.exceptions import ParameterError
-from hierlab.core.model import DualBlocks, LinearModel, per_label_blocks, table
+from hierlab.core.model import DualBlocks, LinearModel, per_label_blocks, sparse_table
 from hierlab.core.objective import Objective
 from hierlab.core.regularizers import L2
 from hierlab.methods.nhsvm.model import HierarchicalHinge
@@ -106,22 +106,21 @@ class HingeDualModel(LinearModel):
         max_l q_i(l))``.
         """
         h = self.hinge
-        n, m = len(y), self.n_rows
-        C_cand = h.C_cand.toarray()  # C[l] of the candidate leaves, in h.candidates order
+        n = len(y)
         cand = np.asarray(h.candidates)
         eq13 = h.variant == "eq13"
 
-        def make(v: int) -> tuple[np.ndarray, np.ndarray]:
+        def make(v: int) -> tuple[sp.csr_matrix, np.ndarray]:
             k = int(np.searchsorted(h.label_nodes, v))
             keep = cand != v
             if eq13:
                 keep &= h.Dn[k] > 0.0
-                U = (h.C[v].toarray() - C_cand[keep]) / h.Dn[k, keep][:, None]
-                L = np.ones(int(keep.sum()))
-            else:
-                U = h.C[v].toarray() - C_cand[keep]
-                L = h.D[k, keep]
-            return table(list(U), list(L), m, 1.0 / n)
+            rows = int(keep.sum())
+            # C[v] - C[l] per kept candidate, sparse (a label touches its and v's root paths)
+            U = sp.csr_matrix(np.ones((rows, 1))) @ h.C[v] - h.C_cand[keep]
+            if eq13:
+                return sparse_table(sp.diags(1.0 / h.Dn[k, keep]) @ U, np.ones(rows), 1.0 / n)
+            return sparse_table(U, h.D[k, keep], 1.0 / n)
 
         return per_label_blocks(np.asarray(y, dtype=np.int64), make)
 

@@ -289,24 +289,6 @@ class LocalModel(_SiblingModel):
         par = np.asarray(taxonomy.parent)
         self.block_of_row = np.full(self.n_rows, -1, dtype=np.int64)
         self.block_of_row[1:] = np.searchsorted(internal, par[1:])
-        self._cache: tuple[Any, np.ndarray] | None = None
-
-    def examples_below(self, y: np.ndarray) -> np.ndarray:
-        """``N_p``: number of examples labelled strictly below each node, shape (n_nodes,)."""
-        A = self.taxonomy.ancestor_matrix
-        through = np.bincount(A[y].indices, minlength=self.n_rows)
-        return through - np.bincount(y, minlength=self.n_rows)
-
-    def _weights(self, y: np.ndarray) -> np.ndarray:
-        if self._cache is not None and self._cache[0] is y:
-            return self._cache[1]
-        nb = self.examples_below(y).astype(np.float64)
-        w_node = np.zeros(self.n_rows)
-        par = np.asarray(self.taxonomy.parent)
-        has = nb[par[1:]] > 0
-        w_node[1:][has] = 1.0
-        self._cache = (y, w_node)
-        return w_node
 
     def loss(self, S: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, sp.csr_matrix]:
         """Per-node summed Crammer-Singer hinge and the subgradient with respect to ``S``.
@@ -317,7 +299,6 @@ class LocalModel(_SiblingModel):
             ``sum_k hinge_p(k)`` over the examples below each internal node ``p``.
         Gamma : csr_matrix of shape (n_samples, n_nodes)
         """
-        omega = self._weights(y)
         V, R_idx = self.index.violations(S)
         P = self.index.path_pad[y]
         valid = P > 0
@@ -326,12 +307,11 @@ class LocalModel(_SiblingModel):
         h = V[k, i]
         pos = h > 0
         k, i, h = k[pos], i[pos], h[pos]
-        w = omega[i]
         j = R_idx[k, i]
-        block = np.bincount(self.block_of_row[i], weights=w * h, minlength=self.n_blocks)
+        block = np.bincount(self.block_of_row[i], weights=h, minlength=self.n_blocks)
         rows = np.r_[k, k]
         cols = np.r_[i, j]
-        data = np.r_[-w, w]
+        data = np.r_[-np.ones(len(k)), np.ones(len(k))]
         G = sp.csr_matrix((data, (rows, cols)), shape=S.shape)
         return block, G
 
@@ -341,17 +321,15 @@ class LocalModel(_SiblingModel):
         the node problem the block belongs to). The table depends on ``i`` only, so there is
         one per such node, shared by every example whose path crosses it."""
         tax, m = self.taxonomy, self.n_rows
-        omega = self._weights(y)
         P = self.index.path_pad[y]
         sib = {int(i): tax.siblings(int(i)) for i in np.unique(P[P > 0])}
-        nodes = [i for i, s in sib.items() if len(s) and omega[i] != 0]
+        nodes = [i for i, s in sib.items() if len(s)]
         table_of = np.full(m, -1, dtype=np.int64)
         table_of[nodes] = np.arange(len(nodes))
         tables = [
-            sparse_table(sibling_rows(i, sib[i], m), np.ones(len(sib[i])), float(omega[i]))
-            for i in nodes
+            sparse_table(sibling_rows(i, sib[i], m), np.ones(len(sib[i])), 1.0) for i in nodes
         ]
-        T = table_of[P]  # -1: the root padding, no siblings, or an empty node problem
+        T = table_of[P]  # -1: the root padding or no siblings
         ex, d = np.nonzero(T >= 0)  # per example, its path's nodes in order
         return DualBlocks(tables, ex.astype(np.int64), T[ex, d])
 
