@@ -25,11 +25,10 @@ from hierlab.methods.orthogonal.estimators import OrthogonalTransferClassifier, 
 from hierlab.solvers.bcfw import BCFW
 from tests.solvers.test_rda import (
     C_ORACLE,
-    CASES,
     ESTIMATORS,
+    ORACLE_CASES,
     TREES,
-    cached_optimum,
-    check_certificate,
+    fit_against_oracle,
     make_problem,
 )
 
@@ -58,25 +57,9 @@ def test_dual_tables_reproduce_the_loss(method: str, tree: str) -> None:
             assert L[-1] == 0 and sp.csr_matrix(U[-1]).count_nonzero() == 0
 
 
-@pytest.mark.parametrize(
-    ("method", "tree", "seed"),
-    [(m, *case) for m in ESTIMATORS for case in CASES[:2] if m != "orthognl"]
-    + [("orthognl", *CASES[0]), ("orthognl", *CASES[2])],
-)
+@pytest.mark.parametrize(("method", "tree", "seed"), ORACLE_CASES)
 def test_optimum_matches_slsqp_and_certificate(method: str, tree: str, seed: int) -> None:
-    tax, X, y = make_problem(TREES[tree], seed=seed)
-    J_star = cached_optimum(method, tree, seed)
-    est = ESTIMATORS[method](
-        taxonomy=tax, C=C_ORACLE, tol=0.0, rtol=2e-5, max_iter=5000, solver="bcfw"
-    )
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        est.fit(X, tax.names[y])
-    assert est.converged_
-    assert abs(est.objective_ - J_star) <= 1e-4 * J_star
-    check_certificate(est.history_, J_star)
-    obj = est._objective(X, y)
-    assert obj.value(est.weights_) == pytest.approx(est.objective_, rel=1e-12)
+    est, obj = fit_against_oracle(method, tree, seed, rtol=2e-5, max_iter=5000, solver="bcfw")
     assert np.all(est.weights_[~obj.regularizer.active] == 0)
 
 
