@@ -344,8 +344,8 @@ def admissibility(method: str, params: dict[str, Any], taxonomy: Taxonomy) -> di
     if not taxonomy.is_tree or taxonomy.n_nodes > 3000:
         return None
     try:
-        lam = _min_eigenvalue(taxonomy, resolve_alpha(params["alpha"], taxonomy))
         amax = _max_alpha(taxonomy)
+        lam = _min_eigenvalue(taxonomy, resolve_alpha(params["alpha"], taxonomy, amax))
     except Exception as exc:  # an extra must never break the page
         return {"admissible": None, "message": f"check unavailable: {exc}"}
     return {"admissible": bool(lam > 0), "min_eigenvalue": float(lam), "max_alpha": float(amax)}
@@ -371,7 +371,7 @@ def suggested_params(method: str, taxonomy: Taxonomy) -> dict[str, Any]:
     lowered to 90% of the largest admissible one (so the first click trains)."""
     values = get_method(method).defaults()
     if values.get("alpha") == "auto" and taxonomy.is_tree and taxonomy.n_nodes <= 3000:
-        values["alpha"] = float(f"{resolve_alpha('auto', taxonomy):.3g}")
+        values["alpha"] = float(f"{resolve_alpha('auto', taxonomy, _max_alpha(taxonomy)):.3g}")
     adm = admissibility(method, values, taxonomy)
     if adm and adm.get("admissible") is False and math.isfinite(adm.get("max_alpha", math.inf)):
         values["alpha"] = float(f"{0.9 * adm['max_alpha']:.2g}")

@@ -196,15 +196,17 @@ _ORTHOGONAL_PARAMS: tuple[Param, ...] = (
 AUTO_ALPHA_FRACTION = 0.5
 
 
-def resolve_alpha(alpha: float | str, taxonomy: Taxonomy) -> float:
+def resolve_alpha(alpha: float | str, taxonomy: Taxonomy, limit: float | None = None) -> float:
     """The ``alpha`` that runs: a number as given, or ``"auto"`` as
     :data:`AUTO_ALPHA_FRACTION` of :func:`~hierlab.core.regularizers.max_admissible_alpha`
     (1.0 on a flat taxonomy, where no two nodes are in an ancestor relation and alpha is idle).
+    ``limit``: that largest admissible alpha when the caller already has it (an eigenproblem
+    over the nodes otherwise).
     """
     if isinstance(alpha, str):
         if alpha.strip().lower() != "auto":
             raise ParameterError(f"alpha must be a number or 'auto', got {alpha!r}")
-        limit = max_admissible_alpha(taxonomy)
+        limit = max_admissible_alpha(taxonomy) if limit is None else limit
         return 1.0 if not np.isfinite(limit) else AUTO_ALPHA_FRACTION * float(limit)
     return float(alpha)
 
