@@ -441,3 +441,31 @@ def test_orthognl_beats_hiermult_when_features_differ_by_level() -> None:
     assert eo.mean() < eh.mean()
     res = stats.wilcoxon(eo, eh, alternative="less")
     assert res.pvalue < 0.05, (eo, eh, res)
+
+
+def test_alpha_auto_is_half_the_admissible_limit_and_always_fits() -> None:
+    """The default alpha='auto' fits on a tree whose limit is below 1 (the old default failed)."""
+    from hierlab import make_hieron_synthetic
+    from hierlab.core.regularizers import max_admissible_alpha
+
+    tr, _ = make_hieron_synthetic(
+        n_train_per_label=3, n_test_per_label=1, depth=3, branching=3, random_state=0
+    )
+    limit = max_admissible_alpha(tr.taxonomy)
+    assert limit < 1.0
+    est = make_estimator("orthognl", taxonomy=tr.taxonomy, max_iter=3)
+    assert est.alpha == "auto"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(tr.X, tr.y)
+    assert est.alpha_ == pytest.approx(0.5 * limit)
+    assert est.lambda_min_ > 0
+    flat = Taxonomy.from_parent_array([-1, 0, 0, 0])
+    X = np.random.default_rng(0).normal(size=(6, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        on_flat = make_estimator("orthognl", taxonomy=flat, alpha="AUTO", max_iter=2)
+        on_flat.fit(X, flat.names[[1, 2, 3, 1, 2, 3]])
+    assert on_flat.alpha_ == 1.0
+    with pytest.raises(ParameterError, match="'auto'"):
+        make_estimator("orthognl", taxonomy=flat, alpha="half").fit(X, flat.names[[1, 2, 3] * 2])
