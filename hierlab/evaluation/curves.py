@@ -29,7 +29,6 @@ from hierlab.core.taxonomy import Taxonomy
 from hierlab.evaluation.metrics import (
     _pr_points,
     _single_ids,
-    au_prc,
     hierarchical_prf,
     is_multilabel,
     label_indicator,
@@ -100,7 +99,7 @@ def pr_curve(
     if n_pos == 0:
         return pd.DataFrame(columns=["threshold", "precision", "recall"])
     tp, fp = _pr_points(y.astype(np.int64), s)
-    thresholds = np.sort(np.unique(s))[::-1]
+    thresholds = np.unique(s)[::-1]
     precision, recall = tp / (tp + fp), tp / n_pos
     df = pd.DataFrame({"threshold": thresholds, "precision": precision, "recall": recall})
     df.attrs["au_prc"] = float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
@@ -252,13 +251,14 @@ def probability_report(
     y = _names(y)  # the user's labels may be ints: names, not ids
     Y = label_indicator(y, tax, closure=True).toarray()
     rel = reliability(Y, P)
+    pr = pr_curve(Y, P)  # its area is au_prc(Y, P): one sort of the pairs, not two
     out: dict[str, Any] = {
-        "au_prc": au_prc(Y, P),
+        "au_prc": pr.attrs.get("au_prc", float("nan")),
         "brier": rel.attrs["brier"],
         "ece": rel.attrs["ece"],
         "node_proba": P,
         "reliability": rel,
-        "pr_curve": pr_curve(Y, P),
+        "pr_curve": pr,
     }
     if not is_multilabel(y):
         pred = _names(estimator.predict(X))

@@ -131,17 +131,18 @@ def sibling_rival(V: np.ndarray, tax: Taxonomy) -> np.ndarray:
     order, starts, group = _sibling_groups(tax)
     if len(order) == 0:
         return R
-    Vo = V[:, order]
-    top = np.maximum.reduceat(Vo, starts, axis=1)  # (n, n_groups)
+    # node-major (rows are nodes): the segment reductions and gathers run over contiguous rows
+    Vo = V.T[order]  # (n_nodes - 1, n), a copy
+    top = np.maximum.reduceat(Vo, starts, axis=0)  # (n_groups, n)
     g = group[order]
-    top_g = top[:, g]
+    top_g = top[g]
     is_top = Vo == top_g
-    n_top = np.add.reduceat(is_top, starts, axis=1, dtype=np.int32)
+    n_top = np.add.reduceat(is_top, starts, axis=0, dtype=np.int32)
     Vo[is_top] = -np.inf  # Vo is a copy: reuse it for the second-best value
-    second = np.maximum.reduceat(Vo, starts, axis=1)
+    second = np.maximum.reduceat(Vo, starts, axis=0)
     # a top node's rival: another top (a tie) or the second value; the others': the top
-    rival_top = np.where(n_top > 1, top, second)[:, g]
-    R[:, order] = np.where(is_top, rival_top, top_g)
+    rival_top = np.where(n_top > 1, top, second)[g]
+    R[:, order] = np.where(is_top, rival_top, top_g).T
     return R
 
 

@@ -87,6 +87,9 @@ def test_probability_report_and_errors(fitted) -> None:
     est, X, y = fitted
     rep = curves.probability_report(est, X, y)
     assert 0 < rep["au_prc"] <= 1 and 0 <= rep["brier"] <= 1
+    Y = label_indicator(y, TAX, closure=True).toarray()
+    assert rep["au_prc"] == au_prc(Y, rep["node_proba"])
+    assert rep["brier"] == pytest.approx(curves.brier_score(Y, rep["node_proba"]))
     assert list(rep["thresholds"]["threshold"]) == list(curves.THRESHOLDS)
     with pytest.raises(DataError, match="one label"):
         curves.threshold_curve([("a1",)], rep["node_proba"][:1], [("a1",)], TAX)
