@@ -238,8 +238,9 @@ class _Decoder:
         except TypeError as exc:
             raise ModelFileError(f"parameters of {path} do not match this version: {exc}") from None
         state = v.get("state", {})
+        param_names = set(params)
         for k in state:
-            _check_state_key(cls, k, set(params))
+            _check_state_key(cls, k, param_names)
         for k, s in state.items():
             setattr(est, k, self.decode(s))
         return est

@@ -22,20 +22,12 @@ import numpy as np
 import pytest
 
 import hierlab
-from hierlab import ModelFileError, Taxonomy, persistence
+from hierlab import ModelFileError, persistence
 from hierlab.core import limits
 from hierlab.persistence import load, save
+from tests.test_persistence_hardening import _fitted
 
 LEGACY = Path(__file__).parent / "data" / "legacy_models"
-
-
-def _fitted(name: str = "flatmult") -> tuple[Any, np.ndarray]:
-    tax = Taxonomy([("r", "a"), ("r", "b"), ("a", "a1"), ("a", "a2"), ("b", "b1")])
-    rng = np.random.default_rng(0)
-    leaves = tax.names[tax.leaves]
-    lab = rng.integers(0, len(leaves), size=60)
-    X = np.abs(rng.normal(size=(len(leaves), 4))[lab] * 3 + rng.normal(size=(60, 4)))
-    return hierlab.make_estimator(name, taxonomy=tax).fit(X, leaves[lab].astype(object)), X
 
 
 @pytest.fixture(scope="module")

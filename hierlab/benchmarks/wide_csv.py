@@ -16,13 +16,11 @@ from __future__ import annotations
 
 import argparse
 import io
-import time
-from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from hierlab.benchmarks.taxonomy import best_of
 from hierlab.io import read_dataset_bytes
 
 
@@ -45,16 +43,6 @@ def wide_csv(n_rows: int, n_columns: int, seed: int = 0) -> tuple[bytes, bytes]:
     numbers = header + "\n" + "\n".join(body) + "\n"
     labelled = "label," + header + "\n" + "\n".join(f"{y},{r}" for y, r in zip(labels, body))
     return (labelled + "\n").encode(), numbers.encode()
-
-
-def best_of(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
-    """The shortest of ``repeat`` wall-clock times of ``fn()``, and its last result."""
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
 
 
 def run(n_rows: int = 12, n_columns: int = 20_000, repeat: int = 3) -> dict[str, float]:

@@ -1022,7 +1022,7 @@ def _tree_arrays(
         return None
     roots = np.flatnonzero(indeg == 0)
     if root is not None and not (len(roots) == 1 and names[roots[0]] == root):
-        if root in set(names):
+        if root in names:
             return None
         names, n = [root, *names], n + 1
         pc, cc = np.r_[np.zeros(len(roots), np.int64), pc + 1], np.r_[roots + 1, cc + 1]

@@ -209,12 +209,20 @@ def _read_frame(
     if raw_columns is None:
         df = _pandas_read(text, path, dtype=str, na_filter=False, **base)
         return _drop_unnamed(df, names, path, text, delimiter)
-    df = _pandas_read(text, path, keep_default_na=False, na_values=list(MISSING), **base)
-    if raw_columns:
-        raw = _pandas_read(
-            text, path, usecols=list(raw_columns), dtype=str, na_filter=False, **base
-        )
-        for c in raw_columns:
+    df = _pandas_read(
+        text,
+        path,
+        keep_default_na=False,
+        na_values=list(MISSING),
+        dtype=dict.fromkeys(raw_columns, str),
+        **base,
+    )
+    # a raw cell read as missing ('NA', '?', empty): only then are those columns read again, as
+    # text (per-column na_values would cost far more on a wide file than this second read)
+    again = [c for c in raw_columns if df[c].isna().any()]
+    if again:
+        raw = _pandas_read(text, path, usecols=again, dtype=str, na_filter=False, **base)
+        for c in again:
             df[c] = raw[c]
     return _drop_unnamed(df, names, path, text, delimiter)
 
@@ -500,15 +508,14 @@ def _fast_numeric_table(
     n = len(names)
     if n < _FAST_MIN_COLUMNS or '"' in text or "" in names:
         return None
-    rows = [ln.split(delimiter) for ln in text.split("\n") if ln.strip()][1:]
+    rows = [ln.split(delimiter) for ln in text.split("\n") if ln and not ln.isspace()][1:]
     if not rows or any(len(r) != n for r in rows):
         return None
     raw_idx = [names.index(c) for c in raw_columns]
-    feat_idx = [j for j in range(n) if j not in set(raw_idx)]
-    pick = operator.itemgetter(*feat_idx) if feat_idx else None
-    flat = list(itertools.chain.from_iterable(pick(r) for r in rows)) if pick else []
-    if len(feat_idx) == 1:  # itemgetter of one index returns the cell, not a tuple
-        flat = [r[feat_idx[0]] for r in rows]
+    feat_idx = sorted(set(range(n)) - set(raw_idx))
+    if len(feat_idx) < 2:  # only under a lowered _FAST_MIN_COLUMNS: itemgetter needs two indices
+        return None
+    flat = list(itertools.chain.from_iterable(map(operator.itemgetter(*feat_idx), rows)))
     if not _PLAIN_NUMBERS.fullmatch("".join(flat)):
         return None
     try:

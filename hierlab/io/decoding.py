@@ -297,8 +297,8 @@ def open_regular(path: PathArg) -> BinaryIO:
     except OSError as exc:
         raise DataError(f"cannot read: {exc.strerror}", path=spath) from None
     try:
-        mode = os.fstat(fd).st_mode
-        size = os.fstat(fd).st_size
+        st = os.fstat(fd)
+        mode, size = st.st_mode, st.st_size
         if stat.S_ISDIR(mode):
             raise DataError("is a directory, not a file", path=spath)
         if not stat.S_ISREG(mode):

@@ -141,10 +141,11 @@ def _load_features(
     """Parse the feature tokens with scikit-learn; refuse malformed or non-finite values."""
     from sklearn.datasets import load_svmlight_file
 
-    _refuse_huge_indices(body, lines, path)
+    text = "\n".join(body) + "\n"
+    _refuse_huge_indices(text, lines, path)
     try:
         X, _ = load_svmlight_file(
-            io.BytesIO(("\n".join(body) + "\n").encode("utf-8")),
+            io.BytesIO(text.encode("utf-8")),
             n_features=n_features,
             zero_based=zero_based,
         )
@@ -168,10 +169,12 @@ def _load_features(
     return X
 
 
-def _refuse_huge_indices(body: list[str], lines: list[int], path: str | None) -> None:
-    """Refuse, before parsing, the first feature index beyond ``max_features`` (its line)."""
+def _refuse_huge_indices(text: str, lines: list[int], path: str | None) -> None:
+    """Refuse, before parsing, the first feature index beyond ``max_features`` (its line).
+
+    ``text`` is the feature part of the file, one line per entry of ``lines``.
+    """
     cap = limits.current().max_features
-    text = "\n".join(body)
     pattern = rf"(?<![^\s])([0-9]{{{len(str(cap))},}}):"
     for m in re.finditer(pattern, text):
         idx = int(m.group(1))

@@ -138,7 +138,7 @@ def check_liblinear_scale(X: np.ndarray | sp.csr_matrix, who: str) -> None:
     values = np.asarray(X.data if sp.issparse(X) else X)
     if not values.size:
         return
-    biggest = float(np.abs(values).max())
+    biggest = float(max(values.max(), -values.min()))  # max |x| without a copy of X
     cap = limits.current().max_abs_feature_liblinear
     if biggest > cap:
         raise DataError(

@@ -71,6 +71,8 @@ def test_the_array_path_builds_what_the_general_path_builds(
     with monkeypatch.context() as m:
         m.setattr(taxonomy_module, "_FAST_MIN_EDGES", 0)
         fast = _built(edges, nodes, r)
+        if edges and not extra and declare != "extra":  # a valid tree: the array path takes it
+            assert taxonomy_module._tree_arrays(edges, nodes, r) is not None
     with monkeypatch.context() as m:
         m.setattr(taxonomy_module, "_FAST_MIN_EDGES", 10**12)
         general = _built(edges, nodes, r)
