@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import streamlit as st
 
 from app.state import (
@@ -85,19 +87,27 @@ def upload_tab(state: AppState) -> None:
     if not st.button("Use this upload", key="use_upload", type="primary", disabled=feat is None):
         return
     assert feat is not None
+    # a status box rather than a spinner: it shows from the first moment (a spinner appears
+    # only after half a second) and stays, saying what was read and how long it took
+    status = st.status(f"Reading {feat.name} ...", expanded=False)
+    start = time.perf_counter()
     try:
-        with st.spinner("Reading the files ..."):
-            entry = upload_entry(
-                (feat.name, feat.getvalue()),
-                (taxf.name, taxf.getvalue()) if taxf is not None else None,
-                test_size=test_size,
-                seed=seed,
-            )
-        state.add_dataset(entry)
-        rows = entry.train.n_samples + entry.test.n_samples
-        st.success(f"Loaded {feat.name}: {rows} rows, {entry.train.n_features} features.")
+        entry = upload_entry(
+            (feat.name, feat.getvalue()),
+            (taxf.name, taxf.getvalue()) if taxf is not None else None,
+            test_size=test_size,
+            seed=seed,
+        )
     except Exception as exc:
+        status.update(label=f"Could not read {feat.name}", state="error")
         show_error(exc, f"Reading {feat.name}")
+        return
+    status.update(
+        label=f"Read {feat.name} in {time.perf_counter() - start:.1f} s", state="complete"
+    )
+    state.add_dataset(entry)
+    rows = entry.train.n_samples + entry.test.n_samples
+    st.success(f"Loaded {feat.name}: {rows} rows, {entry.train.n_features} features.")
 
 
 def session_switcher(state: AppState) -> None:
