@@ -218,8 +218,16 @@ def _cmd_tune(args: argparse.Namespace) -> int:
         validation=args.validation,
         scoring=args.scoring,
         random_state=args.seed,
+        patience=None if args.patience == 0 else args.patience,
+        max_time=args.max_time,
     )
-    report = {"method": args.method, "best_C": res.best_C, "search_time_s": res.time}
+    report = {
+        "method": args.method,
+        "best_C": res.best_C,
+        "search_time_s": res.time,
+        "path_ended_by": res.stopped,
+        "C_not_fitted": " ".join(f"{c:g}" for c in res.skipped) or "-",
+    }
     report.update(evaluate(test.y, res.estimator.predict(test.X), train.taxonomy))
     if args.json:
         print(json.dumps({**report, "path": res.path.to_dict("records")}, default=float, indent=2))
@@ -629,6 +637,13 @@ def _add_tune_parser(sub: _Sub) -> None:
     s.add_argument("--Cs", type=float, nargs="+", help="the grid (default 1e-2 ... 1e2)")
     s.add_argument("--validation", type=float, default=0.2, help="held-out fraction")
     s.add_argument("--scoring", default="hierarchical_f1")
+    s.add_argument(
+        "--patience",
+        type=int,
+        default=2,
+        help="end the path after this many C below the best since the last improvement (0: all)",
+    )
+    s.add_argument("--max-time", type=float, default=None, help="seconds the path may take")
     s.add_argument("--json", action="store_true", help="print JSON")
     s.set_defaults(func=_cmd_tune)
 

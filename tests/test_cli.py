@@ -208,3 +208,18 @@ def test_fit_with_a_threshold_stops_above_the_leaves(capsys) -> None:  # type: i
     assert reports["1"]["mean_depth"] < reports["0"]["mean_depth"]
     assert 0.0 <= reports["0.5"]["au_prc"] <= 1.0 and "brier" in reports["0.5"]
     assert main([*args, "--threshold", "2"]) == 2  # refused with a message
+
+
+def test_tune_ends_its_path_by_patience_or_time(capsys: pytest.CaptureFixture[str]) -> None:
+    """``hierlab tune``: the report says how the path ended and which C were not fitted."""
+    grid = ["0.001", "0.01", "0.1", "1", "10", "100"]
+    args = ["tune", str(DATA / "example_paths.csv"), "--method", "topdown", "--Cs", *grid]
+    assert main([*args, "--max-time", "0", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["path_ended_by"] == "max_time"
+    assert [row["C"] for row in out["path"]] == [0.001]
+    assert out["C_not_fitted"] == "0.01 0.1 1 10 100"
+    assert main([*args, "--patience", "0", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["path_ended_by"] == "grid" and out["C_not_fitted"] == "-"
+    assert len(out["path"]) == len(grid)

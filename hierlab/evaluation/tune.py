@@ -10,6 +10,11 @@ and only the change of ``C`` has to be made up; each fit still ends with its own
 (``upper - lower`` for its own ``C``). Other estimators are fitted cold at each ``C``.
 Finally the best ``C`` is refitted on all the data (``refit=True``).
 
+The path stops early once ``patience`` values of ``C`` since the last improvement have scored
+below the best (the largest ``C`` are the slowest fits, and past the best one the
+score usually keeps falling), or once ``max_time`` seconds have gone; ``TuneResult.stopped`` says
+why the path ended and which values were not fitted.
+
 The cost is the path on one split, against ``len(Cs) x n_splits`` cold fits for a grid search
 (``hierlab/benchmarks/tune.py`` measures both on 20 Newsgroups).
 """
@@ -52,6 +57,10 @@ class TuneResult:
     scoring : str
     time : float
         Seconds for the whole search, refit included.
+    stopped : str
+        Why the path ended: ``"grid"`` (every ``C`` fitted), ``"patience"`` or ``"max_time"``.
+    skipped : tuple of float
+        The values of the grid not fitted.
     """
 
     best_C: float
@@ -59,6 +68,8 @@ class TuneResult:
     estimator: Any = None
     scoring: str = "hierarchical_f1"
     time: float = 0.0
+    stopped: str = "grid"
+    skipped: tuple[float, ...] = ()
 
 
 def _warm_capable(est: Any) -> bool:
@@ -73,13 +84,22 @@ def _path(
     valid: tuple[Any, Any],
     scoring: str,
     warm_start: bool,
-) -> list[dict[str, Any]]:
+    patience: int | None = None,
+    deadline: float | None = None,
+) -> tuple[list[dict[str, Any]], str]:
     """Fit ``est`` at every ``C`` of ``grid`` on ``train`` (each from the last dual point when
-    ``warm_start``) and score it on ``valid``; one row per ``C``."""
+    ``warm_start``) and score it on ``valid``; one row per ``C`` fitted, and why the path ended.
+
+    The path ends early once ``patience`` scores since the last improvement fall below the best
+    (ties count for nothing: a plateau of equal scores does not end it), or when
+    ``time.perf_counter()`` passes ``deadline`` (checked between fits)."""
     scorer = hierarchical_scorer(scoring)
-    rows = []
+    rows: list[dict[str, Any]] = []
     dual = None
+    best, since_best = -np.inf, 0
     for C in grid:
+        if rows and deadline is not None and time.perf_counter() >= deadline:
+            return rows, "max_time"
         est.set_params(C=C)
         warm = warm_start and dual is not None and _warm_capable(est)
         est._warm_dual = dual if warm else None
@@ -98,7 +118,13 @@ def _path(
                 "warm": bool(warm),
             }
         )
-    return rows
+        if rows[-1]["score"] > best:
+            best, since_best = rows[-1]["score"], 0
+        elif rows[-1]["score"] < best:  # a tie (a plateau) neither counts nor resets
+            since_best += 1
+            if patience is not None and since_best >= patience:
+                return rows, "patience"
+    return rows, "grid"
 
 
 def tune(
@@ -113,6 +139,8 @@ def tune(
     refit: bool = True,
     warm_start: bool = True,
     path_rtol: float | None = 1e-2,
+    patience: int | None = 2,
+    max_time: float | None = None,
 ) -> TuneResult:
     """Choose ``C`` by a warm-started path scored on a validation split.
 
@@ -127,7 +155,7 @@ def tune(
         The grid (default :data:`DEFAULT_CS`); fitted in increasing order.
     validation : float, default 0.2
         Fraction of the rows held out for scoring (a seeded split, stratified when every
-        label has at least two rows).
+        label has at least two rows and both parts have room for every label).
     scoring : str, default "hierarchical_f1"
         A name of :data:`hierlab.evaluation.scoring.SCORERS`.
     random_state : int, default 0
@@ -141,6 +169,13 @@ def tune(
         stop at, when looser than the estimator's own: choosing ``C`` needs the validation
         score, which a 1% certified gap no longer moves; the refit uses the estimator's own
         ``rtol``. None: the estimator's own throughout.
+    patience : int or None, default 2
+        End the path once this many values of ``C`` since the last improvement score below the
+        best so far (ties do not count; None: fit the whole grid). The validation score is
+        usually unimodal in ``C``; where it is not, a larger patience or None searches further.
+    max_time : float or None, default None
+        Seconds the path may take; checked between fits (the fit under way finishes, the first
+        ``C`` is always fitted). The refit is not counted.
 
     Returns
     -------
@@ -153,11 +188,20 @@ def tune(
         raise ParameterError(f"Cs must be positive numbers, got {Cs!r}")
     if not 0.0 < validation < 1.0:
         raise ParameterError(f"validation must be in (0, 1), got {validation!r}")
+    if patience is not None and (
+        isinstance(patience, bool) or int(patience) != patience or patience < 1
+    ):
+        raise ParameterError(f"patience must be a positive integer or None, got {patience!r}")
+    if max_time is not None and not float(max_time) >= 0:
+        raise ParameterError(f"max_time must be a number of seconds >= 0, got {max_time!r}")
     t_start = time.perf_counter()
     y_arr = np.asarray(y, dtype=object)
     y_str = y_arr.astype(str)
     _, counts = np.unique(y_str, return_counts=True)
-    strat = y_str if counts.min() >= 2 else None
+    # stratified when every label has two rows and each side can hold every label once
+    n_valid = int(np.ceil(validation * len(y_str)))
+    fits = min(n_valid, len(y_str) - n_valid) >= len(counts)
+    strat = y_str if counts.min() >= 2 and fits else None
     X_tr, X_va, y_tr, y_va = train_test_split(
         X, y_arr, test_size=validation, random_state=random_state, stratify=strat
     )
@@ -165,11 +209,16 @@ def tune(
     own_rtol = est.get_params().get("rtol")
     if path_rtol is not None and own_rtol is not None and float(path_rtol) > float(own_rtol):
         est.set_params(rtol=float(path_rtol))
-    rows = _path(est, grid, (X_tr, y_tr), (X_va, y_va), scoring, warm_start)
+    deadline = None if max_time is None else t_start + float(max_time)
+    rows, stopped = _path(
+        est, grid, (X_tr, y_tr), (X_va, y_va), scoring, warm_start, patience, deadline
+    )
     path = pd.DataFrame(rows)
     best_C = float(path["C"].iloc[int(np.argmax(path["score"].to_numpy()))])
     final = None
     if refit:
         final = clone(estimator).set_params(C=best_C)
         final.fit(X, y_arr)
-    return TuneResult(best_C, path, final, scoring, time.perf_counter() - t_start)
+    skipped = tuple(grid[len(rows) :])
+    elapsed = time.perf_counter() - t_start
+    return TuneResult(best_C, path, final, scoring, elapsed, stopped, skipped)
