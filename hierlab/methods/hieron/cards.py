@@ -54,6 +54,11 @@ HIERON_CARD = MethodCard(
     "form (eq. 11-12) otherwise.",
     bounds=_HIERON_BOUNDS,
     citation=_CITE_002,
+    presets=(
+        "`paper` is Algorithm 1 as printed: one pass, updates on the prediction's "
+        "mistakes, and the last hypothesis predicts; it is also the default. average=True "
+        "predicts with the averaged hypothesis of eq. (13) instead ('Batch' in Table 2)."
+    ),
 )
 
 HIERON_BATCH_CARD = MethodCard(
@@ -78,6 +83,10 @@ HIERON_BATCH_CARD = MethodCard(
     "average is kept incrementally.",
     bounds=_HIERON_BOUNDS,
     citation=_CITE_002,
+    presets=(
+        "`paper` is Section 4's batch Hieron: one pass of max-loss updates and the "
+        "averaged hypothesis (eq. 13, fixed by this entry); it is also the default."
+    ),
 )
 
 HIERON_FLAT_CARD = MethodCard(
@@ -99,6 +108,10 @@ HIERON_FLAT_CARD = MethodCard(
     solver="Batch Hieron (max-loss updates, averaged hypothesis) on the flattened taxonomy.",
     bounds=_HIERON_BOUNDS,
     citation=_CITE_002,
+    presets=(
+        "`paper` is Section 5's 'flat' comparison: batch Hieron, one pass, on the "
+        "flattened tree; it is also the default."
+    ),
 )
 
 HIERON_GREEDY_CARD = MethodCard(
@@ -120,4 +133,8 @@ HIERON_GREEDY_CARD = MethodCard(
     bounds="No certificate: `upper` is the online mistake rate of the local learners; "
     "`lower` is empty.",
     citation=_CITE_002,
+    presets=(
+        "`paper` is Section 5's 'greedy' comparison: one batch Hieron per internal "
+        "vertex, one pass; it is also the default."
+    ),
 )
