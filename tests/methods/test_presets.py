@@ -250,3 +250,25 @@ def fit_quiet_but(est, X, y, keep: type) -> None:
         warnings.simplefilter("ignore")
         warnings.simplefilter("always", keep)
         est.fit(X, y)
+
+
+# ---------------------------------------------------------------------- the CLI
+def test_cli_fit_takes_a_preset_and_reports_what_ran(capsys) -> None:  # type: ignore[no-untyped-def]
+    import json
+    from pathlib import Path
+
+    from hierlab.cli import main
+
+    data = Path(__file__).resolve().parents[2] / "datasets"
+    base = ["fit", str(data / "example_paths.csv"), "--method", "flatmult", "--json"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main([*base, "--preset", "paper", "--param", "max_iter=30"]) == 0
+        paper = json.loads(capsys.readouterr().out)
+        assert main([*base, "--param", "max_iter=30"]) == 0
+        fast = json.loads(capsys.readouterr().out)
+    assert (paper["solver"], paper["algorithm"]) == ("rda", PAPER_ALGORITHM["flatmult"])
+    assert (fast["solver"], fast["algorithm"]) == ("bcfw", "BCFW on the dual")
+    assert main(["methods"]) == 0
+    out = capsys.readouterr().out
+    assert "--preset paper: solver='rda', averaging='uniform', C='1/n'" in out
