@@ -272,3 +272,14 @@ def test_cli_fit_takes_a_preset_and_reports_what_ran(capsys) -> None:  # type: i
     assert main(["methods"]) == 0
     out = capsys.readouterr().out
     assert "--preset paper: solver='rda', averaging='uniform', C='1/n'" in out
+
+
+def test_hieron_kernel_parameters_the_linear_kernel_ignores_are_warned_about() -> None:
+    tax, X, y = small_problem()
+    est = make_estimator("hieron", taxonomy=tax, degree=5)
+    with pytest.warns(IgnoredParameterWarning, match=r"degree=5.*kernel='linear'"):
+        fit_quiet_but(est, X, tax.names[y], IgnoredParameterWarning)
+    spec = get_method("hieron")
+    names = {p.name for p in spec.active_params({"kernel": "rbf"})}
+    assert "gamma" in names and "degree" not in names and "coef0" not in names
+    assert {"gamma", "degree", "coef0"} <= {p.name for p in spec.active_params({"kernel": "poly"})}

@@ -107,12 +107,17 @@ _KERNEL_PARAMS = (
     ),
     Param(
         "gamma", "float", None, low=0.0, low_open=True, log=True,
+        used_when={"kernel": ("rbf", "poly")},
         help="RBF / polynomial kernel scale (None: 1 / n_features)",
         note="Try 0.1x-10x of 1 / n_features.",
     ),
-    Param("degree", "int", 3, low=1, help="degree of the polynomial kernel", note="2-4 is usual."),
     Param(
-        "coef0", "float", 1.0, help="offset of the polynomial kernel",
+        "degree", "int", 3, low=1, used_when={"kernel": ("poly",)},
+        help="degree of the polynomial kernel", note="2-4 is usual.",
+    ),
+    Param(
+        "coef0", "float", 1.0, used_when={"kernel": ("poly",)},
+        help="offset of the polynomial kernel",
         note="The kernel is (gamma x.z + coef0) ** degree.",
     ),
 )
