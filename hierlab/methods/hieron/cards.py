@@ -50,8 +50,9 @@ HIERON_CARD = MethodCard(
     r"(the `hamming` loss of `hierlab.core.losses`, and $\sqrt\gamma$ its `sqrt_hamming`); "
     r"each update solves the projection problem of eq. (6).",
     solver="Online passive-aggressive updates (Algorithm 1), conservative: only rounds with "
-    "a mistake change the prototypes (errata). Primal form for the linear kernel, kernel "
-    "form (eq. 11-12) otherwise.",
+    "a mistake change the prototypes (errata). It predicts with the last hypothesis, the "
+    "one Algorithm 1 returns (average=True: the average of eq. 13). Primal form for the "
+    "linear kernel, kernel form (eq. 11-12) otherwise.",
     bounds=_HIERON_BOUNDS,
     citation=_CITE_002,
     presets=(
