@@ -321,9 +321,9 @@ def run(args: argparse.Namespace) -> int:
         print("--seeds and --epochs must be >= 1")
         return 2
     pub = published()
-    settings = {reading_label(args.noise_std): args.noise_std}
+    settings = {f"sigma = {args.noise_std:g}": args.noise_std}
     if args.literal and args.noise_std != 0.4:
-        settings[LITERAL_READING] = 0.4
+        settings["sigma = 0.4 (literal 'variance 0.16')"] = 0.4
     results: dict[str, list[dict[str, Any]]] = {}
     ok = True
     pd.set_option("display.width", 200)
@@ -383,7 +383,8 @@ def run(args: argparse.Namespace) -> int:
         "here and in make_hieron_synthetic, is sigma = 0.16 (variance 0.0256); the paper prints "
         "'variance 0.16', i.e. sigma = 0.4, under which the Bayes rule itself errs on ~26%:"
     )
-    print(side_by_side(results, pub).to_string())
+    both = {reading_label(sigma): results[label] for label, sigma in settings.items()}
+    print(side_by_side(both, pub).to_string())
     print(NOTES)
     if args.figure:
         fig = figure(results)
