@@ -152,6 +152,10 @@ def _cmd_methods(args: argparse.Namespace) -> int:
         print(f"{name:<16} [{spec.seed}] {spec.summary}")
         if params:
             print(f"{'':<16} params: {params}")
+        paper = getattr(spec, "presets", {}).get("paper")
+        if paper:
+            shown = ", ".join(f"{k}={v!r}" for k, v in paper.items())
+            print(f"{'':<16} --preset paper: {shown}")
     return 0
 
 
@@ -163,7 +167,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     params = _parse_params(args.param)
     spec = get_method(args.method)
     total = params.get("max_iter", spec.defaults().get("max_iter"))
-    est = make_estimator(args.method, taxonomy=train.taxonomy, **params)
+    est = make_estimator(args.method, taxonomy=train.taxonomy, preset=args.preset, **params)
     bar = ProgressBar(total=total if isinstance(total, int) else None)
     t0 = time.perf_counter()
     est.fit(train.X, train.y, callbacks=[bar])
@@ -181,6 +185,8 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         "predict_time_s": pred_time,
         "n_iter": int(getattr(est, "n_iter_", 0)),
         "converged": bool(getattr(est, "converged_", True)),
+        "solver": str(getattr(est, "solver_", "")),
+        "algorithm": str(getattr(est, "algorithm_", "")),
     }
     report.update(evaluate(test.y, y_pred, train.taxonomy))
     if args.threshold is not None:
@@ -604,6 +610,13 @@ def _add_fit_parser(sub: _Sub) -> None:
     s.add_argument("--test-size", type=float, default=0.3)
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--method", default="topdown")
+    s.add_argument(
+        "--preset",
+        choices=("paper", "fast"),
+        default=None,
+        help="start from the seed's own algorithm and settings (paper) or the defaults (fast); "
+        "--param values override it",
+    )
     s.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
     s.add_argument("--out", help="save the fitted model here")
     s.add_argument("--json", action="store_true", help="print JSON")

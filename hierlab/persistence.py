@@ -243,6 +243,9 @@ class _Decoder:
             _check_state_key(cls, k, param_names)
         for k, s in state.items():
             setattr(est, k, self.decode(s))
+        upgrade = getattr(est, "_upgrade_state", None)
+        if callable(upgrade):  # an attribute renamed since the file was written
+            upgrade()
         return est
 
     def plain_object(self, v: dict[str, Any]) -> Any:

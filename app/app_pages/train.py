@@ -136,6 +136,9 @@ def last_run(state: AppState, last: Run) -> None:
         f"**Last run:** {last.label} — {last.fit_time:.2f} s, {len(hist)} iteration(s)"
         + (" — stopped by you" if last.stopped else "")
     )
+    what = getattr(last.estimator, "algorithm_", "")
+    if what:
+        st.caption(f"What ran: {what}")
     cols = st.columns(max(1, min(6, len(last.metrics))))
     for i, (k, v) in enumerate(last.metrics.items()):
         cols[i % len(cols)].metric(k.replace("_", " "), f"{v:.4f}")

@@ -21,6 +21,7 @@ import pandas as pd
 from sklearn.exceptions import ConvergenceWarning
 
 from hierlab import HierDataset, Taxonomy, get_method, list_methods, make_estimator
+from hierlab.core.exceptions import IgnoredParameterWarning
 from hierlab.core.params import declared
 from hierlab.core.regularizers import max_admissible_alpha, smallest_comparison_eigenvalue
 from hierlab.evaluation.metrics import evaluate
@@ -141,6 +142,7 @@ class Run:
             "converged": self.converged,
             "stopped": self.stopped,
             "metrics": self.metrics,
+            "algorithm": getattr(self.estimator, "algorithm_", None),
             "history": self.history.replace({np.nan: None}).to_dict(orient="list"),
             "started": self.started,
         }
@@ -155,13 +157,15 @@ def _solver_time(history: pd.DataFrame, fit_time: float) -> float:
 
 # ---------------------------------------------------------------------------------- training
 def _timed_fit(est: Any, train: HierDataset, callbacks: Iterable[Any]) -> tuple[float, list[str]]:
-    """Fit ``est``; the wall time and the convergence warnings raised."""
+    """Fit ``est``; the wall time and the convergence and ignored-parameter warnings raised."""
+    shown = (ConvergenceWarning, IgnoredParameterWarning)
     with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ConvergenceWarning)
+        for category in shown:
+            warnings.simplefilter("always", category)
         t0 = time.perf_counter()
         est.fit(train.X, train.y, callbacks=list(callbacks))
         fit_time = time.perf_counter() - t0
-    return fit_time, [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
+    return fit_time, [str(w.message) for w in caught if issubclass(w.category, shown)]
 
 
 def fit_run(

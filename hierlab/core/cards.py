@@ -109,6 +109,9 @@ class MethodCard:
         The paper(s).
     symbols : str
         The notation of the objective, in words.
+    presets : str
+        What the ``"paper"`` and ``"fast"`` presets (:attr:`MethodSpec.presets`) run and why
+        they differ; the card lists their values from the registry.
     """
 
     title: str
@@ -121,6 +124,7 @@ class MethodCard:
     citation: str
     symbols: str = ""
     name: str = ""
+    presets: str = ""
 
     @property
     def spec(self) -> MethodSpec:
@@ -172,6 +176,7 @@ class MethodCard:
             lines += [self.symbols, ""]
         lines += ["**Prediction:**", "", "$$", self.prediction, "$$", ""]
         lines += [f"**Solver.** {self.solver}", "", f"**Bounds.** {self.bounds}", ""]
+        lines += [self.presets_markdown(), ""]
         params = self.parameters()
         if params:
             lines += ["| parameter | default | range | what it does |", "|---|---|---|---|"]
@@ -185,6 +190,25 @@ class MethodCard:
             lines += [f"Fixed by this registry entry: {shown}.", ""]
         lines += [f"**Citation.** {self.citation}", ""]
         return "\n".join(lines)
+
+    def presets_markdown(self) -> str:
+        """The presets paragraph: each preset's values and the card's explanation; then how a
+        fitted estimator says what ran (``solver_``, ``algorithm_``)."""
+        presets = getattr(self.spec, "presets", {})
+        parts = []
+        for key in ("paper", "fast"):
+            values = presets.get(key)
+            if values is None:
+                continue
+            shown = ", ".join(f"{k}={v!r}" for k, v in values.items()) or "the defaults"
+            parts.append(f"`{key}`: `{shown}`" if values else f"`{key}`: {shown}")
+        text = "**Presets.** " + "; ".join(parts) + "."
+        if self.presets:
+            text += " " + self.presets.strip()
+        return (
+            text + " After `fit`, `solver_` and `algorithm_` say what ran "
+            "(make_estimator(name, preset='paper'))."
+        )
 
 
 def _split_lines(tex: str) -> list[str]:

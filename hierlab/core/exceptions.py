@@ -12,6 +12,8 @@ __all__ = [
     "ConvergenceError",
     "DataError",
     "HierlabError",
+    "HierlabWarning",
+    "IgnoredParameterWarning",
     "ModelFileError",
     "ParameterError",
     "TaxonomyError",
@@ -80,3 +82,13 @@ class ConvergenceError(HierlabError, RuntimeError):
 
 class ModelFileError(HierlabError, ValueError):
     """A model file that is foreign, tampered with, of an unknown version, or a pickle."""
+
+
+class HierlabWarning(UserWarning):
+    """Base class of every warning hierlab issues on purpose."""
+
+
+class IgnoredParameterWarning(HierlabWarning):
+    """A parameter was set away from its default but the chosen settings do not use it
+    (``averaging="uniform"`` with ``solver="bcfw"``): the message names the parameter, its
+    value and the setting that ignores it."""

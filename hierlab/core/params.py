@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -33,6 +33,7 @@ __all__ = [
     "Param",
     "check_declarations",
     "declared",
+    "ignored_params",
     "validate_params",
 ]
 
@@ -71,6 +72,11 @@ class Param:
         One line for users: what it does.
     note : str
         The method card's explanation: what it does and which values are sensible.
+    used_when : Mapping of str to tuple, optional
+        When the parameter is used: ``{"solver": ("rda",)}`` means only when ``solver`` is
+        ``"rda"`` (every condition must hold). None: always used. A non-default value of a
+        parameter whose condition fails is warned about in ``fit``
+        (:class:`~hierlab.core.exceptions.IgnoredParameterWarning`), never dropped silently.
     """
 
     name: str
@@ -87,6 +93,7 @@ class Param:
     symbol: str = ""
     help: str = ""
     note: str = ""
+    used_when: Mapping[str, tuple[Any, ...]] | None = field(default=None, hash=False)
 
     def __post_init__(self) -> None:
         if self.type not in TYPES:
@@ -96,6 +103,28 @@ class Param:
     def accepts_none(self) -> bool:
         """None is a valid value."""
         return self.none or self.default is None
+
+    def is_used(self, values: Mapping[str, Any]) -> bool:
+        """Whether the settings ``values`` (name -> value) use this parameter (``used_when``).
+
+        A condition on a name missing from ``values`` holds (nothing says otherwise).
+        """
+        if not self.used_when:
+            return True
+        return all(
+            name not in values or values[name] in allowed
+            for name, allowed in self.used_when.items()
+        )
+
+    def used_text(self) -> str:
+        """``"only when solver is 'rda'"`` (empty when always used)."""
+        if not self.used_when:
+            return ""
+        parts = [
+            f"{name} is " + " or ".join(repr(v) for v in allowed)
+            for name, allowed in self.used_when.items()
+        ]
+        return "only when " + " and ".join(parts)
 
     @property
     def label(self) -> str:
@@ -267,6 +296,28 @@ def validate_params(estimator: Any) -> dict[str, Any]:
         name: p.validate(getattr(estimator, name), owner)
         for name, p in declared(type(estimator)).items()
     }
+
+
+def ignored_params(cls: type, values: Mapping[str, Any]) -> list[tuple[Param, str]]:
+    """The parameters of ``cls`` set away from their default that the settings do not use.
+
+    Parameters
+    ----------
+    cls : type
+        An estimator class with ``_parameters``.
+    values : Mapping of str to Any
+        Validated constructor values (:func:`validate_params`).
+
+    Returns
+    -------
+    list of (Param, str)
+        Each ignored parameter with the condition it misses (``"only when solver is 'rda'"``).
+    """
+    out = []
+    for name, p in declared(cls).items():
+        if name in values and not p.is_used(values) and not _same(values[name], p.default):
+            out.append((p, p.used_text()))
+    return out
 
 
 def check_declarations(cls: type, ignore: Iterable[str] = ("taxonomy",)) -> None:

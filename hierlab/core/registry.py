@@ -42,6 +42,11 @@ class MethodSpec:
         Constructor arguments set by the registry entry (e.g. a variant flag).
     card : MethodCard
         The teaching view (:mod:`hierlab.core.cards`).
+    presets : dict of str to dict
+        Named settings of the schema parameters: ``"paper"`` (the seed's own algorithm and
+        settings) and ``"fast"`` (the constructor defaults), each ``{name: value}`` over the
+        parameters either preset sets, so that switching presets resets them;
+        :func:`make_estimator` takes ``preset=``. The card explains them.
     """
 
     name: str
@@ -54,6 +59,7 @@ class MethodSpec:
     bounds: bool = False
     fixed: dict[str, Any] = field(default_factory=dict)
     card: Any = None
+    presets: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def param(self, name: str) -> Param:
         """The :class:`Param` called ``name``."""
@@ -68,6 +74,39 @@ class MethodSpec:
     def defaults(self) -> dict[str, Any]:
         """Default value of every parameter."""
         return {p.name: p.default for p in self.params}
+
+    def preset(self, name: str) -> dict[str, Any]:
+        """The values of preset ``name`` (``"paper"`` or ``"fast"``).
+
+        Raises
+        ------
+        ParameterError
+            Naming the presets there are.
+        """
+        try:
+            return dict(self.presets[str(name).lower()])
+        except KeyError:
+            raise ParameterError(
+                f"method {self.name!r} has no preset {name!r}; it has "
+                + ", ".join(repr(k) for k in self.presets)
+            ) from None
+
+    def active_params(self, values: dict[str, Any]) -> tuple[Param, ...]:
+        """The parameters the settings ``values`` use (``Param.used_when``), in schema order.
+
+        Parameters
+        ----------
+        values : dict
+            Parameter values; missing names take their default (and ``fixed`` its value).
+
+        Returns
+        -------
+        tuple of Param
+            ``params`` less those the chosen settings ignore (``averaging`` under
+            ``solver="bcfw"``).
+        """
+        full = {**self.defaults(), **self.fixed, **values}
+        return tuple(p for p in self.params if p.is_used(full))
 
 
 _REGISTRY: dict[str, MethodSpec] = {}
@@ -92,6 +131,7 @@ def register(
     bounds: bool = False,
     multilabel: bool | None = None,
     dag: bool | None = None,
+    paper: dict[str, Any] | None = None,
 ) -> MethodSpec:
     """Register a method (one call per method, in its family's module).
 
@@ -108,6 +148,10 @@ def register(
         See :class:`MethodSpec`.
     multilabel, dag : bool, optional
         Default: the class's ``_supports_multilabel`` / ``_supports_dag``.
+    paper : dict, optional
+        The ``"paper"`` preset: the schema values that run the seed's own algorithm and
+        settings (empty: the defaults already are). The ``"fast"`` preset is the defaults of
+        the same names (:attr:`MethodSpec.presets`).
     """
     check_declarations(estimator)
     fixed = dict(fixed or {})
@@ -115,10 +159,12 @@ def register(
     if unknown:
         raise TypeError(f"register({name!r}): fixed names undeclared parameters {sorted(unknown)}")
     key = name.lower()
+    params = schema(estimator, fixed)
+    presets = _presets(key, params, paper or {})
     spec = MethodSpec(
         name=key,
         estimator=estimator,
-        params=schema(estimator, fixed),
+        params=params,
         seed=seed,
         summary=summary,
         multilabel=getattr(estimator, "_supports_multilabel", False)
@@ -128,9 +174,24 @@ def register(
         bounds=bounds,
         fixed=fixed,
         card=replace(card, name=key),
+        presets=presets,
     )
     _REGISTRY[key] = spec
     return spec
+
+
+def _presets(
+    name: str, params: tuple[Param, ...], paper: dict[str, Any]
+) -> dict[str, dict[str, Any]]:
+    """``{"paper": ..., "fast": ...}`` over the names ``paper`` sets, each value validated."""
+    by_name = {p.name: p for p in params}
+    unknown = set(paper) - set(by_name)
+    if unknown:
+        raise TypeError(f"register({name!r}): paper preset names {sorted(unknown)}, not in schema")
+    return {
+        "paper": {k: by_name[k].validate(v, name) for k, v in paper.items()},
+        "fast": {k: by_name[k].default for k in paper},
+    }
 
 
 def list_methods() -> list[str]:
@@ -148,7 +209,9 @@ def get_method(name: str) -> MethodSpec:
         ) from None
 
 
-def make_estimator(name: str, taxonomy: Any = None, **params: Any) -> Any:
+def make_estimator(
+    name: str, taxonomy: Any = None, *, preset: str | None = None, **params: Any
+) -> Any:
     """A new estimator for the method ``name`` with validated ``params``.
 
     Parameters
@@ -157,11 +220,23 @@ def make_estimator(name: str, taxonomy: Any = None, **params: Any) -> Any:
         A name from :func:`list_methods`.
     taxonomy : Taxonomy, optional
         Passed to the estimator.
+    preset : {"paper", "fast"}, optional
+        Start from these settings (:attr:`MethodSpec.presets`): ``"paper"`` runs the seed's
+        own algorithm and settings, ``"fast"`` (the same as None) the constructor defaults.
+        ``params`` override them.
     **params
         Values for the method's schema parameters; unknown names raise ``ParameterError``.
+
+    Examples
+    --------
+    >>> est = make_estimator("flatmult", preset="paper", max_iter=50)
+    >>> est.solver, est.averaging, est.C, est.max_iter
+    ('rda', 'uniform', '1/n', 50)
     """
     spec = get_method(name)
     kwargs = dict(spec.fixed)
+    if preset is not None:
+        kwargs.update(spec.preset(preset))
     for key, value in params.items():
         kwargs[key] = spec.param(key).validate(value, spec.name)
     return spec.estimator(taxonomy=taxonomy, **kwargs)

@@ -63,6 +63,7 @@ __all__ = [
     "make_run_estimator",
     "notebook_code_cells",
     "parse_metrics_lines",
+    "parse_what_ran",
     "run_session",
     "script_cells",
     "split_dataset",
@@ -333,6 +334,8 @@ class RunResult:
     history : DataFrame
     fit_time, predict_time : float
         Seconds.
+    solver, algorithm : str
+        What ran (the estimator's ``solver_`` and ``algorithm_``).
     """
 
     label: str
@@ -344,6 +347,8 @@ class RunResult:
     history: pd.DataFrame
     fit_time: float = 0.0
     predict_time: float = 0.0
+    solver: str = ""
+    algorithm: str = ""
 
 
 def run_session(
@@ -394,6 +399,8 @@ def run_session(
                 history=hist.copy() if isinstance(hist, pd.DataFrame) else pd.DataFrame(),
                 fit_time=t1 - t0,
                 predict_time=t2 - t1,
+                solver=str(getattr(est, "solver_", "")),
+                algorithm=str(getattr(est, "algorithm_", "")),
             )
         )
     if progress is not None:
@@ -555,7 +562,8 @@ def _run_code(label: str, run: RunSpec) -> str:
         "metrics = evaluate(np.asarray(test.y, dtype=object), y_pred, tax)",
         f"results[{label!r}] = (est, tax, y_pred, metrics)",
         'print("' + METRICS_PREFIX + '" + json.dumps(',
-        f'    {{"label": {label!r}, "method": {run.method!r}, "metrics": metrics}}',
+        f'    {{"label": {label!r}, "method": {run.method!r}, "metrics": metrics,',
+        '     "solver": est.solver_, "algorithm": est.algorithm_}',
         "))",
     ]
     return _code("\n".join(lines))
@@ -565,8 +573,10 @@ def export_script(session: Session) -> str:
     """The session as a runnable Python script (cells separated by ``# %%`` markers).
 
     Running it (``python session.py``) prints, for each run, one line
-    ``HIERLAB_METRICS {"label": ..., "method": ..., "metrics": {...}}`` and saves the figures as
-    HTML files in ``<script name>_figures/``; in a notebook the figures are shown inline.
+    ``HIERLAB_METRICS {"label": ..., "method": ..., "metrics": {...}, "solver": ...,
+    "algorithm": ...}`` (what ran: the estimator's ``solver_`` and ``algorithm_``) and saves
+    the figures as HTML files in ``<script name>_figures/``; in a notebook the figures are
+    shown inline.
 
     Raises
     ------
@@ -696,6 +706,16 @@ def write_session(
     paths["notebook"].write_text(json.dumps(export_notebook(script=script), indent=1) + "\n")
     paths["session"].write_text(json.dumps(session.to_dict(), indent=1, default=str) + "\n")
     return paths
+
+
+def parse_what_ran(output: str) -> dict[str, str]:
+    """``label -> algorithm_`` from the ``HIERLAB_METRICS`` lines of a script's output."""
+    out: dict[str, str] = {}
+    for line in output.splitlines():
+        if line.startswith(METRICS_PREFIX):
+            rec = json.loads(line[len(METRICS_PREFIX) :])
+            out[rec["label"]] = str(rec.get("algorithm", ""))
+    return out
 
 
 def parse_metrics_lines(output: str) -> dict[str, dict[str, float]]:

@@ -175,6 +175,9 @@ def _hieron(mod: ModuleType, args: argparse.Namespace, progress: Progress) -> di
             tables[f"Table 2 (batch Hieron), {label}"] = t2.reset_index()
             if k == 0:
                 checks = dict(mod.ordering_checks(runs))
+    if hasattr(mod, "side_by_side"):  # both readings of the noise, the default marked
+        both = {mod.reading_label(sigma): results[label] for label, sigma in settings.items()}
+        tables["Noise readings side by side"] = mod.side_by_side(both, pub).reset_index()
     return {
         "tables": tables,
         "figure": mod.figure(results),

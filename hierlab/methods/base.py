@@ -17,7 +17,8 @@ prediction is the best-scoring candidate node, ``_candidates()`` the leaves by d
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -31,8 +32,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d, validate_data
 
 from hierlab.core.dataset import _is_multilabel, encode_labels
-from hierlab.core.exceptions import DataError, ParameterError
-from hierlab.core.params import Param, validate_params
+from hierlab.core.exceptions import DataError, IgnoredParameterWarning, ParameterError
+from hierlab.core.params import Param, ignored_params, validate_params
 from hierlab.core.solver import Callback, Solver, SolverResult, solve
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.methods.guards import check_label_values, check_width
@@ -53,7 +54,7 @@ from hierlab.methods.probability import (
     tree_probabilities,
 )
 
-__all__ = ["FLAT_ROOT", "HierarchicalClassifier", "check_X"]
+__all__ = ["FLAT_ROOT", "HierarchicalClassifier", "check_X", "warn_ignored"]
 
 FLAT_ROOT = "<root>"
 
@@ -108,6 +109,28 @@ def check_X(
     return X
 
 
+def warn_ignored(estimator: Any, values: Mapping[str, Any]) -> None:
+    """Warn (:class:`~hierlab.core.exceptions.IgnoredParameterWarning`) about every parameter
+    set away from its default that the other settings do not use (``Param.used_when``).
+
+    Parameters
+    ----------
+    estimator : estimator
+        Its class declares ``_parameters``.
+    values : Mapping of str to Any
+        The validated parameter values (:func:`~hierlab.core.params.validate_params`).
+    """
+    owner = type(estimator).__name__
+    for p, when in ignored_params(type(estimator), values):
+        ctx = ", ".join(f"{k}={values[k]!r}" for k in (p.used_when or {}) if k in values)
+        warnings.warn(
+            f"{owner}: parameter {p.name}={values[p.name]!r} is ignored with {ctx}: it is used "
+            f"{when}. Leave it at its default ({p.default!r}) or change that setting.",
+            IgnoredParameterWarning,
+            stacklevel=3,
+        )
+
+
 class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
     """Base class: a classifier whose labels are nodes of a :class:`~hierlab.Taxonomy`.
 
@@ -132,6 +155,11 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
         Iterations run.
     converged_ : bool
         Whether the solver met its stopping test.
+    solver_ : str
+        The solver that ran (``"rda"``, ``"bcfw"``, ``"pegasos"``, ``"hieron"`` ...).
+    algorithm_ : str
+        What ran, in one line, with the seed's algorithm when it is one ("Algorithm 1 of seed
+        000 (RDA), weights 1/t", "BCFW on the dual").
     calibration_ : dict
         The probability maps behind :meth:`node_proba` (plain arrays, saved with the model):
         ``method`` ("sigmoid", "isotonic" or "none"), ``cv`` ("train" after ``fit``, "k-fold"
@@ -178,6 +206,11 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
         """Node ids (int array of shape (n_samples,)) or a CSR indicator for multi-label."""
         raise NotImplementedError
 
+    def _what_ran(self) -> tuple[str, str]:
+        """``(solver_, algorithm_)`` after ``_fit``: the solver's short name and one line
+        saying what ran (the seed's algorithm by number when it is one)."""
+        raise NotImplementedError(f"{type(self).__name__} does not say what ran")
+
     # ------------------------------------------------------------------ public API
     def fit(self, X: Any, y: Any, callbacks: Iterable[Callback] = ()) -> HierarchicalClassifier:
         """Fit the classifier.
@@ -195,7 +228,7 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        validate_params(self)
+        warn_ignored(self, validate_params(self))
         X = check_X(X, self, reset=True)
         Y = self._encode_fit_labels(y, X.shape[0])
         n_samples, n_features = X.shape
@@ -206,6 +239,7 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
         self.converged_ = True
         tax = self.taxonomy_
         self._fit(X, Y, list(callbacks))
+        self.solver_, self.algorithm_ = self._what_ran()
         if self.taxonomy_ is not tax:  # an induced taxonomy (MF-Tree, CMTL): its own ids
             Y = self._encode(y)
         if self._explain_by_class_means:

@@ -24,6 +24,7 @@ from hierlab.lab.export import (
     make_run_estimator,
     notebook_code_cells,
     parse_metrics_lines,
+    parse_what_ran,
     run_session,
     script_cells,
     write_session,
@@ -146,12 +147,20 @@ def test_file_session_runs_in_process_like_the_script(tmp_path: Path, capsys, mo
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "argv", [str(path)])
     runpy.run_path(str(path), run_name="__main__")
-    printed = parse_metrics_lines(capsys.readouterr().out)
+    out = capsys.readouterr().out
+    printed = parse_metrics_lines(out)
     train, test, results = run_session(session)
     assert (train.n_samples, test.n_samples) == (30, 12)
     assert list(printed) == [r.label for r in results]
     for r in results:
         _close(printed[r.label], r.metrics)
+    # what ran: printed by the script and kept by the in-process runner, the same lines
+    what = parse_what_ran(out)
+    assert what == {r.label: r.algorithm for r in results}
+    assert [r.algorithm for r in results] == [
+        "top-down: one LinearSVC per internal node, routing from the root",
+        "BCFW on the dual",
+    ]
     # a random split of the same files (train and test concatenated first)
     session.split = SplitSpec("random", 0.5, 3)
     path.write_text(export_script(session))

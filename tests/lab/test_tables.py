@@ -67,3 +67,28 @@ def test_a_module_without_an_adapter_runs_through_run(monkeypatch) -> None:
     assert res.tables == {} and res.figure is None
     assert "Table 1. Online Hieron" in res.text and "Table 2" in res.text
     assert res.args is not None and res.args.figure == ""
+
+
+def test_hieron_noise_readings_side_by_side() -> None:
+    """Both readings of N(0, 0.16) in one table beside the paper, the default marked; under the
+    literal variance 0.16 the Bayes rule errs far more than under sigma = 0.16."""
+    from hierlab.lab.reproduce import hieron
+
+    small = {**HIERON_SMALL, "seeds": 1, "literal": True}
+    res = run_reproduction("hieron", **small)
+    t = res.tables["Noise readings side by side"].set_index("index")
+    assert list(t.columns) == ["paper", hieron.DEFAULT_READING, hieron.LITERAL_READING]
+    assert hieron.DEFAULT_READING == "sigma = 0.16 (default)"
+    pub = hieron.published()
+    assert (
+        t.loc["T1 online tree err (tree)", "paper"] == pub["table1_online"]["synthetic"]["tree"][0]
+    )
+    assert t.loc["T2 mc % Batch (greedy)", "paper"] == pub["table2_batch"]["synthetic"]["greedy"][3]
+    bayes = t.loc["Bayes rule mc %"]
+    assert bayes[hieron.LITERAL_READING] > 15.0 > 1.0 > bayes[hieron.DEFAULT_READING]
+    # the per-reading tables are the ones the side-by-side table summarises
+    t2 = res.tables["Table 2 (batch Hieron), sigma = 0.16"].set_index("data set")
+    mean = float(t2.loc["Synthetic (tree)", "tree Batch"].split(" ± ")[0])
+    assert t.loc["T2 tree err Batch (tree)", hieron.DEFAULT_READING] == pytest.approx(
+        mean, abs=1e-3
+    )

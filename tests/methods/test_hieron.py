@@ -451,7 +451,7 @@ def test_flat_variant_equals_hieron_on_flat_taxonomy():
     # tree-induced errors are charged on the real taxonomy
     preds = tax.index(flat.predict(X))
     assert (
-        flat.solver_.eval_geometry.gamma(tax.index(y), preds).sum()
+        flat.engine_.eval_geometry.gamma(tax.index(y), preds).sum()
         == tax.tree_distance(tax.index(y), preds).sum()
     )
 

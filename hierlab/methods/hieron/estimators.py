@@ -72,6 +72,14 @@ _AVERAGE = Param(
     note="The average of all online hypotheses (eq. 13/15) is much more stable than the last "
     "one on noisy data.",
 )
+#: online Hieron predicts with its last hypothesis, as Algorithm 1 returns it
+_AVERAGE_LAST = replace(
+    _AVERAGE, default=False,
+    help="predict with the averaged hypothesis (eq. 13) instead of the last one (Algorithm 1)",
+    note="False (the default) is Algorithm 1's output, the last hypothesis ('Last' in Table 2); "
+    "True is the average of all online hypotheses (eq. 13/15, 'Batch'), much more stable on "
+    "noisy data.",
+)
 _PASSES = (
     Param(
         "epochs", "int", 1, low=1, help="passes over the training set",
@@ -99,12 +107,17 @@ _KERNEL_PARAMS = (
     ),
     Param(
         "gamma", "float", None, low=0.0, low_open=True, log=True,
+        used_when={"kernel": ("rbf", "poly")},
         help="RBF / polynomial kernel scale (None: 1 / n_features)",
         note="Try 0.1x-10x of 1 / n_features.",
     ),
-    Param("degree", "int", 3, low=1, help="degree of the polynomial kernel", note="2-4 is usual."),
     Param(
-        "coef0", "float", 1.0, help="offset of the polynomial kernel",
+        "degree", "int", 3, low=1, used_when={"kernel": ("poly",)},
+        help="degree of the polynomial kernel", note="2-4 is usual.",
+    ),
+    Param(
+        "coef0", "float", 1.0, used_when={"kernel": ("poly",)},
+        help="offset of the polynomial kernel",
         note="The kernel is (gamma x.z + coef0) ** degree.",
     ),
 )
@@ -135,7 +148,7 @@ class _HieronParams(HierarchicalClassifier):
     coef0: float
     report_every: int | None
     random_state: int | np.random.Generator | None
-    solver_: Any
+    engine_: Any
 
     def _check_kernel_form(self) -> None:
         """The one check across parameters: the primal form needs the linear kernel."""
@@ -163,17 +176,28 @@ class _HieronParams(HierarchicalClassifier):
 
         ``averaged`` picks the hypothesis (default: the ``average`` parameter).
         """
-        check_is_fitted(self, "solver_")
+        check_is_fitted(self, "engine_")
         X = check_X(X, self, reset=False)
         av = self._hypothesis() if averaged is None else bool(averaged)
-        return np.asarray(self.solver_.scores(X, averaged=av))
+        return np.asarray(self.engine_.scores(X, averaged=av))
 
     def _predict_ids(self, X: np.ndarray | sp.csr_matrix) -> np.ndarray:
-        return self._ids_from_scores(self.solver_.scores(X, averaged=self._hypothesis()))
+        return self._ids_from_scores(self.engine_.scores(X, averaged=self._hypothesis()))
 
     def _node_scores(self, X: np.ndarray | sp.csr_matrix) -> np.ndarray:
         """The predicting hypothesis' scores (kernels included), shape (n_samples, n_nodes)."""
-        return np.asarray(self.solver_.scores(X, averaged=self._hypothesis()))
+        return np.asarray(self.engine_.scores(X, averaged=self._hypothesis()))
+
+    def _hypothesis_text(self) -> str:
+        return "averaged hypothesis (eq. 13)" if self._hypothesis() else "last hypothesis"
+
+    def _upgrade_state(self) -> None:
+        """After loading a model file written before ``engine_`` existed: its ``solver_`` held
+        the online state; move it and say what ran."""
+        old = self.__dict__.get("solver_")
+        if old is not None and not isinstance(old, str):
+            self.engine_ = old
+            self.solver_, self.algorithm_ = self._what_ran()
 
     def predict_with(self, X: Any, hypothesis: str) -> np.ndarray:
         """Predict with the ``"last"`` or the ``"average"`` hypothesis (Table 2's two columns)."""
@@ -197,9 +221,9 @@ class HieronClassifier(_HieronParams):
     update : {"prediction", "max-loss"}, default "prediction"
         The competitor ``y_hat`` of each update: the prediction (Algorithm 1, online Hieron) or
         the label maximising the loss of eq. (5) (batch Hieron, Section 4).
-    average : bool, default True
+    average : bool, default False
         Predict with the average of all online hypotheses (eq. 13, "Batch" in Table 2) instead of
-        the last one ("Last" in Table 2, the online algorithm's current hypothesis). Both are
+        the last one ("Last" in Table 2, what Algorithm 1 returns). Both are
         kept: :meth:`predict_with` uses either. The online predictions made during training (the
         "online" columns of Table 1) are in ``history_`` whatever this says.
     epochs : int, default 1
@@ -219,9 +243,11 @@ class HieronClassifier(_HieronParams):
     coef0 : float, default 1.0
         Offset of the polynomial kernel.
     candidates : {"auto", "all", "seen"}, default "auto"
-        Labels that may be predicted: every vertex (eq. 1), or the labels seen in the first fit.
-        "auto" is "all" with a given taxonomy, and every vertex but the root when ``taxonomy``
-        is None (the root of the flat taxonomy built from the labels is not a label).
+        Labels that may be predicted (and compete in the updates): every vertex (eq. 1), or the
+        labels seen in the first fit. The root is a candidate only when a training row is
+        labelled with it (the synthetic set of seed 002 labels all 121 vertices): otherwise it
+        is no label, and Algorithm 1 and eq. (13) never return it. "auto" is "all" (with that
+        rule for the root).
     report_every : int, optional
         Report a solver state (callbacks, ``history_``) every this many examples; default once
         per epoch.
@@ -239,8 +265,13 @@ class HieronClassifier(_HieronParams):
         Dual form: the support set, each example stored once.
     dual_coef_ : ndarray of shape (n_support, n_nodes)
         Dual form: the ``alpha_j^v`` of eq. (12) (increments; rows of the support set).
-    solver_ : HieronSolver
-        The solver, carrying the state between ``partial_fit`` / ``learn_one`` calls.
+    engine_ : HieronSolver
+        The online algorithm's state, carried between ``partial_fit`` / ``learn_one`` calls.
+    solver_ : str
+        ``"hieron"``.
+    algorithm_ : str
+        What ran: "Hieron, Algorithm 1 of seed 002, last hypothesis", "batch Hieron (seed
+        002, Section 4), averaged hypothesis (eq. 13)", ...
     history_ : pandas.DataFrame
         The reported states: ``upper`` (= ``online_tree_error``) is the normalised cumulative
         tree-induced error of the online predictions, ``online_multiclass_error`` the fraction of
@@ -255,15 +286,15 @@ class HieronClassifier(_HieronParams):
             "Section 5); tree-induced errors are always measured on the real taxonomy.",
         ),
         _UPDATE,
-        _AVERAGE,
+        _AVERAGE_LAST,
         *_PASSES,
         *_KERNEL_PARAMS,
         Param(
             "candidates", "str", "auto", choices=_CANDIDATES,
             help="labels that may be predicted: every vertex (eq. 1) or those seen in the "
             "first fit",
-            note="'auto' is 'all' with a given taxonomy, and every vertex but the root when "
-            "taxonomy is None (the root of the flat taxonomy built from the labels is no label).",
+            note="'auto' and 'all': every vertex, the root only when a training row carries it "
+            "(otherwise it is no label and never predicted, as in Algorithm 1 and eq. 13).",
         ),
         *_REPORTS,
     )  # fmt: skip
@@ -274,7 +305,7 @@ class HieronClassifier(_HieronParams):
         taxonomy: Taxonomy | None = None,
         hierarchy: str = "tree",
         update: str = "prediction",
-        average: bool = True,
+        average: bool = False,
         epochs: int = 1,
         shuffle: bool = True,
         kernel: str = "linear",
@@ -308,9 +339,11 @@ class HieronClassifier(_HieronParams):
         geometry = real if self.hierarchy == "tree" else PathGeometry.flat(tax.n_nodes)
         if self.candidates == "seen":
             cand: np.ndarray | None = np.unique(Y)
-        elif self.candidates == "all" or self.taxonomy is not None:
-            cand = None
-        else:  # "auto" on the flat taxonomy built from the labels: its root is no label
+        elif np.any(np.asarray(Y) == 0) and (self.candidates == "all" or self.taxonomy is not None):
+            cand = None  # the root is a label of the data (seed 002's synthetic set)
+        else:
+            # Algorithm 1 and eq. (13) range over the labels: the root, with its fixed zero
+            # prototype, is none unless a training row carries it (IPC titles, 20 Newsgroups)
             cand = np.arange(1, tax.n_nodes)
         return HieronSolver(
             geometry,
@@ -325,9 +358,20 @@ class HieronClassifier(_HieronParams):
     def _fit(self, X: np.ndarray | sp.csr_matrix, Y: Any, callbacks: Sequence[Callback]) -> None:
         self._check_kernel_form()
         Y = np.asarray(Y, dtype=np.int64)
-        self.solver_ = self._new_solver(X.shape[1], Y)
+        self.engine_ = self._new_solver(X.shape[1], Y)
         stream = HieronStream(X, Y, self.epochs, self.shuffle, self.random_state)
-        self._run_solver(self.solver_, stream, callbacks)
+        self._run_solver(self.engine_, stream, callbacks)
+
+    def _what_ran(self) -> tuple[str, str]:
+        if self.update == "prediction":
+            what = f"Hieron, Algorithm 1 of seed 002, {self._hypothesis_text()}"
+        else:
+            what = f"batch Hieron (seed 002, Section 4), {self._hypothesis_text()}"
+        if self.hierarchy == "flat":
+            what += ", flat taxonomy"
+        if self.engine_.kernel is not None:
+            what += f", {self.engine_.kernel.name} kernel (eq. 12)"
+        return "hieron", what
 
     # ------------------------------------------------------------------ incremental learning
     def partial_fit(
@@ -353,18 +397,19 @@ class HieronClassifier(_HieronParams):
         -------
         self
         """
-        X = check_X(X, self, reset=not hasattr(self, "solver_"))
-        if not hasattr(self, "solver_"):
+        X = check_X(X, self, reset=not hasattr(self, "engine_"))
+        if not hasattr(self, "engine_"):
             self._start(X.shape[1], y, classes)
         Y = np.asarray(self._encode(y), dtype=np.int64)
         if len(Y) != X.shape[0]:
             raise ValueError(f"X has {X.shape[0]} rows but y has {len(Y)} labels")
         history = self.history_
         stream = HieronStream(X, Y, 1, False, None)
-        self._run_solver(self.solver_, stream, list(callbacks))
+        self._run_solver(self.engine_, stream, list(callbacks))
         new = self.history_
         self.history_ = new if history.empty else pd.concat([history, new], ignore_index=True)
         self.n_iter_ = len(self.history_)
+        self.solver_, self.algorithm_ = self._what_ran()
         return self
 
     def _start(self, n_features: int, y: Any, classes: Any) -> None:
@@ -385,7 +430,8 @@ class HieronClassifier(_HieronParams):
         self.n_iter_ = 0
         self.converged_ = True
         seen = np.asarray(self._encode(labels), dtype=np.int64)
-        self.solver_ = self._new_solver(int(n_features), seen)
+        self.engine_ = self._new_solver(int(n_features), seen)
+        self.solver_, self.algorithm_ = self._what_ran()
 
     def learn_one(self, x: Any, y: Any) -> HieronClassifier:
         """One round of Hieron on a single example (river style).
@@ -400,7 +446,7 @@ class HieronClassifier(_HieronParams):
         -------
         self
         """
-        if not hasattr(self, "solver_"):
+        if not hasattr(self, "engine_"):
             if isinstance(x, Mapping):
                 raise ParameterError(
                     "learn_one cannot guess the number of features from a dict on the first "
@@ -411,12 +457,12 @@ class HieronClassifier(_HieronParams):
         j = self.taxonomy_._index.get(str(y))
         if j is None:
             raise DataError(f"label {y!r} is not a node of the taxonomy")
-        self.solver_.learn_one(row, j)
+        self.engine_.learn_one(row, j)
         return self
 
     def predict_one(self, x: Any) -> Any:
         """The predicted label (node name) of one example (dict or 1-D array)."""
-        check_is_fitted(self, "solver_")
+        check_is_fitted(self, "engine_")
         row = self._row(x).reshape(1, -1)
         return self._decode(self._predict_ids(row))[0]
 
@@ -440,11 +486,11 @@ class HieronClassifier(_HieronParams):
     def _ids_from_scores(self, S: np.ndarray) -> np.ndarray:
         """``argmax_v W^v . x`` (eq. 1, 3) over the candidates; :meth:`node_scores` gives
         ``W^v . x``."""
-        return predict_from_scores(S, self.solver_.candidates)
+        return predict_from_scores(S, self.engine_.candidates)
 
     def _candidates(self) -> np.ndarray:
         """The labels eq. (1) ranges over (every vertex unless ``candidates`` restricts it)."""
-        cand = self.solver_.candidates
+        cand = self.engine_.candidates
         if cand is None:
             return np.ones(self.taxonomy_.n_nodes, dtype=bool)
         mask = np.zeros(self.taxonomy_.n_nodes, dtype=bool)
@@ -462,14 +508,14 @@ class HieronClassifier(_HieronParams):
     @property
     def prototypes_(self) -> np.ndarray:
         """``W^v`` of the predicting hypothesis, shape (n_nodes, n_features)."""
-        return prototypes_from_increments(self.coef_, self.solver_.geometry.parent)
+        return prototypes_from_increments(self.coef_, self.engine_.geometry.parent)
 
     @property
     def coef_(self) -> np.ndarray:
         """Increments ``w^v`` of the predicting hypothesis, shape (n_nodes, n_features)."""
-        if not hasattr(self, "solver_"):
+        if not hasattr(self, "engine_"):
             raise AttributeError("coef_: not fitted")
-        s = self.solver_
+        s = self.engine_
         if s.kernel is not None and s.kernel.name != "linear":
             raise AttributeError(f"coef_ is not available with the {s.kernel.name} kernel")
         # for hierarchy="flat" the increments of the flat tree are the prototypes themselves
@@ -478,16 +524,16 @@ class HieronClassifier(_HieronParams):
     @property
     def support_vectors_(self) -> Any:
         """Dual form: the support set, shape (n_support, n_features)."""
-        if not hasattr(self, "solver_") or self.solver_.kernel is None:
+        if not hasattr(self, "engine_") or self.engine_.kernel is None:
             raise AttributeError("support_vectors_ exists in the dual form only")
-        return self.solver_.support_vectors()
+        return self.engine_.support_vectors()
 
     @property
     def dual_coef_(self) -> np.ndarray:
         """Dual form: ``alpha_j^v`` of eq. (12), shape (n_support, n_nodes)."""
-        if not hasattr(self, "solver_") or self.solver_.kernel is None:
+        if not hasattr(self, "engine_") or self.engine_.kernel is None:
             raise AttributeError("dual_coef_ exists in the dual form only")
-        return self.solver_.dual_increments(averaged=self._hypothesis())
+        return self.engine_.dual_increments(averaged=self._hypothesis())
 
 
 class HieronGreedyClassifier(_HieronParams):
@@ -516,7 +562,13 @@ class HieronGreedyClassifier(_HieronParams):
     ----------
     coef_ : ndarray of shape (n_nodes, n_features)
         Row ``u``: the prototype scoring child ``u`` at its parent (linear kernel); root row 0.
-    solver_ : GreedyHieronSolver
+    engine_ : GreedyHieronSolver
+        The local Hieron of every internal vertex.
+    solver_ : str
+        ``"hieron"``.
+    algorithm_ : str
+        "greedy: an independent batch Hieron (seed 002, Section 4) at each internal vertex,
+        averaged hypothesis (eq. 13)", ...
     """
 
     _parameters: ClassVar[tuple[Param, ...]] = (
@@ -567,7 +619,7 @@ class HieronGreedyClassifier(_HieronParams):
     def _fit(self, X: np.ndarray | sp.csr_matrix, Y: Any, callbacks: Sequence[Callback]) -> None:
         self._check_kernel_form()
         tax = self.taxonomy_
-        self.solver_ = GreedyHieronSolver(
+        self.engine_ = GreedyHieronSolver(
             tax.parent,
             X.shape[1],
             update=self.update,
@@ -578,12 +630,22 @@ class HieronGreedyClassifier(_HieronParams):
         stream = HieronStream(
             X, np.asarray(Y, dtype=np.int64), self.epochs, self.shuffle, self.random_state
         )
-        self._run_solver(self.solver_, stream, callbacks)
+        self._run_solver(self.engine_, stream, callbacks)
+
+    def _what_ran(self) -> tuple[str, str]:
+        kind = (
+            "Hieron, Algorithm 1 of seed 002"
+            if self.update == "prediction"
+            else ("batch Hieron (seed 002, Section 4)")
+        )
+        return "hieron", (
+            f"greedy: an independent {kind} at each internal vertex, {self._hypothesis_text()}"
+        )
 
     def _ids_from_scores(self, S: np.ndarray) -> np.ndarray:
         """Top-down routing with the local scores of :meth:`node_scores` (column ``u`` scores
         child ``u`` at its parent)."""
-        return np.asarray(self.solver_.route(S))
+        return np.asarray(self.engine_.route(S))
 
     def _routing(self) -> str:
         return "recursive"
@@ -597,9 +659,9 @@ class HieronGreedyClassifier(_HieronParams):
     @property
     def coef_(self) -> np.ndarray:
         """Row ``u``: the local prototype of child ``u`` at its parent (linear kernel)."""
-        if not hasattr(self, "solver_"):
+        if not hasattr(self, "engine_"):
             raise AttributeError("coef_: not fitted")
-        s = self.solver_
+        s = self.engine_
         out = np.zeros((s.n_nodes, s.n_features))
         for _v, (classes, local) in s.local_.items():
             if local.kernel is not None and local.kernel.name != "linear":
@@ -615,7 +677,9 @@ register(
     HieronClassifier,
     card=HIERON_CARD,
     seed="002",
-    summary="Online Hieron (Alg. 1): path-sum prototypes, sqrt(tree distance) margin, PA updates",
+    summary="Online Hieron (Alg. 1): path-sum prototypes, sqrt(tree distance) margin, PA "
+    "updates, last hypothesis",
+    paper={"update": "prediction", "average": False, "epochs": 1},
 )
 register(
     "hieron-batch",
@@ -624,6 +688,7 @@ register(
     seed="002",
     summary="Batch Hieron (Sec. 4): max-loss updates, averaged hypothesis of eq. (13)",
     fixed={"update": "max-loss", "average": True},
+    paper={"epochs": 1},
 )
 register(
     "hieron-flat",
@@ -632,6 +697,7 @@ register(
     seed="002",
     summary="Hieron on the flattened taxonomy (the multiclass baseline 'flat' of seed 002)",
     fixed={"hierarchy": "flat", "update": "max-loss", "average": True},
+    paper={"epochs": 1},
 )
 register(
     "hieron-greedy",
@@ -640,4 +706,5 @@ register(
     seed="002",
     summary="Greedy top-down: an independent flat Hieron at each internal vertex (seed 002)",
     fixed={"update": "max-loss", "average": True},
+    paper={"epochs": 1},
 )

@@ -199,6 +199,15 @@ class _HRBase(_LeafScorer):
         self.objective_ = final.upper if final is not None else float("nan")
         self.dual_bound_ = final.lower if final is not None else None
 
+    def _what_ran(self) -> tuple[str, str]:
+        leaves = "dual CD leaves (eq. 5-7)" if self._loss == "hinge" else "L-BFGS leaves (eq. 8)"
+        omega = float(self.relaxation)
+        step = "eq. 4" if omega == 1.0 else f"eq. 4 over-relaxed by omega = {omega:g}"
+        return "block-cd", (
+            f"block coordinate descent of seed 001: internal nodes by {step}, {leaves}, "
+            "odd/even levels (Section 4.3)"
+        )
+
 
 class HRSVMClassifier(_HRBase):
     """HR-SVM: hierarchically regularised SVM (seed 001, eq. 2), by block coordinate descent.
@@ -406,6 +415,10 @@ class _OvRBase(_LeafScorer):
         self.coef_ = np.asarray(result.coef)
         self.objective_ = result.final.upper if result.final is not None else float("nan")
 
+    def _what_ran(self) -> tuple[str, str]:
+        model = "linear SVM (hinge)" if self._kind == "svm" else "logistic regression"
+        return "liblinear", f"one-vs-rest {model} per leaf by liblinear (seed 001's baseline)"
+
 
 class OneVsRestSVMClassifier(_OvRBase):
     """The "SVM" baseline of seed 001: one liblinear L1-loss SVM per leaf, no bias.
@@ -453,6 +466,7 @@ register(
     summary="Hierarchically regularised SVM: block CD, dual CD leaves, odd/even parallel levels",
     multilabel=True,
     bounds=True,
+    paper={"relaxation": 1.0, "shrinking": False},
 )
 register(
     "hr-lr",
@@ -462,6 +476,7 @@ register(
     summary="Hierarchically regularised logistic regression: block CD, L-BFGS leaves",
     multilabel=True,
     bounds=True,
+    paper={"relaxation": 1.0},
 )
 register(
     "ovr-svm",
@@ -470,6 +485,7 @@ register(
     seed="baseline",
     summary="One-vs-rest linear SVM on the leaves (liblinear, hinge, no bias), seed 001's SVM",
     multilabel=True,
+    paper={"C": 1.0},
 )
 register(
     "ovr-lr",
@@ -478,4 +494,5 @@ register(
     seed="baseline",
     summary="One-vs-rest logistic regression on the leaves (liblinear, no bias), seed 001's LR",
     multilabel=True,
+    paper={"C": 1.0},
 )

@@ -163,6 +163,17 @@ class MFTreeClassifier(_InducedTreeClassifier):
         r = (r.toarray() if sp.issparse(r) else np.asarray(r)) + self.intercept_[None, :]
         return np.asarray(self._sides() @ r.T).T
 
+    def _what_ran(self) -> tuple[str, str]:
+        what = (
+            "MF-Tree of seed 004: HSIC splits by the top eigenvectors of D (Algorithm 1), "
+            "routing by p = G^T Y^T k (Algorithm 2)"
+        )
+        if int(self.tau) > 0:
+            what += f", approximate above depth tau = {int(self.tau)} (Algorithm 3)"
+        if self.kernel != "linear":
+            what += f", {self.kernel} kernel by a {self.kernel_approximation} feature map"
+        return "eigen", what
+
     def _induce(
         self, X: np.ndarray | sp.csr_matrix, names: np.ndarray
     ) -> tuple[Any, dict[str, Any]]:
@@ -244,6 +255,12 @@ class CMTLClassifier(_InducedTreeClassifier):
         self.coef_ = td.coef_
         return tree, {}
 
+    def _what_ran(self) -> tuple[str, str]:
+        return "liblinear", (
+            "CMTL label tree (Bengio et al. 2010): spectral splits of held-out confusions, "
+            "one LinearSVC per internal node"
+        )
+
 
 register(
     "mftree",
@@ -254,6 +271,7 @@ register(
     # the schema shows kernel, gamma, tau and random_state; the RBF feature map keeps its
     # default size and kind here (MFTreeClassifier itself takes any)
     fixed={"n_components": 300, "kernel_approximation": "nystroem"},
+    paper={"tau": 0},
 )
 
 register(
@@ -262,4 +280,5 @@ register(
     card=CMTL_CARD,
     seed="baseline",
     summary="CMTL label tree (Bengio et al. 2010): spectral splits of held-out confusions",
+    paper={"C": 1.0},
 )

@@ -119,6 +119,7 @@ _BATCH_SIZE = Param(
     "int",
     64,
     low=1,
+    used_when={"solver": ("pegasos",)},
     help="rows per SGD step",
     note="Rows per stochastic step: larger batches are smoother and vectorise better.",
 )
@@ -446,6 +447,11 @@ class HSVMClassifier(HierarchicalClassifier):
             result = self._run_uncertified(sgd, obj, callbacks)
         self._set_fitted(obj, np.asarray(result.coef), c, alpha)
 
+    def _what_ran(self) -> tuple[str, str]:
+        if self.solver == "bcfw":
+            return "bcfw", "BCFW on the dual"
+        return "pegasos", "Pegasos SGD on the primal, as seed 003 trains (Section 7)"
+
     def _dual_seed(self) -> int:
         """BCFW's visiting-order seed: ``random_state`` (0 for None; drawn from a Generator)."""
         rs = self.random_state
@@ -726,6 +732,12 @@ class SharedSVMClassifier(HSVMClassifier):
         self.alpha_history_ = solver.alpha_history
         self._set_fitted(obj, np.asarray(result.coef), c, solver.alpha)
 
+    def _what_ran(self) -> tuple[str, str]:
+        steps = "BCFW V-steps" if self.solver == "bcfw" else "Pegasos epochs on V"
+        return self.solver, (
+            f"Shared SVM, Algorithm 1 of seed 003 (closed-form alpha) alternating with {steps}"
+        )
+
     def _alternation(self, alpha0: np.ndarray) -> SharedSVMDual | SharedSVMSolver:
         """The alternating solver of ``solver``: exact BCFW V-steps, or Pegasos epochs."""
         if self.solver == "bcfw":
@@ -753,6 +765,7 @@ register(
     card=HSVM_CARD,
     seed="003",
     summary="Hierarchical structured SVM of Cai & Hofmann (eq. 2-3), Pegasos",
+    paper={"solver": "pegasos"},
 )
 register(
     "nhsvm",
@@ -760,6 +773,7 @@ register(
     card=NHSVM_CARD,
     seed="003",
     summary="Normalised hierarchical SVM (eq. 10/12): normalised class attributes and margin",
+    paper={"solver": "pegasos", "alpha_rule": "eq6", "rho": 2.0, "T": 1.5},
 )
 register(
     "nhsvm13",
@@ -769,6 +783,7 @@ register(
     summary="NHSVM variant of eq. 13: margin divided by ||∧~(y) - ∧~(y_i)|| (single label)",
     fixed={"variant": "eq13"},
     multilabel=False,
+    paper={"solver": "pegasos", "alpha_rule": "eq6", "rho": 2.0, "T": 1.5},
 )
 register(
     "ssvm",
@@ -776,4 +791,5 @@ register(
     card=SSVM_CARD,
     seed="003",
     summary="Shared SVM (eq. 14): alpha learned in closed form (Algorithm 1), trees",
+    paper={"solver": "pegasos", "alpha_init": "eq6"},
 )

@@ -56,6 +56,7 @@ from hierlab.solvers.rda import AVERAGING, RDA
 
 __all__ = [
     "AUTO_ALPHA_FRACTION",
+    "PAPER_PRESET",
     "SOLVERS",
     "FlatMulticlassClassifier",
     "HierarchicalMulticlassClassifier",
@@ -80,12 +81,15 @@ _C = Param(
     low=0.0,
     low_open=True,
     log=True,
+    words=("1/n",),
     symbol="C",
-    help="weight of the summed hinge loss C sum xi, as in scikit-learn's LinearSVC",
+    help="weight of the summed hinge loss C sum xi, as in scikit-learn's LinearSVC; "
+    "'1/n' = 1/N, the paper's C = 1 on its mean loss",
     note="C multiplies the sum of the examples' hinge losses, as in scikit-learn and "
     "liblinear, so C = 1 means the same in every hierlab method. Seed 000 writes C/N sum xi "
-    "with C = 1: that is C = 1/N here (a much stronger regulariser). Larger C fits the "
-    "training data harder; try 0.01 … 100.",
+    "with C = 1: that is C = 1/N here (a much stronger regulariser), which the word '1/n' "
+    "gives (resolved at fit, the fitted `C_` says what ran; the 'paper' preset uses it). "
+    "Larger C fits the training data harder; try 0.01 … 100.",
 )
 
 #: the solver's tolerances and budget, shared by the five estimators (after their own)
@@ -139,6 +143,7 @@ _SOLVER_PARAMS: tuple[Param, ...] = (
         "str",
         "linesearch",
         choices=AVERAGING,
+        used_when={"solver": ("rda",)},
         help="RDA weights: 1/t (paper) or the lower-bound-maximising step",
         note="'uniform' is the paper's 1/t weighting; 'linesearch' picks the weight that "
         "maximises the new lower bound, which usually closes the gap much faster.",
@@ -182,6 +187,7 @@ _ORTHOGONAL_PARAMS: tuple[Param, ...] = (
         "str",
         "lambda_min",
         choices=("lambda_min", "jacobi"),
+        used_when={"solver": ("rda",)},
         help="RDA splitting: Psi = lambda_min/2 ||w||^2 (paper) or diagonally scaled",
         note="'lambda_min' is the paper's Psi = lambda_min/2 ||w||^2; 'jacobi' scales Psi "
         "per node by K_ii (still a valid split), which takes larger steps on the heavily "
@@ -194,6 +200,16 @@ _ORTHOGONAL_PARAMS: tuple[Param, ...] = (
 #: ``lambda_min(Kbar)`` well away from 0 (RDA's step and BCFW's metric stay well conditioned) while
 #: the penalty still acts; on IPC titles (limit 0.7218) it is 0.361, on the Hieron tree 0.302.
 AUTO_ALPHA_FRACTION = 0.5
+
+
+def resolve_C(C: float | str, n_samples: int) -> float:
+    """The ``C`` that runs: a number as given, or ``"1/n"`` as ``1 / n_samples`` (seed 000's
+    ``C = 1`` on its mean loss ``C/N sum xi``, in hierlab's summed-loss convention)."""
+    if isinstance(C, str):
+        if C.strip().lower() != "1/n":
+            raise ParameterError(f"C must be a positive number or '1/n', got {C!r}")
+        return 1.0 / max(int(n_samples), 1)
+    return float(C)
 
 
 def resolve_alpha(alpha: float | str, taxonomy: Taxonomy, limit: float | None = None) -> float:
@@ -218,9 +234,9 @@ class _RDAClassifier(HierarchicalClassifier):
     Parameters
     ----------
     taxonomy : Taxonomy, optional
-    C : float, default 1.0
+    C : float or "1/n", default 1.0
         Weight of the summed hinge loss ``C sum_k xi_k`` (scikit-learn's convention; seed 000's
-        ``C/N sum xi_k`` with its ``C = 1`` is ``C = 1/N`` here), ``C > 0``.
+        ``C/N sum xi_k`` with its ``C = 1`` is ``C = 1/N`` here, the word ``"1/n"``), ``C > 0``.
     tol : float, default 1e-4
         Absolute tolerance on the certified gap ``upper - lower``.
     rtol : float, default 1e-3
@@ -233,10 +249,17 @@ class _RDAClassifier(HierarchicalClassifier):
     max_time : float, optional
         Seconds of solver time.
     averaging : {"linesearch", "uniform"}, default "linesearch"
-        RDA weights: ``1/t`` (the paper) or the bound-maximising weight.
+        RDA weights: ``1/t`` (the paper) or the bound-maximising weight. Used by RDA only
+        (a non-default value with ``solver="bcfw"`` is warned about).
 
     Attributes
     ----------
+    C_ : float
+        The ``C`` that ran (``"1/n"`` resolved).
+    solver_ : {"bcfw", "rda"}
+    algorithm_ : str
+        "Algorithm 1 of seed 000 (RDA), weights 1/t", "... line-search weights" or "BCFW on
+        the dual".
     coef_ : ndarray of shape (n_nodes, n_features)
         ``w_i`` scoring node ``i`` (row 0, the root, is zero).
     weights_ : ndarray of shape (n_nodes, n_features)
@@ -291,7 +314,8 @@ class _RDAClassifier(HierarchicalClassifier):
         """The training objective for validated data (also used by tests and benchmarks)."""
         model, reg = self._build(self.taxonomy_, y)
         self._model = model
-        return Objective(model, reg, X, y, float(self.C))
+        self.C_ = resolve_C(self.C, X.shape[0])
+        return Objective(model, reg, X, y, self.C_)
 
     def _fit(self, X: np.ndarray | sp.csr_matrix, Y: Any, callbacks: Sequence[Callback]) -> None:
         y = np.asarray(Y, dtype=np.int64)
@@ -315,6 +339,12 @@ class _RDAClassifier(HierarchicalClassifier):
         self.objective_ = float(last.upper)
         self.lower_bound_ = float(last.lower if last.lower is not None else np.nan)
         self.gap_ = self.objective_ - self.lower_bound_
+
+    def _what_ran(self) -> tuple[str, str]:
+        if self.solver == "bcfw":
+            return "bcfw", "BCFW on the dual"
+        weights = "weights 1/t" if self.averaging == "uniform" else "line-search weights"
+        return "rda", f"Algorithm 1 of seed 000 (RDA), {weights}"
 
     def _routing(self) -> str:
         """Recursive (eq. 1) for ORTHOGNL, TRANSFER, HIERMULT; flat for FLATMULT, TREELOSS."""
@@ -492,6 +522,12 @@ class TreeLossClassifier(_RDAClassifier):
 
 
 # ------------------------------------------------------------------------------ registry
+#: the ``"paper"`` preset of the five (Section 6): Algorithm 1 with its printed weights 1/t and
+#: the paper's ``C = 1`` on the mean loss (``C = 1/N`` here); ORTHOGNL also splits with
+#: ``Psi = lambda_min/2 ||w||^2`` (Section 4.3) and keeps ``alpha="auto"``: the paper's
+#: ``alpha = 1`` is admissible on its RCV1 trees only (IPC titles' limit is 0.72)
+PAPER_PRESET: dict[str, Any] = {"solver": "rda", "averaging": "uniform", "C": "1/n"}
+
 register(
     "orthognl",
     OrthogonalTransferClassifier,
@@ -499,6 +535,7 @@ register(
     seed="000",
     summary="Hierarchical SVM with orthogonal transfer (recursive, BCFW or RDA, certified bounds)",
     bounds=True,
+    paper={**PAPER_PRESET, "split": "lambda_min"},
 )
 register(
     "flatmult",
@@ -507,6 +544,7 @@ register(
     seed="000",
     summary="Flat Crammer-Singer multiclass SVM over the leaves (BCFW/RDA)",
     bounds=True,
+    paper=PAPER_PRESET,
 )
 register(
     "hiermult",
@@ -515,6 +553,7 @@ register(
     seed="000",
     summary="One Crammer-Singer SVM per internal node, recursive prediction (BCFW/RDA)",
     bounds=True,
+    paper=PAPER_PRESET,
 )
 register(
     "transfer",
@@ -523,6 +562,7 @@ register(
     seed="000",
     summary="Recursive SVM with parent-child similarity regularisation (BCFW/RDA)",
     bounds=True,
+    paper=PAPER_PRESET,
 )
 register(
     "treeloss",
@@ -531,4 +571,5 @@ register(
     seed="000",
     summary="Cai & Hofmann hierarchical SVM: path sums, slack rescaled by tree distance (BCFW/RDA)",
     bounds=True,
+    paper=PAPER_PRESET,
 )

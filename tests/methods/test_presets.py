@@ -1,0 +1,285 @@
+"""Presets, "what ran" and ignored parameters (issue #19).
+
+- every registered method has a "paper" and a "fast" preset, "fast" is the constructor
+  defaults, ``make_estimator(preset=...)`` applies them and explicit values override them;
+- ``preset="paper"`` of a seed-000 method runs Algorithm 1 with the printed weights 1/t: its
+  states equal a direct transcription of the algorithm (seed 000, Algorithm 1 with the errata of
+  seeds/README.md) on a small problem; for FLATMULT the transcription also computes the
+  objective and subgradient itself (Crammer-Singer hinge, eq. 12, C = 1/N);
+- the other families' "paper" presets run the seed's algorithm (checked on ``algorithm_``
+  and, for Hieron, against the online hypothesis);
+- every registered estimator says what ran (``solver_``, ``algorithm_``) after fit;
+- a non-default parameter the chosen solver ignores is warned about, naming both.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from hierlab.core.cards import method_card
+from hierlab.core.exceptions import IgnoredParameterWarning, ParameterError
+from hierlab.core.registry import get_method, list_methods, make_estimator
+from hierlab.core.taxonomy import Taxonomy
+
+SEED000 = ["orthognl", "flatmult", "hiermult", "transfer", "treeloss"]
+
+#: the seed's algorithm each method's "paper" preset runs, as ``algorithm_`` says it
+PAPER_ALGORITHM = {
+    **{m: "Algorithm 1 of seed 000 (RDA), weights 1/t" for m in SEED000},
+    "hieron": "Hieron, Algorithm 1 of seed 002, last hypothesis",
+    "hieron-batch": "batch Hieron (seed 002, Section 4), averaged hypothesis (eq. 13)",
+    "hieron-flat": "batch Hieron (seed 002, Section 4), averaged hypothesis (eq. 13), flat "
+    "taxonomy",
+    "hieron-greedy": "greedy: an independent batch Hieron (seed 002, Section 4) at each "
+    "internal vertex, averaged hypothesis (eq. 13)",
+}
+
+
+def small_problem(seed: int = 0, n: int = 24, d: int = 3):
+    """A 7-node tree, ``n`` rows labelled with leaves, ``d`` features."""
+    rng = np.random.default_rng(seed)
+    tax = Taxonomy.from_parent_array([-1, 0, 0, 1, 1, 2, 2])
+    proto = rng.normal(size=(tax.n_nodes, d))
+    y = rng.choice(tax.leaves, size=n)
+    X = proto[y] + 0.8 * rng.normal(size=(n, d))
+    return tax, X, y
+
+
+def fit_quiet(est, X, y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return est.fit(X, y)
+
+
+# ---------------------------------------------------------------------- the registry
+@pytest.mark.parametrize("name", list_methods())
+def test_every_method_has_paper_and_fast_presets(name: str) -> None:
+    spec = get_method(name)
+    assert set(spec.presets) == {"paper", "fast"}
+    paper, fast = spec.preset("paper"), spec.preset("fast")
+    assert set(paper) == set(fast)
+    defaults = spec.defaults()
+    assert fast == {k: defaults[k] for k in fast}  # "fast" = today's defaults
+    est = make_estimator(name, preset="paper")
+    params = est.get_params(deep=False)
+    for k, v in paper.items():
+        assert params[k] == v
+    for k, v in spec.fixed.items():  # a preset never overrides the registry entry
+        assert params[k] == v
+    default_est = make_estimator(name)
+    assert make_estimator(name, preset="fast").get_params() == default_est.get_params()
+    # the card documents both presets, with the values
+    text = method_card(name).markdown()
+    assert "**Presets.**" in text and "`paper`" in text and "`fast`" in text
+    for k, v in paper.items():
+        assert f"{k}={v!r}" in text
+    assert method_card(name).presets.strip(), name
+
+
+def test_explicit_values_override_the_preset_and_unknown_presets_are_refused() -> None:
+    est = make_estimator("flatmult", preset="paper", averaging="linesearch", C=2.0)
+    assert (est.solver, est.averaging, est.C) == ("rda", "linesearch", 2.0)
+    with pytest.raises(ParameterError, match=r"no preset 'slow'.*'paper', 'fast'"):
+        make_estimator("flatmult", preset="slow")
+
+
+def test_active_params_follow_used_when() -> None:
+    spec = get_method("orthognl")
+    bcfw = {p.name for p in spec.active_params({"solver": "bcfw"})}
+    rda = {p.name for p in spec.active_params({"solver": "rda"})}
+    assert rda - bcfw == {"averaging", "split"}
+    assert {p.name for p in spec.active_params({})} == bcfw  # the default solver is bcfw
+    assert bcfw | {"averaging", "split"} == {p.name for p in spec.params}
+
+
+# ---------------------------------------------------------------------- Algorithm 1
+def algorithm1(phi_and_subgradient, psi, psi_argmin, W0, T):
+    """Seed 000, Algorithm 1, as printed with the errata: (upper, lower) after each iteration.
+
+    ``phi_and_subgradient(w) -> (phi(w), g)``, ``psi(w)``, ``psi_argmin(gbar) = argmin_w
+    gbar^T w + Psi(w)``. Start ``w(1) = 0``, ``gbar(0) = 0``, ``delta(0) = 0``, lower 0.
+    """
+    w, gbar, delta = W0, np.zeros_like(W0), 0.0
+    upper, lower, out = np.inf, 0.0, []
+    for t in range(1, T + 1):
+        phi, g = phi_and_subgradient(w)
+        upper = min(upper, phi + psi(w))  # J(w(t)); step 3 records it one iteration later
+        gbar = (t - 1) / t * gbar + 1 / t * g  # step 1
+        w_next = psi_argmin(gbar)  # step 2, eq. (9)
+        delta = (t - 1) / t * delta + 1 / t * (phi - float(np.sum(g * w)))  # step 4
+        lower = max(lower, delta + float(np.sum(gbar * w_next)) + psi(w_next))
+        out.append((upper, lower))
+        w = w_next
+    return np.array(out)
+
+
+def test_flatmult_paper_preset_is_algorithm1_with_weights_1_over_t() -> None:
+    """Everything written here: the Crammer-Singer hinge (eq. 12) with C = 1/N, its
+    subgradient (first maximiser in leaf order on ties), Psi = 1/2 sum ||w_i||^2 over the
+    leaves, w(t+1) = -gbar(t) (eq. 11)."""
+    tax, X, y = small_problem(seed=3)
+    n, T = len(y), 60
+    leaves = np.asarray(tax.leaves)
+    C = 1.0 / n  # the paper's C = 1 on the mean loss
+
+    def phi_and_subgradient(W):
+        S = X @ W.T
+        phi, g = 0.0, np.zeros_like(W)
+        for k in range(n):
+            viol = np.array([1.0 + S[k, c] - S[k, y[k]] if c != y[k] else 0.0 for c in leaves])
+            c = leaves[int(np.argmax(viol))]
+            if viol.max() > 0:
+                phi += C * viol.max()
+                g[c] += C * X[k]
+                g[y[k]] -= C * X[k]
+        return phi, g
+
+    mask = np.zeros((tax.n_nodes, 1))
+    mask[leaves] = 1.0
+    expected = algorithm1(
+        phi_and_subgradient,
+        lambda W: 0.5 * float(np.sum((W * mask) ** 2)),
+        lambda gbar: -gbar * mask,
+        np.zeros((tax.n_nodes, X.shape[1])),
+        T,
+    )
+    est = make_estimator("flatmult", taxonomy=tax, preset="paper", tol=0.0, rtol=0.0, max_iter=T)
+    fit_quiet(est, X, tax.names[y])
+    h = est.history_
+    assert est.C_ == pytest.approx(C)
+    assert (est.solver_, est.algorithm_) == ("rda", PAPER_ALGORITHM["flatmult"])
+    np.testing.assert_allclose(h["upper"].to_numpy(), expected[:, 0], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(h["lower"].to_numpy(), expected[:, 1], rtol=1e-10, atol=1e-12)
+    # the line-search weights of "fast"-with-RDA give other states: the test can tell them apart
+    other = make_estimator("flatmult", taxonomy=tax, C="1/n", solver="rda", tol=0, rtol=0,
+                           max_iter=T)  # fmt: skip
+    fit_quiet(other, X, tax.names[y])
+    assert not np.allclose(other.history_["lower"].to_numpy(), expected[:, 1])
+
+
+@pytest.mark.parametrize("name", SEED000)
+@pytest.mark.parametrize("sparse", [False, True])
+def test_seed000_paper_preset_states_equal_algorithm1(name: str, sparse: bool) -> None:
+    """Algorithm 1 transcribed over the method's own objective (phi, a subgradient, Psi and
+    the argmin of eq. 9) with weights 1/t; per block for the block-separable HIERMULT."""
+    tax, X, y = small_problem(seed=1)
+    T = 50
+    Xf = sp.csr_matrix(X) if sparse else X
+    est = make_estimator(name, taxonomy=tax, preset="paper", tol=0.0, rtol=0.0, max_iter=T)
+    fit_quiet(est, Xf, tax.names[y])
+    assert (est.solver_, est.algorithm_) == ("rda", PAPER_ALGORITHM[name])
+    obj = est._objective(Xf, y)
+    assert obj.C == pytest.approx(1.0 / len(y))
+    reg = obj.regularizer
+    blocks = obj.block_of_row  # row -> block (n_blocks for rows of no block)
+    expected = np.zeros((T, 2))
+    for b in range(obj.n_blocks):
+        rows = (blocks == b)[:, None]
+
+        def phi_g(W, b=b, rows=rows):
+            ev = obj.evaluate(W)
+            return float(ev.phi[b]), ev.grad_phi * rows
+
+        def psi(W, b=b):
+            return float(obj.psi_blocks(W)[b])
+
+        expected += algorithm1(
+            phi_g, psi, lambda gb, rows=rows: -reg.psi_solve(gb) * rows,
+            np.zeros((tax.n_nodes, X.shape[1])), T,
+        )  # fmt: skip
+    h = est.history_
+    np.testing.assert_allclose(h["upper"].to_numpy(), expected[:, 0], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(h["lower"].to_numpy(), expected[:, 1], rtol=1e-9, atol=1e-12)
+    assert h["weight"].to_numpy() == pytest.approx(1.0 / np.arange(1, T + 1))
+
+
+# ---------------------------------------------------------------------- what ran
+@pytest.mark.parametrize("name", list_methods())
+def test_every_estimator_says_what_ran(name: str) -> None:
+    tax, X, y = small_problem(seed=2, n=40)
+    for preset in ("fast", "paper"):
+        kw = {"max_iter": 5} if "max_iter" in get_method(name).defaults() else {}
+        if name in SEED000 and preset == "paper":
+            kw["max_iter"] = 30
+        est = make_estimator(name, taxonomy=tax, preset=preset, **kw)
+        fit_quiet(est, X, tax.names[y])
+        assert isinstance(est.solver_, str) and est.solver_, (name, preset)
+        assert isinstance(est.algorithm_, str) and est.algorithm_.strip(), (name, preset)
+        assert "\n" not in est.algorithm_
+        if preset == "paper" and name in PAPER_ALGORITHM:
+            assert est.algorithm_ == PAPER_ALGORITHM[name]
+
+
+def test_seed000_fast_preset_says_bcfw() -> None:
+    tax, X, y = small_problem()
+    est = fit_quiet(make_estimator("orthognl", taxonomy=tax, preset="fast"), X, tax.names[y])
+    assert (est.solver_, est.algorithm_) == ("bcfw", "BCFW on the dual")
+    est = make_estimator("orthognl", taxonomy=tax, solver="rda", max_iter=20)
+    fit_quiet(est, X, tax.names[y])
+    assert est.algorithm_ == "Algorithm 1 of seed 000 (RDA), line-search weights"
+
+
+# ---------------------------------------------------------------------- ignored parameters
+def test_a_parameter_the_solver_ignores_is_warned_about() -> None:
+    tax, X, y = small_problem()
+    est = make_estimator("flatmult", taxonomy=tax, averaging="uniform", max_iter=20)
+    with pytest.warns(IgnoredParameterWarning, match=r"averaging='uniform'.*solver='bcfw'"):
+        fit_quiet_but(est, X, tax.names[y], IgnoredParameterWarning)
+    est = make_estimator("orthognl", taxonomy=tax, split="jacobi", max_iter=20)
+    with pytest.warns(IgnoredParameterWarning, match=r"split='jacobi'.*solver='bcfw'"):
+        fit_quiet_but(est, X, tax.names[y], IgnoredParameterWarning)
+
+
+def test_no_warning_when_the_solver_uses_it_or_it_is_left_at_its_default() -> None:
+    tax, X, y = small_problem()
+    for params in ({"averaging": "uniform", "solver": "rda"}, {"solver": "bcfw"}, {}):
+        est = make_estimator("flatmult", taxonomy=tax, max_iter=20, **params)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            est.fit(X, tax.names[y])
+        assert not [w for w in caught if issubclass(w.category, IgnoredParameterWarning)]
+
+
+def fit_quiet_but(est, X, y, keep: type) -> None:
+    """Fit with every warning silenced but ``keep``."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        warnings.simplefilter("always", keep)
+        est.fit(X, y)
+
+
+# ---------------------------------------------------------------------- the CLI
+def test_cli_fit_takes_a_preset_and_reports_what_ran(capsys) -> None:  # type: ignore[no-untyped-def]
+    import json
+    from pathlib import Path
+
+    from hierlab.cli import main
+
+    data = Path(__file__).resolve().parents[2] / "datasets"
+    base = ["fit", str(data / "example_paths.csv"), "--method", "flatmult", "--json"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main([*base, "--preset", "paper", "--param", "max_iter=30"]) == 0
+        paper = json.loads(capsys.readouterr().out)
+        assert main([*base, "--param", "max_iter=30"]) == 0
+        fast = json.loads(capsys.readouterr().out)
+    assert (paper["solver"], paper["algorithm"]) == ("rda", PAPER_ALGORITHM["flatmult"])
+    assert (fast["solver"], fast["algorithm"]) == ("bcfw", "BCFW on the dual")
+    assert main(["methods"]) == 0
+    out = capsys.readouterr().out
+    assert "--preset paper: solver='rda', averaging='uniform', C='1/n'" in out
+
+
+def test_hieron_kernel_parameters_the_linear_kernel_ignores_are_warned_about() -> None:
+    tax, X, y = small_problem()
+    est = make_estimator("hieron", taxonomy=tax, degree=5)
+    with pytest.warns(IgnoredParameterWarning, match=r"degree=5.*kernel='linear'"):
+        fit_quiet_but(est, X, tax.names[y], IgnoredParameterWarning)
+    spec = get_method("hieron")
+    names = {p.name for p in spec.active_params({"kernel": "rbf"})}
+    assert "gamma" in names and "degree" not in names and "coef0" not in names
+    assert {"gamma", "degree", "coef0"} <= {p.name for p in spec.active_params({"kernel": "poly"})}
