@@ -181,30 +181,10 @@ def tune(
     -------
     TuneResult
     """
-    if "C" not in estimator.get_params():
-        raise ParameterError(f"{type(estimator).__name__} has no parameter C to tune")
-    grid = sorted(float(c) for c in (DEFAULT_CS if Cs is None else Cs))
-    if not grid or min(grid) <= 0:
-        raise ParameterError(f"Cs must be positive numbers, got {Cs!r}")
-    if not 0.0 < validation < 1.0:
-        raise ParameterError(f"validation must be in (0, 1), got {validation!r}")
-    if patience is not None and (
-        isinstance(patience, bool) or int(patience) != patience or patience < 1
-    ):
-        raise ParameterError(f"patience must be a positive integer or None, got {patience!r}")
-    if max_time is not None and not float(max_time) >= 0:
-        raise ParameterError(f"max_time must be a number of seconds >= 0, got {max_time!r}")
+    grid = _check(estimator, Cs, validation, patience, max_time)
     t_start = time.perf_counter()
     y_arr = np.asarray(y, dtype=object)
-    y_str = y_arr.astype(str)
-    _, counts = np.unique(y_str, return_counts=True)
-    # stratified when every label has two rows and each side can hold every label once
-    n_valid = int(np.ceil(validation * len(y_str)))
-    fits = min(n_valid, len(y_str) - n_valid) >= len(counts)
-    strat = y_str if counts.min() >= 2 and fits else None
-    X_tr, X_va, y_tr, y_va = train_test_split(
-        X, y_arr, test_size=validation, random_state=random_state, stratify=strat
-    )
+    X_tr, X_va, y_tr, y_va = _split(X, y_arr, validation, random_state)
     est = clone(estimator)
     own_rtol = est.get_params().get("rtol")
     if path_rtol is not None and own_rtol is not None and float(path_rtol) > float(own_rtol):
@@ -222,3 +202,41 @@ def tune(
     skipped = tuple(grid[len(rows) :])
     elapsed = time.perf_counter() - t_start
     return TuneResult(best_C, path, final, scoring, elapsed, stopped, skipped)
+
+
+def _check(
+    estimator: Any,
+    Cs: Sequence[float] | None,
+    validation: float,
+    patience: int | None,
+    max_time: float | None,
+) -> list[float]:
+    """The grid, increasing, after checking :func:`tune`'s arguments (``ParameterError``)."""
+    if "C" not in estimator.get_params():
+        raise ParameterError(f"{type(estimator).__name__} has no parameter C to tune")
+    grid = sorted(float(c) for c in (DEFAULT_CS if Cs is None else Cs))
+    if not grid or min(grid) <= 0:
+        raise ParameterError(f"Cs must be positive numbers, got {Cs!r}")
+    if not 0.0 < validation < 1.0:
+        raise ParameterError(f"validation must be in (0, 1), got {validation!r}")
+    if patience is not None and (
+        isinstance(patience, bool) or int(patience) != patience or patience < 1
+    ):
+        raise ParameterError(f"patience must be a positive integer or None, got {patience!r}")
+    if max_time is not None and not float(max_time) >= 0:
+        raise ParameterError(f"max_time must be a number of seconds >= 0, got {max_time!r}")
+    return grid
+
+
+def _split(X: Any, y: np.ndarray, validation: float, random_state: int) -> list[Any]:
+    """A seeded train/validation split, stratified when every label has two rows and each
+    side has room for every label once."""
+    y_str = y.astype(str)
+    _, counts = np.unique(y_str, return_counts=True)
+    n_valid = int(np.ceil(validation * len(y_str)))
+    fits = min(n_valid, len(y_str) - n_valid) >= len(counts)
+    strat = y_str if counts.min() >= 2 and fits else None
+    out: list[Any] = train_test_split(
+        X, y, test_size=validation, random_state=random_state, stratify=strat
+    )
+    return out
