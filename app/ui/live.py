@@ -229,8 +229,9 @@ def time_left(
     * time: ``elapsed / max_time`` done, ``max_time - elapsed`` left;
     * the gap, falling linearly in log scale: with ``g_0`` the first and ``g`` the last gap and
       ``g*`` the target ``max(tol, rtol |upper|)``, ``log(g_0 / g) / log(g_0 / g*)`` done and
-      ``log(g / g*) / r`` left, ``r`` the rate ``-d log g / dt`` over the second half of the
-      states (recent progress predicts the next better than the first fast iterations).
+      ``log(g / g*) / r`` left after the last exact gap, ``r`` the rate ``-d log g / dt`` over
+      the second half of the exact states (recent progress predicts the next better than the
+      first fast iterations).
 
     Parameters
     ----------
@@ -276,8 +277,9 @@ def time_left(
         target = max(tol, rtol * abs(up))
         if 0 < target < g < g0:
             done.append(math.log(g0 / g) / math.log(g0 / target))
-            (ta, ga, _), (tb, gb, _) = pts[len(pts) // 2 - (len(pts) % 2 == 0)], pts[-1]
+            (ta, ga, _), (tb, gb, _) = pts[(len(pts) - 1) // 2], pts[-1]
             if tb > ta and gb < ga:
-                left.append(math.log(gb / target) * (tb - ta) / math.log(ga / gb))
+                reach = tb + math.log(gb / target) * (tb - ta) / math.log(ga / gb)
+                left.append(max(0.0, reach - elapsed))
     frac = min(1.0, max([0.0, *done]))
     return frac, (min(left) if left else None)
