@@ -121,6 +121,10 @@ def taxonomy_layout(tax: Taxonomy) -> tuple[np.ndarray, np.ndarray]:
 
 
 # ---------------------------------------------------------------------------- taxonomy
+#: trees with at most this many nodes have their names drawn; larger ones show them on hover
+TREE_LABELS_UP_TO = 40
+
+
 def taxonomy_figure(
     tax: Taxonomy,
     node_values: Any = None,
@@ -151,7 +155,8 @@ def taxonomy_figure(
     colorscale : str
         A plotly colour scale.
     show_labels : bool, optional
-        Write node names beside the markers; default when the taxonomy has <= 60 nodes.
+        Write node names beside the markers; default when the taxonomy has at most
+        ``TREE_LABELS_UP_TO`` (40) nodes. Names are always in the hover text.
     title : str, optional
 
     Returns
@@ -166,7 +171,7 @@ def taxonomy_figure(
         raise DataError(f"kind must be 'tree', 'sunburst' or 'treemap', not {kind!r}")
     x, y = taxonomy_layout(tax)
     if show_labels is None:
-        show_labels = tax.n_nodes <= 60
+        show_labels = tax.n_nodes <= TREE_LABELS_UP_TO
     node_trace = _node_trace(tax, x, y, vals, sizes, value_name, colorscale, show_labels)
     fig = go.Figure([_edge_trace(tax, x, y), node_trace])
     fig.update_layout(

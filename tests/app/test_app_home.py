@@ -278,3 +278,14 @@ def test_widgets_show_symbols_and_words_not_code_names() -> None:
             assert f"`{key.split(':')[-1]}`" not in (w.help or ""), key
     symbols = {p.label for name in list_methods() for p in get_method(name).params}
     assert {"α", "ρ", "τ", "C", "T"} <= symbols
+
+
+def test_config_hides_the_developer_toolbar_and_never_phones_home() -> None:
+    from pathlib import Path
+
+    import tomllib
+
+    conf = tomllib.loads((Path(APP).parents[1] / ".streamlit" / "config.toml").read_text())
+    assert conf["client"]["toolbarMode"] == "viewer"
+    assert conf["browser"]["gatherUsageStats"] is False
+    assert conf["theme"]["primaryColor"] == "#4c78a8"
