@@ -85,9 +85,9 @@ clicked = st.button(
 x = x_axis_toggle("home_bounds_x")
 slots = [st.empty(), st.empty(), st.empty()]  # chart, progress bar, Stop button
 if clicked:
-    run = train_live(
-        state, entry, method, suggested_params(method, tax), (tax, tax_source), slots, x
-    )
+    fast = (getattr(spec, "presets", None) or {}).get("fast", {})  # the registry's quick settings
+    params = {**suggested_params(method, tax), **fast}
+    run = train_live(state, entry, method, params, (tax, tax_source), slots, x)
     if run is not None:
         st.session_state[FIRST_RUN] = run.id
 first = state.run(st.session_state.get(FIRST_RUN, -1))
