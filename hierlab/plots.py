@@ -32,6 +32,7 @@ from plotly.subplots import make_subplots
 
 from hierlab.core.exceptions import DataError
 from hierlab.core.taxonomy import Taxonomy
+from hierlab.evaluation.metrics import metric_label
 
 __all__ = [
     "bounds_figure",
@@ -599,7 +600,9 @@ def metric_bars_figure(
         err = None
         if "std" in sub.columns and sub["std"].notna().any():
             err = {"type": "data", "array": sub["std"].fillna(0).to_numpy(), "visible": True}
-        fig.add_trace(go.Bar(x=methods, y=sub["mean"].to_numpy(), name=m, error_y=err))
+        fig.add_trace(
+            go.Bar(x=methods, y=sub["mean"].to_numpy(), name=metric_label(m), error_y=err)
+        )
     fig.update_layout(barmode="group", title=title, xaxis={"title": "method"})
     return fig
 

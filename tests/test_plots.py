@@ -157,6 +157,8 @@ def test_metric_bars_figure_from_runs_and_summaries():
     wide = pd.DataFrame({"method": ["A", "B"], "acc": [0.1, 0.2], "f1": [0.3, 0.4]})
     fig2 = P.metric_bars_figure(wide, metrics=["f1"])
     assert [t.name for t in fig2.data] == ["f1"]
+    named = P.metric_bars_figure(runs.replace({"acc": "accuracy_ancestor"}))
+    assert [t.name for t in named.data] == ["accuracy (ancestor rule)", "f1"]
     np.testing.assert_allclose(fig2.data[0].y, [0.3, 0.4])
     assert fig2.data[0].error_y.array is None
 
