@@ -1,7 +1,8 @@
 """hierlab's Streamlit app: ``streamlit run app/streamlit_app.py`` (``make run``).
 
-Layout and wiring only: the navigation over ``app_pages/``, the sidebar, and the default data
-set loaded on the first visit so that a person can train in one click. Every page runs inside a
+Layout and wiring only: the navigation over ``app_pages/`` (opening on "Start here",
+``home.py``), the sidebar, and the default data set loaded on the first visit so that a person
+can train in one click. Every page runs inside a
 guard that turns an error into an ``st.error`` message (never a traceback) and keeps the
 session's data and runs.
 """
@@ -24,6 +25,9 @@ from hierlab.core.exceptions import HierlabError  # noqa: E402
 st.set_page_config(page_title="hierlab", page_icon=":material/account_tree:", layout="wide")
 
 PAGES = Path(__file__).resolve().parent / "app_pages"
+home = st.Page(
+    PAGES / "home.py", title="Start here", icon=":material/home:", url_path="home", default=True
+)
 lab = [
     st.Page(PAGES / "data.py", title="Data", icon=":material/dataset:", url_path="data"),
     st.Page(
@@ -34,7 +38,6 @@ lab = [
         title="Train",
         icon=":material/model_training:",
         url_path="train",
-        default=True,
     ),
     st.Page(
         PAGES / "explore.py", title="Explore", icon=":material/search_insights:", url_path="explore"
@@ -50,7 +53,7 @@ LEARN = (
 learn = [
     st.Page(PAGES / f, title=t, icon=i, url_path=u) for f, t, i, u in LEARN if (PAGES / f).is_file()
 ]
-pages = {"Lab": lab, "Learn": learn} if learn else {"Lab": lab}
+pages = {"": [home], "Lab": lab, "Learn": learn} if learn else {"": [home], "Lab": lab}
 
 state = get_state()
 if not state.datasets and not st.session_state.get("default_failed"):

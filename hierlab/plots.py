@@ -32,9 +32,11 @@ from plotly.subplots import make_subplots
 
 from hierlab.core.exceptions import DataError
 from hierlab.core.taxonomy import Taxonomy
+from hierlab.evaluation.metrics import metric_label
 
 __all__ = [
     "bounds_figure",
+    "bounds_series",
     "confusion_figure",
     "error_per_level_figure",
     "explanation_figure",
@@ -120,6 +122,10 @@ def taxonomy_layout(tax: Taxonomy) -> tuple[np.ndarray, np.ndarray]:
 
 
 # ---------------------------------------------------------------------------- taxonomy
+#: trees with at most this many nodes have their names drawn; larger ones show them on hover
+TREE_LABELS_UP_TO = 40
+
+
 def taxonomy_figure(
     tax: Taxonomy,
     node_values: Any = None,
@@ -150,7 +156,8 @@ def taxonomy_figure(
     colorscale : str
         A plotly colour scale.
     show_labels : bool, optional
-        Write node names beside the markers; default when the taxonomy has <= 60 nodes.
+        Write node names beside the markers; default when the taxonomy has at most
+        ``TREE_LABELS_UP_TO`` (40) nodes. Names are always in the hover text.
     title : str, optional
 
     Returns
@@ -165,7 +172,7 @@ def taxonomy_figure(
         raise DataError(f"kind must be 'tree', 'sunburst' or 'treemap', not {kind!r}")
     x, y = taxonomy_layout(tax)
     if show_labels is None:
-        show_labels = tax.n_nodes <= 60
+        show_labels = tax.n_nodes <= TREE_LABELS_UP_TO
     node_trace = _node_trace(tax, x, y, vals, sizes, value_name, colorscale, show_labels)
     fig = go.Figure([_edge_trace(tax, x, y), node_trace])
     fig.update_layout(
@@ -317,37 +324,92 @@ def _node_trace(
 
 
 # ---------------------------------------------------------------------------- convergence
-def _add_bounds(fig: go.Figure, name: str, df: pd.DataFrame, x: str, color: str) -> None:
-    """Add one run's traces to :func:`bounds_figure`'s two rows.
+def bounds_series(df: pd.DataFrame) -> dict[str, np.ndarray]:
+    """The curves of :func:`bounds_figure` for one run, by trace name.
 
-    The upper bound (the objective when the run has no lower bound) goes on the top row; a
-    lower bound joins it there, and the gap goes on the bottom row.
+    ``upper`` (``objective`` when the run has no lower bound), ``lower``, ``gap`` (exact,
+    certified: ``upper - lower`` of the states whose bounds were computed exactly) and
+    ``gap estimate`` (a running estimate between exact checkpoints, e.g. block-coordinate
+    Frank-Wolfe's duality-gap estimate: the ``gap_estimate`` column, or the gap of states with
+    ``exact`` False). Non-positive gaps are missing (a log axis cannot show 0).
+
+    Parameters
+    ----------
+    df : DataFrame
+        A history: ``upper``, optionally ``lower``, ``exact``, ``gap_estimate``.
+
+    Returns
+    -------
+    dict of str to ndarray of shape (n_states,)
+        Only the curves the run has (no ``lower``/``gap`` without a lower bound, no
+        ``gap estimate`` without an estimate).
     """
-    prefix = f"{name}: " if name else ""
-    xs = df[x].to_numpy() if x in df.columns else np.arange(1, len(df) + 1)
+    n = len(df)
     upper = pd.to_numeric(df["upper"], errors="coerce").to_numpy(dtype=float)
     lower = (
         pd.to_numeric(df["lower"], errors="coerce").to_numpy(dtype=float)
         if "lower" in df.columns
-        else np.full(len(df), np.nan)
+        else np.full(n, np.nan)
     )
-    has_lower = bool(np.isfinite(lower).any())
-    # (row, values, label, dash)
-    lines: list[tuple[int, np.ndarray, str, str | None]] = [
-        (1, upper, "upper" if has_lower else "objective", None)
-    ]
+    exact = (
+        df["exact"].map(lambda v: v is not False and v == v).to_numpy(dtype=bool)
+        if "exact" in df.columns
+        else np.ones(n, dtype=bool)
+    )
+    estimate = (
+        pd.to_numeric(df["gap_estimate"], errors="coerce").to_numpy(dtype=float)
+        if "gap_estimate" in df.columns
+        else np.full(n, np.nan)
+    )
+    has_lower = bool(np.isfinite(lower[exact]).any()) if exact.any() else False
+    if not has_lower and not np.isfinite(estimate).any() and exact.all():
+        return {"objective": upper}
+    gap = upper - lower
+    out = {"upper": upper}
     if has_lower:
-        gap = upper - lower
-        gap = np.where(gap > 0, gap, np.nan)  # a log axis cannot show 0
-        lines += [(1, lower, "lower", "dash"), (2, gap, "gap", "dot")]
-    for row, ys, label, dash in lines:
+        out["lower"] = np.where(exact, lower, np.nan)
+        out["gap"] = np.where(exact & (gap > 0), gap, np.nan)
+    est = np.where(np.isfinite(estimate), estimate, np.where(~exact, gap, np.nan))
+    if np.isfinite(est).any():
+        out["gap estimate"] = np.where(est > 0, est, np.nan)
+    return out
+
+
+#: how each curve of :func:`bounds_figure` is drawn: (row, line dash, mode)
+_BOUND_STYLE: dict[str, tuple[int, str | None, str]] = {
+    "upper": (1, None, "lines"),
+    "objective": (1, None, "lines"),
+    "lower": (1, "dash", "lines"),
+    "gap": (2, None, "lines+markers"),
+    "gap estimate": (2, "dot", "markers"),
+}
+
+
+def _add_bounds(fig: go.Figure, name: str, df: pd.DataFrame, x: str, color: str) -> None:
+    """Add one run's traces to :func:`bounds_figure`'s two rows.
+
+    The upper bound (the objective when the run has no lower bound) goes on the top row; a
+    lower bound joins it there, and the gap goes on the bottom row: exact (certified) gaps as a
+    solid line with dots, estimated ones as open circles (:func:`bounds_series`).
+    """
+    prefix = f"{name}: " if name else ""
+    xs = df[x].to_numpy() if x in df.columns else np.arange(1, len(df) + 1)
+    for label, ys in bounds_series(df).items():
+        row, dash, mode = _BOUND_STYLE[label]
+        line: dict[str, Any] = {"color": color}
+        if dash is not None:
+            line["dash"] = dash
         fig.add_trace(
             go.Scatter(
                 x=xs,
                 y=ys,
-                mode="lines",
+                mode=mode,
                 name=prefix + label,
-                line={"color": color} if dash is None else {"color": color, "dash": dash},
+                line=line,
+                marker={"size": 4}
+                if label != "gap estimate"
+                else {"size": 6, "symbol": "circle-open", "color": color},
+                connectgaps=True,
                 legendgroup=name,
             ),
             row=row,
@@ -370,7 +432,9 @@ def bounds_figure(history: Any, x: str = "iteration", title: str | None = None) 
     Returns
     -------
     plotly.graph_objects.Figure
-        Two rows sharing the x axis: the bounds (top) and the gap on a log scale (bottom).
+        Two rows sharing the x axis: the bounds (top) and the gap on a log scale (bottom), the
+        certified gap as a solid line and estimated gaps (between exact checkpoints) as open
+        circles.
     """
     runs = _as_named(history)
     fig = make_subplots(
@@ -379,7 +443,7 @@ def bounds_figure(history: Any, x: str = "iteration", title: str | None = None) 
         shared_xaxes=True,
         vertical_spacing=0.08,
         row_heights=[0.6, 0.4],
-        subplot_titles=("objective bounds", "gap = upper - lower"),
+        subplot_titles=("objective bounds", "gap = upper − lower (log scale)"),
     )
     palette = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#9d755d"]
     for k, (name, df) in enumerate(runs.items()):
@@ -536,7 +600,9 @@ def metric_bars_figure(
         err = None
         if "std" in sub.columns and sub["std"].notna().any():
             err = {"type": "data", "array": sub["std"].fillna(0).to_numpy(), "visible": True}
-        fig.add_trace(go.Bar(x=methods, y=sub["mean"].to_numpy(), name=m, error_y=err))
+        fig.add_trace(
+            go.Bar(x=methods, y=sub["mean"].to_numpy(), name=metric_label(m), error_y=err)
+        )
     fig.update_layout(barmode="group", title=title, xaxis={"title": "method"})
     return fig
 

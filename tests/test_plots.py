@@ -157,6 +157,8 @@ def test_metric_bars_figure_from_runs_and_summaries():
     wide = pd.DataFrame({"method": ["A", "B"], "acc": [0.1, 0.2], "f1": [0.3, 0.4]})
     fig2 = P.metric_bars_figure(wide, metrics=["f1"])
     assert [t.name for t in fig2.data] == ["f1"]
+    named = P.metric_bars_figure(runs.replace({"acc": "accuracy_ancestor"}))
+    assert [t.name for t in named.data] == ["accuracy (ancestor rule)", "f1"]
     np.testing.assert_allclose(fig2.data[0].y, [0.3, 0.4])
     assert fig2.data[0].error_y.array is None
 
@@ -210,3 +212,18 @@ def test_probability_figures_carry_their_curves(tax):
     expl = pd.DataFrame({"feature": ["u", "v"], "weight": [0.5, -0.2]})
     fig = P.explanation_figure(expl, title="node a")
     assert list(fig.data[0].y) == ["v", "u"]  # the strongest on top
+
+
+def test_tree_labels_drawn_on_small_trees_hover_names_always() -> None:
+    from hierlab.core.taxonomy import Taxonomy
+    from hierlab.plots import TREE_LABELS_UP_TO, taxonomy_figure
+
+    def fig_of(n: int):
+        tax = Taxonomy.flat([f"leaf{i}" for i in range(n - 1)])
+        return tax, taxonomy_figure(tax).data[-1]
+
+    tax, small = fig_of(TREE_LABELS_UP_TO)
+    assert small.mode == "markers+text" and list(small.text) == [str(v) for v in tax.names]
+    tax, big = fig_of(TREE_LABELS_UP_TO + 1)
+    assert big.mode == "markers" and big.text is None
+    assert all(str(name) in h for name, h in zip(tax.names, big.hovertext))

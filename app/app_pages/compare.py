@@ -18,8 +18,10 @@ from app.state import (
 )
 from app.ui.errors import show_error
 from app.ui.page import run_with_progress, training_page
+from app.ui.training import metric_columns
 from hierlab import Taxonomy, get_method
 from hierlab.evaluation.curves import probability_report
+from hierlab.evaluation.metrics import metric_label
 from hierlab.plots import (
     error_per_level_figure,
     metric_bars_figure,
@@ -93,6 +95,8 @@ def show_significance(comp: Comparison) -> None:
         metrics,
         index=metrics.index("accuracy") if "accuracy" in metrics else 0,
         key="compare_sig_metric",
+        format_func=metric_label,
+        help="Each metric's definition is in the tooltip of its column in the table above.",
     )
     try:
         st.dataframe(comp.tests(sig_metric), hide_index=True, key="compare_tests")
@@ -242,7 +246,7 @@ comp = state.comparisons[-1]
 st.subheader(f"Comparison #{comp.id} on {comp.dataset_name}")
 st.caption(f"{comp.describe_plan()}; baseline {comp.baseline}. Mean ± std over splits.")
 table = comp.table()
-st.dataframe(table, hide_index=True, key="compare_table")
+st.dataframe(table, hide_index=True, key="compare_table", column_config=metric_columns(table))
 if len(comp.configs) > 1:
     show_significance(comp)
 show_charts(comp)

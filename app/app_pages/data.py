@@ -198,6 +198,8 @@ def report(entry: DatasetEntry) -> None:
 
 state = get_state()
 st.title("Data")
+if st.session_state.pop("data_open_upload", False):  # from the home page's "Upload a file"
+    st.info("Your own data: open the **Upload your own** tab below.", icon=":material/upload_file:")
 left, right = st.tabs(["Built-in data sets", "Upload your own"])
 with left:
     builtin_tab(state)

@@ -16,6 +16,7 @@ import streamlit as st  # noqa: E402
 from app.state import get_state, load_builtin, run_from_result, session_dict  # noqa: E402
 from app.ui.errors import show_error  # noqa: E402
 from app.ui.page import stored_result  # noqa: E402
+from app.ui.training import metric_columns  # noqa: E402
 from hierlab.lab.demos import DEMOS, DemoResult, run_demo  # noqa: E402
 from hierlab.lab.export import export_notebook, export_script  # noqa: E402
 
@@ -75,7 +76,10 @@ for text in res.observations:
     st.markdown(f"- {text}")
 SHOWN = ("label", "method", "zero_one_error", "tree_induced_error", "accuracy", "macro_f1")
 cols = [c for c in (*SHOWN, "hierarchical_f1") if c in res.metrics.columns]
-st.dataframe(res.metrics[cols].round(4), hide_index=True, key=f"demo_metrics_{name}")
+shown = res.metrics[cols].round(4)
+st.dataframe(
+    shown, hide_index=True, key=f"demo_metrics_{name}", column_config=metric_columns(shown)
+)
 for k, (title, fig) in enumerate(res.figures.items()):
     st.markdown(f"**{title}**")
     st.plotly_chart(fig, key=f"demo_fig_{name}_{k}", theme=None)

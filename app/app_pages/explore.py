@@ -22,6 +22,7 @@ from hierlab.evaluation.metrics import (
     error_per_level,
     error_per_node,
     gamma_histogram,
+    metric_label,
 )
 
 #: thresholds of the precision-against-depth curve
@@ -442,7 +443,7 @@ tax = run.taxonomy
 etax = getattr(run.estimator, "taxonomy_", tax)
 st.caption(
     f"{run.dataset_name} · {len(run.y_test)} test rows · taxonomy {run.taxonomy_source} · "
-    + " · ".join(f"{k.replace('_', ' ')} {v:.4f}" for k, v in run.metrics.items())
+    + " · ".join(f"{metric_label(k)} {v:.4f}" for k, v in run.metrics.items())
 )
 multi = len(run.y_test) > 0 and isinstance(run.y_test[0], tuple)
 if multi or not tax.is_tree:

@@ -1,4 +1,5 @@
-"""Train: a method and its parameters (widgets from its declarations), live bounds, run history."""
+"""Train: a method, its settings ("as in the paper" / "fast") and parameters (widgets from their
+declarations, only those the chosen solver uses), live bounds, run history."""
 
 from __future__ import annotations
 
@@ -15,19 +16,22 @@ from app.state import (
     admissibility,
     compatible_methods,
     default_method,
-    fit_run,
-    iteration_budget,
     runs_json,
     runs_table,
     suggested_params,
 )
 from app.ui.errors import show_error
-from app.ui.live import LivePlot
 from app.ui.method_card import show_card
 from app.ui.page import training_page
-from app.ui.widgets import param_errors, param_widgets
+from app.ui.training import (
+    bounds_chart,
+    metric_columns,
+    show_metrics,
+    train_live,
+    x_axis_toggle,
+)
+from app.ui.widgets import param_errors, param_widgets, preset_bar
 from hierlab import Taxonomy, get_method, make_estimator, tune
-from hierlab.plots import bounds_figure
 
 
 def admissibility_note(method: str, params: dict[str, Any], tax: Taxonomy) -> bool:
@@ -37,7 +41,7 @@ def admissibility_note(method: str, params: dict[str, Any], tax: Taxonomy) -> bo
         return False
     lam, amax = adm.get("min_eigenvalue"), adm.get("max_alpha")
     shown = (f"comparison matrix λ_min = {lam:.4g}" if isinstance(lam, float) else "") + (
-        f" (alpha must stay below {amax:.4g})" if isinstance(amax, float) else ""
+        f" (α must stay below {amax:.4g})" if isinstance(amax, float) else ""
     )
     msg = adm.get("message", "")
     if adm.get("admissible") is False:
@@ -48,51 +52,6 @@ def admissibility_note(method: str, params: dict[str, Any], tax: Taxonomy) -> bo
     else:
         st.info(f"{shown} {msg}".strip())
     return False
-
-
-def train_live(
-    state: AppState,
-    entry: DatasetEntry,
-    method: str,
-    params: dict[str, Any],
-    taxonomy: tuple[Taxonomy, str],
-    slots: list[Any],
-) -> None:
-    """Fit with the live bound chart and a Stop button; the run joins the history.
-
-    ``taxonomy`` is the taxonomy to train with and where it comes from; ``slots`` are the
-    ``st.empty()`` places of the chart, the progress bar and the Stop button.
-    """
-    chart_slot, progress_slot, stop_slot = slots
-    stop_slot.button("Stop", key="stop", help="Stop the solver and keep the best iterate")
-    live = LivePlot(
-        chart_slot,
-        lambda h: bounds_figure(h, title=f"{method} on {entry.name}"),
-        progress=progress_slot,
-        total=iteration_budget(method, params),
-        key=f"bounds_{state.next_id}",
-    )
-    try:
-        # no st.* call between the end of the fit and storing the run: after a click
-        # (Stop) every st.* call raises Streamlit's interrupt
-        state.runs.append(
-            fit_run(
-                state,
-                entry,
-                method,
-                params,
-                callbacks=[live],
-                taxonomy=taxonomy[0],
-                taxonomy_source=taxonomy[1],
-                stopped=lambda: live.interrupt is not None,
-            )
-        )
-    except Exception as exc:
-        show_error(exc, f"Training {method}")
-    live.reraise()  # a click during training: the run is stored, now rerun
-    stop_slot.empty()
-    if not live.states:
-        chart_slot.empty()
 
 
 def choose_C(entry: DatasetEntry, method: str, params: dict[str, Any], tax: Taxonomy) -> Any:
@@ -139,13 +98,12 @@ def last_run(state: AppState, last: Run) -> None:
     what = getattr(last.estimator, "algorithm_", "")
     if what:
         st.caption(f"What ran: {what}")
-    cols = st.columns(max(1, min(6, len(last.metrics))))
-    for i, (k, v) in enumerate(last.metrics.items()):
-        cols[i % len(cols)].metric(k.replace("_", " "), f"{v:.4f}")
+    show_metrics(last.metrics)
     for w in last.warnings:
         st.warning(w)
     st.subheader("Run history")
-    st.dataframe(runs_table(state.runs), hide_index=True)
+    table = runs_table(state.runs)
+    st.dataframe(table, hide_index=True, column_config=metric_columns(table))
     st.download_button(
         "Download runs (JSON)",
         runs_json(state.runs),
@@ -179,7 +137,8 @@ with left:
     st.caption(spec.card.tags())
     with st.expander("About this method"):
         show_card(method, compact=True, key=f"train_card_{method}")
-    params = param_widgets(spec, suggested_params(method, tax))
+    start = preset_bar(spec, suggested_params(method, tax))
+    params = param_widgets(spec, start)
     problems = param_errors(spec, params)
     for problem in problems:
         st.error(problem)
@@ -193,20 +152,16 @@ with left:
     clicked = st.button("Train", key="train", type="primary", disabled=blocked)
 
 with right:
+    x = x_axis_toggle()
     slots = [st.empty(), st.empty(), st.empty()]  # chart, progress bar, Stop button
     if clicked and auto_C:
         chosen = choose_C(entry, method, params, tax)
         if chosen is not None:
-            train_live(state, entry, method, chosen, (tax, tax_source), slots)
+            train_live(state, entry, method, chosen, (tax, tax_source), slots, x=x)
     elif clicked:
-        train_live(state, entry, method, params, (tax, tax_source), slots)
+        train_live(state, entry, method, params, (tax, tax_source), slots, x=x)
     elif state.runs:
-        shown = state.runs[-1]
-        slots[0].plotly_chart(
-            bounds_figure(shown.history, title=f"{shown.label} on {shown.dataset_name}"),
-            key="bounds_last",
-            theme=None,
-        )
+        bounds_chart(slots[0], state.runs[-1], x)
 
 tune_summary()
 if state.runs:

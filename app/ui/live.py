@@ -31,8 +31,12 @@ import numpy as np
 import pandas as pd
 
 from hierlab.core.solver import SolverResult, SolverState
+from hierlab.plots import bounds_series
 
-__all__ = ["LivePlot"]
+__all__ = ["LivePlot", "time_left"]
+
+#: the progress bar appears once a fit has run this many seconds
+PROGRESS_AFTER = 2.0
 
 try:  # Streamlit's script-control exceptions (BaseException subclasses)
     from streamlit.runtime.scriptrunner_utils.exceptions import ScriptControlException
@@ -56,6 +60,13 @@ class LivePlot:
         An ``st.empty()`` slot for a progress bar.
     total : int, optional
         Expected number of iterations (the method's ``max_iter``/``epochs``) for the bar.
+    max_time : float, optional
+        The solver's time limit in seconds, if any (for the bar and the time left).
+    tol, rtol : float
+        The solver's stopping rule ``gap <= max(tol, rtol * |upper|)`` (for the time left from
+        the gap's rate of decrease).
+    x : {"iteration", "elapsed"}
+        The chart's x axis (the ``figure`` callable must draw against the same column).
     key : str
         Prefix of the chart keys (each redraw needs a unique key).
     min_interval : float, default 0.25
@@ -80,6 +91,10 @@ class LivePlot:
     figure: Callable[[pd.DataFrame], Any]
     progress: Any = None
     total: int | None = None
+    max_time: float | None = None
+    tol: float = 0.0
+    rtol: float = 0.0
+    x: str = "iteration"
     key: str = "bounds"
     min_interval: float = 0.25
     max_overhead: float = 0.05
@@ -89,6 +104,7 @@ class LivePlot:
     interrupt: BaseException | None = field(default=None, init=False)
     n_builds: int = field(default=0, init=False)
     _next: float = field(default=0.0, init=False, repr=False)
+    _start: float | None = field(default=None, init=False, repr=False)
     _fig: Any = field(default=None, init=False, repr=False)
 
     @property
@@ -97,6 +113,8 @@ class LivePlot:
         return pd.DataFrame(self.states)
 
     def __call__(self, state: SolverState) -> bool:
+        if self._start is None:
+            self._start = time.perf_counter() - float(state.elapsed)
         self.states.append(state.as_dict())
         if self.interrupt is not None:
             return True
@@ -115,24 +133,11 @@ class LivePlot:
         fig = self._fig
         if fig is None or not hasattr(fig, "batch_update"):
             return None
-        upper = pd.to_numeric(history["upper"], errors="coerce").to_numpy(dtype=float)
-        lower = (
-            pd.to_numeric(history["lower"], errors="coerce").to_numpy(dtype=float)
-            if "lower" in history
-            else np.full(len(history), np.nan)
-        )
-        has_lower = bool(np.isfinite(lower).any())
-        gap = upper - lower
-        series = {
-            "upper": upper,
-            "objective": upper,
-            "lower": lower,
-            "gap": np.where(gap > 0, gap, np.nan),
-        }
+        series = bounds_series(history)
         names = [str(tr.name).rsplit(": ", 1)[-1] for tr in fig.data]
-        if any(n not in series for n in names) or (("lower" in names) != has_lower):
+        if sorted(names) != sorted(series):
             return None
-        xs = history["iteration"].to_numpy() if "iteration" in history else np.arange(len(upper))
+        xs = history[self.x].to_numpy() if self.x in history else np.arange(1, len(history) + 1)
         with fig.batch_update():
             for tr, n in zip(fig.data, names):
                 tr.x = xs
@@ -159,13 +164,17 @@ class LivePlot:
             self.chart.plotly_chart(
                 fig, key=f"{self.key}_{self.n_draws}", width="stretch", theme=None
             )
-            if self.progress is not None:
+            if self.progress is not None and self._wall() >= PROGRESS_AFTER:
                 self.progress.progress(*self._progress())
         except ScriptControlException as exc:
             self.interrupt = exc
         cost = time.perf_counter() - t0
         self.draw_time += cost
         self._next = time.perf_counter() + max(self.min_interval, cost / self.max_overhead)
+
+    def _wall(self) -> float:
+        """Seconds since the fit started (its first state, less the solver's own time)."""
+        return 0.0 if self._start is None else time.perf_counter() - self._start
 
     def _progress(self) -> tuple[float, str]:
         last = self.states[-1]
@@ -178,7 +187,9 @@ class LivePlot:
         elif isinstance(upper, float) and math.isfinite(upper):
             parts.append(f"objective {upper:.4g}")
         parts.append(f"{float(last.get('elapsed', 0.0)):.1f} s")
-        frac = min(1.0, it / self.total) if self.total else 0.0
+        frac, left = time_left(self.states, self.total, self.max_time, self.tol, self.rtol)
+        if left is not None:
+            parts.append(f"about {_duration(left)} left")
         return frac, " · ".join(parts)
 
     def on_end(self, result: SolverResult) -> None:
@@ -191,3 +202,84 @@ class LivePlot:
         if self.interrupt is not None:
             exc, self.interrupt = self.interrupt, None
             raise exc
+
+
+def _duration(seconds: float) -> str:
+    """``"40 s"``, ``"3 min"``, ``"2.1 h"``."""
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 5400:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def time_left(
+    states: list[dict[str, Any]],
+    total: int | None = None,
+    max_time: float | None = None,
+    tol: float = 0.0,
+    rtol: float = 0.0,
+) -> tuple[float, float | None]:
+    """How far a fit is, and an estimate of the seconds it has left.
+
+    The solver stops at the first of three limits, so the fraction done is the largest and the
+    time left the smallest of what each predicts:
+
+    * iterations: ``it / total`` done, ``elapsed * (total - it) / it`` left;
+    * time: ``elapsed / max_time`` done, ``max_time - elapsed`` left;
+    * the gap, falling linearly in log scale: with ``g_0`` the first and ``g`` the last gap and
+      ``g*`` the target ``max(tol, rtol |upper|)``, ``log(g_0 / g) / log(g_0 / g*)`` done and
+      ``log(g / g*) / r`` left after the last exact gap, ``r`` the rate ``-d log g / dt`` over
+      the second half of the exact states (recent progress predicts the next better than the
+      first fast iterations).
+
+    Parameters
+    ----------
+    states : list of dict
+        ``SolverState.as_dict()`` records (``iteration``, ``elapsed``, ``upper``, ``gap``).
+    total : int, optional
+        Iteration budget.
+    max_time : float, optional
+        Time budget in seconds.
+    tol, rtol : float
+        The stopping rule on the gap.
+
+    Returns
+    -------
+    fraction : float
+        In [0, 1].
+    seconds_left : float or None
+        None when no limit predicts anything yet.
+    """
+    if not states:
+        return 0.0, None
+    last = states[-1]
+    it = int(last.get("iteration") or len(states))
+    elapsed = float(last.get("elapsed") or 0.0)
+    done: list[float] = []
+    left: list[float] = []
+    if total and it > 0:
+        done.append(it / total)
+        left.append(elapsed * max(0, total - it) / it)
+    if max_time and max_time > 0:
+        done.append(elapsed / max_time)
+        left.append(max(0.0, max_time - elapsed))
+    pts = [
+        (float(s.get("elapsed") or 0.0), float(s["gap"]), float(s.get("upper") or 0.0))
+        for s in states
+        if isinstance(s.get("gap"), int | float)
+        and math.isfinite(float(s["gap"]))
+        and float(s["gap"]) > 0
+        and s.get("exact", True) is not False
+    ]
+    if len(pts) >= 2:
+        g0, g, up = pts[0][1], pts[-1][1], pts[-1][2]
+        target = max(tol, rtol * abs(up))
+        if 0 < target < g < g0:
+            done.append(math.log(g0 / g) / math.log(g0 / target))
+            (ta, ga, _), (tb, gb, _) = pts[(len(pts) - 1) // 2], pts[-1]
+            if tb > ta and gb < ga:
+                reach = tb + math.log(gb / target) * (tb - ta) / math.log(ga / gb)
+                left.append(max(0.0, reach - elapsed))
+    frac = min(1.0, max([0.0, *done]))
+    return frac, (min(left) if left else None)

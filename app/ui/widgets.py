@@ -1,7 +1,11 @@
 """Widgets generated from the parameter declarations (:class:`hierlab.core.params.Param`).
 
-One widget per parameter, labelled with the paper's symbol (``C``, ``alpha``, ``tau``); its help
-names the constructor argument and says what it does and which values are allowed. A select box
+One widget per parameter, labelled as the paper writes it (``C``, ``α``, ``τ``; :attr:`Param.label`,
+words where the paper has no symbol: "relative gap tolerance"); its help says what it does and
+which values are allowed, with no code name. Only the parameters the chosen settings use are
+drawn (``MethodSpec.active_params`` when the registry has it); a preset control ("as in the
+paper" / "fast", from ``MethodSpec.presets`` when present) and a Reset button sit above them
+(:func:`preset_bar`). A select box
 for choices, a checkbox for booleans, a slider for small integer ranges, an integer input for
 seeds (empty = None), a number input otherwise (``%g`` format, log-scale steps for log
 parameters). An open bound (``C > 0``) is never offered as a value: the input has no minimum
@@ -21,7 +25,19 @@ from hierlab import ParameterError
 from hierlab.core.params import Param
 from hierlab.core.registry import MethodSpec
 
-__all__ = ["param_errors", "param_help", "param_widget", "param_widgets", "widget_key"]
+__all__ = [
+    "PRESET_LABELS",
+    "active_params",
+    "param_errors",
+    "param_help",
+    "param_widget",
+    "param_widgets",
+    "preset_bar",
+    "widget_key",
+]
+
+#: how the presets of ``MethodSpec.presets`` are offered, in this order
+PRESET_LABELS = {"paper": "as in the paper", "fast": "fast"}
 
 
 def widget_key(method: str, param: str, prefix: str = "param") -> str:
@@ -30,10 +46,13 @@ def widget_key(method: str, param: str, prefix: str = "param") -> str:
 
 
 def param_help(p: Param) -> str:
-    """The widget's help: the argument's name, its help line and note, the allowed values."""
+    """The widget's help: its help line and note, the allowed values (no code name)."""
     text = ". ".join(s.strip().rstrip(".") for s in (p.help, p.note) if s.strip())
+    text = text[:1].upper() + text[1:]
     empty = "".join(f" Leave the box empty for {w!r}." for w in p.words[:1])
-    return f"`{p.name}`" + (f": {text}." if text else "") + f"  \nAllowed: {p.range_text()}.{empty}"
+    if p.accepts_none and p.type in ("float", "int", "seed") and not p.words:
+        empty += f" Leave the box empty for {p.none_text}."
+    return (f"{text}." if text else "") + f"  \nAllowed: {p.range_text()}.{empty}"
 
 
 def _int_bounds(p: Param) -> tuple[int | None, int | None]:
@@ -68,7 +87,15 @@ def _int_widget(p: Param, init: Any, **kw: Any) -> Any:
     if low is not None and high is not None and high - low <= 50 and value is not None:
         if not p.log and not p.accepts_none:
             return st.slider(p.label, low, high, value, **kw)
-    return st.number_input(p.label, min_value=low, max_value=high, value=value, step=1, **kw)
+    return st.number_input(
+        p.label,
+        min_value=low,
+        max_value=high,
+        value=value,
+        step=1,
+        placeholder=p.none_text if p.accepts_none else None,
+        **kw,
+    )
 
 
 def _float_widget(p: Param, init: Any, **kw: Any) -> Any:
@@ -83,6 +110,7 @@ def _float_widget(p: Param, init: Any, **kw: Any) -> Any:
         value=value,
         step=_float_step(value, p),
         format="%g",
+        placeholder=p.words[0] if p.words else (p.none_text if p.accepts_none else None),
         **kw,
     )
     return p.words[0] if got is None and p.words else got
@@ -94,7 +122,7 @@ def _choice_widget(p: Param, init: Any, **kw: Any) -> Any:
         p.label,
         options,
         index=options.index(init) if init in options else 0,
-        format_func=lambda v: "None (automatic)" if v is None else str(v),
+        format_func=p.choice_text,
         **kw,
     )
 
@@ -127,12 +155,94 @@ def param_widget(p: Param, key: str, value: Any = None) -> Any:
     return None if text == "" and p.accepts_none else text
 
 
+def active_params(spec: MethodSpec, values: dict[str, Any]) -> tuple[Param, ...]:
+    """The parameters the chosen settings use (``spec.active_params(values)`` when the registry
+    has it, else every parameter), less those no widget can show."""
+    chosen: tuple[Param, ...] = spec.params
+    if hasattr(spec, "active_params"):
+        try:
+            chosen = tuple(spec.active_params(values))
+        except Exception:  # an older or broken declaration: show everything
+            chosen = spec.params
+    return tuple(p for p in chosen if p.type != "object")
+
+
+def _widget_value(p: Param, value: Any) -> Any:
+    """The value a widget of ``p`` holds for the parameter value ``value`` (a word such as
+    ``alpha="auto"`` is an empty number box)."""
+    if isinstance(value, str) and p.type in ("float", "int") and value in p.words:
+        return None
+    return value
+
+
+def preset_bar(
+    spec: MethodSpec, base: dict[str, Any] | None = None, prefix: str = "param"
+) -> dict[str, Any]:
+    """The preset control ("as in the paper" / "fast") and a Reset button; returns the values
+    the widgets start from (``base`` overlaid with the chosen preset).
+
+    Choosing a preset or clicking Reset writes the preset's values into the widgets. Without
+    ``spec.presets`` (an older registry) only Reset is drawn: it restores ``base``.
+
+    Parameters
+    ----------
+    spec : MethodSpec
+    base : dict, optional
+        Starting values (default: the declared defaults).
+    prefix : str
+        Key prefix, as for :func:`param_widgets`.
+    """
+    base = dict(spec.defaults() if base is None else base)
+    presets: dict[str, dict[str, Any]] = getattr(spec, "presets", None) or {}
+    names = [n for n in PRESET_LABELS if n in presets] + [
+        n for n in presets if n not in PRESET_LABELS
+    ]
+    pkey = widget_key(spec.name, "preset", f"{prefix}-preset")
+
+    def current() -> dict[str, Any]:
+        chosen = st.session_state.get(pkey) if names else None
+        return {**base, **{k: v for k, v in presets.get(str(chosen), {}).items()}}
+
+    def apply() -> None:
+        vals = current()
+        for p in spec.params:
+            if p.type != "object" and p.name in vals:
+                st.session_state[widget_key(spec.name, p.name, prefix)] = _widget_value(
+                    p, vals[p.name]
+                )
+
+    left, right = st.columns([3, 1], vertical_alignment="bottom")
+    if names:
+        if pkey not in st.session_state:
+            st.session_state[pkey] = "fast" if "fast" in names else names[0]
+        left.radio(
+            "Settings",
+            names,
+            format_func=lambda n: PRESET_LABELS.get(n, n),
+            key=pkey,
+            on_change=apply,
+            horizontal=True,
+            help="As in the paper: the seed's own algorithm and settings. Fast: hierlab's "
+            "defaults, quicker to a certified gap.",
+        )
+    right.button(
+        "Reset",
+        key=widget_key(spec.name, "reset", f"{prefix}-reset"),
+        on_click=apply,
+        help="Put every parameter back to the chosen settings",
+    )
+    return current()
+
+
 def param_widgets(
     spec: MethodSpec, values: dict[str, Any] | None = None, columns: int = 2, prefix: str = "param"
 ) -> dict[str, Any]:
-    """Draw every parameter of ``spec`` in ``columns`` columns; return ``{name: value}``.
+    """Draw the parameters of ``spec`` that the current settings use, in ``columns`` columns;
+    return ``{name: value}`` of those drawn.
 
-    Parameters of type ``"object"`` are skipped.
+    Which parameters are used is decided on the values the widgets hold now (their session
+    state, else ``values``, else the defaults): switching the solver to BCFW hides RDA's
+    averaging. Parameters of type ``"object"`` are skipped.
 
     Parameters
     ----------
@@ -144,7 +254,16 @@ def param_widgets(
         Key prefix, so two forms of the same method can coexist.
     """
     values = values or {}
-    shown = [p for p in spec.params if p.type != "object"]
+    now = {
+        p.name: st.session_state.get(
+            widget_key(spec.name, p.name, prefix), values.get(p.name, p.default)
+        )
+        for p in spec.params
+    }
+    now = {
+        k: (p.words[0] if v is None and (p := spec.param(k)).words else v) for k, v in now.items()
+    }
+    shown = active_params(spec, now)
     if not shown:
         st.caption("This method has no tunable parameter.")
         return {}

@@ -93,13 +93,13 @@ def _flat_targets(data: HierDataset) -> np.ndarray:
 
 
 def _score(y_true: np.ndarray, y_pred: np.ndarray, data: HierDataset) -> dict[str, float]:
-    from hierlab.evaluation.metrics import tree_induced_error, zero_one_error
+    from hierlab.evaluation.metrics import accuracy, tree_induced_error
 
     tax = data.taxonomy
     yt = np.asarray([str(v) for v in y_true], dtype=object)
     yp = np.asarray([str(v) for v in y_pred], dtype=object)
     return {
-        "accuracy": 1.0 - zero_one_error(yt, yp, tax),
+        "accuracy": accuracy(yt, yp, tax),
         "tree_error": float(tree_induced_error(yt, yp, tax)),
     }
 

@@ -9,7 +9,7 @@ cross-fitted Platt maps, or ``train``: the in-sample maps ``fit`` leaves), and p
   root excluded, from ``node_proba`` (the measure of Clus-HMC and C-HMCNN), with the Brier score
   and the expected calibration error of the same pairs, and the fit and calibration times;
 * the precision/depth table of ``predict(X, threshold=t)`` at t in {0, 0.5, 0.9}: hierarchical
-  precision, recall and F1, accuracy (ancestor rule), the share of predictions on the true
+  precision, recall and F1, accuracy (exact and ancestor rule), the share of predictions on the true
   path, the mean depth of the predictions and the share stopped above the method's prediction.
 """
 
@@ -102,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         "hierarchical_recall",
         "hierarchical_f1",
         "accuracy",
+        "accuracy_ancestor",
         "on_true_path",
         "mean_depth",
         "stopped",

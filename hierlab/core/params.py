@@ -128,8 +128,26 @@ class Param:
 
     @property
     def label(self) -> str:
-        """The widget's label: the paper's symbol when it has one, else the name."""
-        return self.symbol or self.name
+        """The widget's label as a reader of the papers knows it, never a code name.
+
+        The paper's symbol typeset (``"alpha"`` -> ``"α"``, ``"C"``) when it has one, else the
+        parameter in words (``rtol`` -> ``"relative gap tolerance"``).
+        """
+        if self.symbol:
+            return _GREEK.get(self.symbol, self.symbol)
+        return _WORDS.get(self.name, self.name.replace("_", " "))
+
+    @property
+    def none_text(self) -> str:
+        """What None means for this parameter, in words (``max_time`` -> ``"no time limit"``)."""
+        return _NONE_WORDS.get(self.name, "automatic")
+
+    def choice_text(self, value: Any) -> str:
+        """A choice in words (``"rda"`` -> ``"RDA: the paper's Algorithm 1"``); None as
+        :attr:`none_text`."""
+        if value is None:
+            return self.none_text
+        return _CHOICE_WORDS.get(str(value), str(value))
 
     def validate(self, value: Any, owner: str = "") -> Any:
         """Coerce and check ``value``.
@@ -228,10 +246,67 @@ class Param:
         if self.log:
             out += " (log scale)"
         if self.accepts_none:
-            out += "; None = automatic"
+            out += f"; None = {self.none_text}"
         for word in self.words:
             out += f"; or {word!r}"
         return out
+
+
+#: the papers' symbols typeset (Param.symbol -> label)
+_GREEK = {
+    "alpha": "α",
+    "beta": "β",
+    "gamma": "γ",
+    "lambda": "λ",
+    "omega": "ω",
+    "rho": "ρ",
+    "tau": "τ",
+    "eta": "η",
+    "sigma": "σ",
+    "Delta": "Δ",
+    "Delta_L": "Δ_L",
+}
+
+#: parameters without a symbol, in words (the label; else the name with spaces)
+_WORDS = {
+    "rtol": "relative gap tolerance",
+    "tol": "tolerance",
+    "max_iter": "maximum iterations",
+    "max_time": "time limit (s)",
+    "max_inner_iter": "maximum inner iterations",
+    "inner_tol": "inner tolerance",
+    "random_state": "random seed",
+    "n_jobs": "parallel workers",
+    "batch_size": "batch size",
+    "epochs": "epochs",
+    "averaging": "RDA averaging weights",
+    "split": "RDA splitting",
+    "solver": "solver",
+    "epochs_per_alpha": "epochs per α update",
+    "alpha_rule": "α rule",
+    "alpha_init": "initial α",
+    "label_space": "label space",
+    "n_components": "feature-map dimension",
+    "kernel_approximation": "kernel approximation",
+}
+
+#: what None means, per parameter (default "automatic")
+_NONE_WORDS = {
+    "max_time": "no time limit",
+    "n_jobs": "one worker",
+    "random_state": "unseeded",
+}
+
+#: choices in words (the value itself when absent)
+_CHOICE_WORDS = {
+    "bcfw": "BCFW: block-coordinate Frank-Wolfe on the dual",
+    "rda": "RDA: the paper's Algorithm 1",
+    "pegasos": "Pegasos: stochastic subgradient (the paper)",
+    "uniform": "1/t (the paper)",
+    "linesearch": "line search (lower bound maximised)",
+    "lambda_min": "λ_min/2 ||w||² (the paper)",
+    "jacobi": "diagonally scaled (Jacobi)",
+}
 
 
 _KIND = {

@@ -223,7 +223,12 @@ class Comparison:
     def summary(self) -> pd.DataFrame:
         """Mean and std over splits of every metric and of the times, per method."""
         metric = self.results.pivot_table(
-            index="method", columns="metric", values="value", aggfunc=["mean", "std"], sort=False
+            index="method",
+            columns="metric",
+            values="value",
+            aggfunc=["mean", "std"],
+            sort=False,
+            dropna=False,  # one split: every std is NaN, and the columns must stay
         )
         times = (
             self.results.drop_duplicates(["method", "split"])

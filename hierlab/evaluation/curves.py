@@ -193,9 +193,10 @@ def threshold_curve(
     -------
     pandas.DataFrame
         One row per threshold: ``threshold``, ``hierarchical_precision``,
-        ``hierarchical_recall``, ``hierarchical_f1``, ``accuracy`` (the ancestor rule: the
-        true label on the predicted path), ``on_true_path`` (the prediction is the true label
-        or one of its ancestors: right as far as it goes), ``mean_depth`` of the predictions,
+        ``hierarchical_recall``, ``hierarchical_f1``, ``accuracy`` (exact match),
+        ``accuracy_ancestor`` (the ancestor rule: the true label on the predicted path),
+        ``on_true_path`` (the prediction is the true label or one of its ancestors: right as
+        far as it goes), ``mean_depth`` of the predictions,
         ``stopped`` (share cut back above the method's prediction) and ``at_root``.
     """
     if is_multilabel(y_true) or is_multilabel(y_pred):
@@ -213,7 +214,8 @@ def threshold_curve(
                 "hierarchical_precision": prf.precision,
                 "hierarchical_recall": prf.recall,
                 "hierarchical_f1": prf.f1,
-                "accuracy": float(taxonomy.is_ancestor_or_self(t_ids, cut).mean()),
+                "accuracy": float(np.mean(t_ids == cut)),
+                "accuracy_ancestor": float(taxonomy.is_ancestor_or_self(t_ids, cut).mean()),
                 "on_true_path": float(taxonomy.is_ancestor_or_self(cut, t_ids).mean()),
                 "mean_depth": float(np.asarray(taxonomy.depth)[cut].mean()),
                 "stopped": float(np.mean(cut != p_ids)),

@@ -8,6 +8,9 @@ of tuples/lists/sets of node names or ids, one per example, or a 0/1 indicator m
 The measures and the seeds they come from:
 
 ==========================  =====================================================================
+``accuracy``                exact match: the share of examples predicted exactly their label
+``accuracy_ancestor``       seed 000's score: correct when the true label is the predicted node or
+                            one of its ancestors (``1 - zero_one_error``)
 ``zero_one_error``          0/1 loss with the ancestor rule for internal true labels (seed 000)
 ``tree_induced_error``      mean ``gamma(y, y_hat)`` (seed 002, eq. 1); ``half=True``: seed 000's
                             tree-induced loss (half the graph distance)
@@ -20,6 +23,7 @@ The measures and the seeds they come from:
 ``au_prc``                  pooled (micro-averaged) area under the PR curve over nodes (Clus,
                             C-HMCNN)
 ``evaluate``                a dict of the main measures
+``METRICS``                 the table of every key of ``evaluate``: display name, definition, seed
 ==========================  =====================================================================
 
 They return numbers or tidy ``pandas.DataFrame`` objects, never figures (``hierlab.plots``
@@ -39,7 +43,11 @@ from hierlab.core.exceptions import DataError, ParameterError
 from hierlab.core.taxonomy import Taxonomy
 
 __all__ = [
+    "METRICS",
     "HierarchicalPRF",
+    "MetricInfo",
+    "accuracy",
+    "accuracy_ancestor",
     "ancestor_at_depth",
     "au_prc",
     "confusion_at_level",
@@ -51,6 +59,8 @@ __all__ = [
     "is_multilabel",
     "label_indicator",
     "macro_f1",
+    "metric_help",
+    "metric_label",
     "micro_f1",
     "tree_induced_error",
     "tree_similarity_mse",
@@ -220,6 +230,51 @@ def zero_one_error(y_true: Any, y_pred: Any, taxonomy: Taxonomy) -> float:
     if len(t) == 0:
         return float("nan")
     return float(1.0 - taxonomy.is_ancestor_or_self(t, p).mean())
+
+
+def accuracy(y_true: Any, y_pred: Any, taxonomy: Taxonomy) -> float:
+    """Exact-match accuracy: the share of examples whose prediction is exactly their label.
+
+    An internal true label counts as correct only when that very node is predicted (compare
+    :func:`accuracy_ancestor`). Multi-label: the share of examples whose ancestor-closed label
+    sets ``A+(Y)`` are equal (subset accuracy).
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n_samples,) or multi-label
+        Node names or ids.
+    taxonomy : Taxonomy
+
+    Returns
+    -------
+    float
+        ``mean(y_hat_i == y_i)`` (``nan`` for empty input).
+    """
+    if is_multilabel(y_true) or is_multilabel(y_pred):
+        return 1.0 - zero_one_error(y_true, y_pred, taxonomy)
+    t, p = _pair_ids(y_true, y_pred, taxonomy)
+    if len(t) == 0:
+        return float("nan")
+    return float(np.mean(t == p))
+
+
+def accuracy_ancestor(y_true: Any, y_pred: Any, taxonomy: Taxonomy) -> float:
+    """Seed 000's accuracy, "accuracy (ancestor rule)": ``1 - zero_one_error``.
+
+    A prediction counts as correct when the true label is the predicted node or one of its
+    ancestors, so an internal true label is right whenever the predicted leaf lies below it.
+    On leaf labels it equals :func:`accuracy`.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n_samples,) or multi-label
+    taxonomy : Taxonomy
+
+    Returns
+    -------
+    float
+    """
+    return 1.0 - zero_one_error(y_true, y_pred, taxonomy)
 
 
 def tree_induced_error(y_true: Any, y_pred: Any, taxonomy: Taxonomy, half: bool = False) -> float:
@@ -681,7 +736,9 @@ def _clus_area(tp: np.ndarray, fp: np.ndarray, precision: np.ndarray, n_pos: flo
 def evaluate(y_true: Any, y_pred: Any, taxonomy: Taxonomy) -> dict[str, float]:
     """The main measures in one dict (plain floats, JSON-ready).
 
-    Single-label: ``zero_one_error``, ``accuracy``, ``tree_induced_error`` (mean gamma),
+    Single-label: ``accuracy`` (exact match), ``accuracy_ancestor`` and ``zero_one_error``
+    (seed 000's ancestor rule, ``accuracy_ancestor = 1 - zero_one_error``),
+    ``tree_induced_error`` (mean gamma),
     ``half_tree_induced_error`` (seed 000's tree loss), ``micro_f1``, ``macro_f1``,
     ``hierarchical_precision``, ``hierarchical_recall``, ``hierarchical_f1``.
     Multi-label: the same without the gamma measures (subset 0/1 on ``A+(Y)``). The arguments
@@ -698,7 +755,13 @@ def evaluate(y_true: Any, y_pred: Any, taxonomy: Taxonomy) -> dict[str, float]:
         t, p = _pair_ids(y_true, y_pred, taxonomy)
         if len(t) == 0:
             nan = float("nan")
-            keys = ("zero_one_error", "accuracy", "tree_induced_error", "half_tree_induced_error")
+            keys = (
+                "accuracy",
+                "accuracy_ancestor",
+                "zero_one_error",
+                "tree_induced_error",
+                "half_tree_induced_error",
+            )
             return dict.fromkeys(keys + _F_KEYS, nan)
         depth = taxonomy.depth
         lca = taxonomy.lca(t, p)
@@ -713,8 +776,9 @@ def evaluate(y_true: Any, y_pred: Any, taxonomy: Taxonomy) -> dict[str, float]:
         cls = den > 0
         h = _prf(float(depth[lca].sum()), float(depth[p].sum()), float(depth[t].sum()))
         out.update(
+            accuracy=float(np.mean(t == p)),
+            accuracy_ancestor=acc,
             zero_one_error=1.0 - acc,
-            accuracy=acc,
             tree_induced_error=gam,
             half_tree_induced_error=gam / 2.0,
             micro_f1=float(2 * tp.sum() / den.sum()),
@@ -724,8 +788,9 @@ def evaluate(y_true: Any, y_pred: Any, taxonomy: Taxonomy) -> dict[str, float]:
             hierarchical_f1=h.f1,
         )
         return out
+    out["accuracy"] = accuracy(y_true, y_pred, taxonomy)
     out["zero_one_error"] = zero_one_error(y_true, y_pred, taxonomy)
-    out["accuracy"] = 1.0 - out["zero_one_error"]
+    out["accuracy_ancestor"] = 1.0 - out["zero_one_error"]
     if not multi:
         t, p = _pair_ids(y_true, y_pred, taxonomy)
         g = np.asarray(taxonomy.tree_distance(t, p), dtype=np.float64)
@@ -749,6 +814,134 @@ _F_KEYS = (
     "hierarchical_recall",
     "hierarchical_f1",
 )
+
+
+# ---------------------------------------------------------------------------- definitions
+class MetricInfo(NamedTuple):
+    """What a metric key means, for tooltips, column labels and the CLI.
+
+    Attributes
+    ----------
+    name : str
+        The key (in :func:`evaluate`'s dict, run tables and exports).
+    display : str
+        How a person sees it named.
+    definition : str
+        One or two sentences: what is counted, with the formula.
+    seeds : str
+        The seed papers that report it.
+    greater_is_better : bool
+    """
+
+    name: str
+    display: str
+    definition: str
+    seeds: str
+    greater_is_better: bool
+
+
+#: Every metric hierlab reports, keyed by name: one table for the app's tooltips and labels.
+METRICS: dict[str, MetricInfo] = {
+    m.name: m
+    for m in (
+        MetricInfo(
+            "accuracy",
+            "accuracy",
+            "Exact match: the share of test examples whose predicted node is exactly the true "
+            "label, mean(ŷ = y). Multi-label: the ancestor-closed label sets are equal.",
+            "003, 004",
+            True,
+        ),
+        MetricInfo(
+            "accuracy_ancestor",
+            "accuracy (ancestor rule)",
+            "Seed 000's score: a prediction counts as correct when the true label is the "
+            "predicted node or one of its ancestors (an internal true label is right when the "
+            "predicted leaf lies below it); 1 − 0/1 error. Equals accuracy on leaf labels.",
+            "000",
+            True,
+        ),
+        MetricInfo(
+            "zero_one_error",
+            "0/1 error (ancestor rule)",
+            "Seed 000's 0/1 loss: the share of examples whose true label is neither the "
+            "predicted node nor one of its ancestors; 1 − accuracy (ancestor rule).",
+            "000",
+            False,
+        ),
+        MetricInfo(
+            "tree_induced_error",
+            "tree-induced error γ",
+            "Mean number of edges on the tree path between the true and the predicted node, "
+            "mean γ(y, ŷ) (0 when exact).",
+            "002, 003",
+            False,
+        ),
+        MetricInfo(
+            "half_tree_induced_error",
+            "tree loss (½ γ)",
+            "Half the mean tree distance, mean γ(y, ŷ) / 2: seed 000's tree-induced loss.",
+            "000",
+            False,
+        ),
+        MetricInfo(
+            "micro_f1",
+            "micro-F1",
+            "F1 over the true-positive, false-positive and false-negative counts pooled over "
+            "all classes, 2TP / (2TP + FP + FN); single-label, a prediction is a true positive "
+            "by the ancestor rule, so micro-F1 equals accuracy (ancestor rule).",
+            "000, 001",
+            True,
+        ),
+        MetricInfo(
+            "macro_f1",
+            "macro-F1",
+            "Mean over the classes present (true or predicted) of each class's F1, "
+            "2TP_c / (2TP_c + FP_c + FN_c): rare classes weigh as much as frequent ones.",
+            "001, 004",
+            True,
+        ),
+        MetricInfo(
+            "hierarchical_precision",
+            "hierarchical precision",
+            "Σ|A(ŷ) ∩ A(y)| / Σ|A(ŷ)| over the examples, A = the node and its ancestors "
+            "without the root (Kiritchenko et al. 2006).",
+            "—",
+            True,
+        ),
+        MetricInfo(
+            "hierarchical_recall",
+            "hierarchical recall",
+            "Σ|A(ŷ) ∩ A(y)| / Σ|A(y)| over the examples, A = the node and its ancestors "
+            "without the root.",
+            "—",
+            True,
+        ),
+        MetricInfo(
+            "hierarchical_f1",
+            "hierarchical F1",
+            "Harmonic mean of hierarchical precision and recall, 2hP·hR / (hP + hR).",
+            "—",
+            True,
+        ),
+    )
+}
+
+
+def metric_label(name: str) -> str:
+    """The display name of metric ``name`` (the name itself, underscores as spaces, if unknown)."""
+    info = METRICS.get(name)
+    return info.display if info is not None else name.replace("_", " ")
+
+
+def metric_help(name: str) -> str:
+    """A tooltip for metric ``name``: its definition and the seeds that report it."""
+    info = METRICS.get(name)
+    if info is None:
+        return ""
+    seeds = f" Reported by seed {info.seeds}." if info.seeds not in ("", "—") else ""
+    better = "higher" if info.greater_is_better else "lower"
+    return f"{info.definition}{seeds} {better.capitalize()} is better."
 
 
 # ---------------------------------------------------------------------------- confusion

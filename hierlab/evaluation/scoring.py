@@ -15,7 +15,8 @@ __all__ = ["SCORERS", "hierarchical_scorer"]
 
 #: metric name -> (function name in hierlab.evaluation.metrics, greater is better)
 SCORERS: dict[str, tuple[str, bool]] = {
-    "accuracy": ("zero_one_error", False),
+    "accuracy": ("accuracy", True),
+    "accuracy_ancestor": ("accuracy_ancestor", True),
     "tree_induced_error": ("tree_induced_error", False),
     "micro_f1": ("micro_f1", True),
     "macro_f1": ("macro_f1", True),
@@ -27,11 +28,13 @@ def hierarchical_scorer(metric: str = "tree_induced_error") -> Callable[[Any, An
     """A scorer ``(estimator, X, y) -> float`` where greater is better.
 
     Losses (zero-one error, tree-induced error) are negated, as scikit-learn's ``neg_*`` scorers
-    are; ``"accuracy"`` is one minus the ancestor-rule zero-one error.
+    are. ``"accuracy"`` is exact match; ``"accuracy_ancestor"`` is seed 000's ancestor rule
+    (:data:`hierlab.evaluation.metrics.METRICS` defines each).
 
     Parameters
     ----------
-    metric : {"accuracy", "tree_induced_error", "micro_f1", "macro_f1", "hierarchical_f1"}
+    metric : {"accuracy", "accuracy_ancestor", "tree_induced_error", "micro_f1", "macro_f1", \
+"hierarchical_f1"}
 
     Examples
     --------
@@ -49,8 +52,6 @@ def hierarchical_scorer(metric: str = "tree_induced_error") -> Callable[[Any, An
         value = func(y, estimator.predict(X), estimator.taxonomy_)
         if fname == "hierarchical_prf":
             value = value.f1
-        if metric == "accuracy":
-            return 1.0 - float(value)
         return float(value) if greater else -float(value)
 
     scorer.__name__ = f"hierarchical_{metric}"

@@ -55,7 +55,8 @@ def _bounds(h):
     return bounds_figure(h)
 
 
-def test_every_state_kept_and_final_state_drawn(entry) -> None:
+def test_every_state_kept_and_final_state_drawn(entry, monkeypatch) -> None:
+    monkeypatch.setattr("app.ui.live.PROGRESS_AFTER", 0.0)  # the bar from the first state
     slot = FakeSlot()
     live = LivePlot(
         slot, _bounds, progress=slot, total=20, min_interval=0.0, max_overhead=float("inf")

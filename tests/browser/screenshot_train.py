@@ -1,4 +1,4 @@
-"""Save ``app/screenshot_train.png``: the Train page while ORTHOGNL's bounds close, live.
+"""Save ``docs/screenshots/train_live.png``: the Train page while ORTHOGNL's bounds close, live.
 
 Run with ``python tests/browser/screenshot_train.py`` (needs /usr/bin/chromium). It starts
 ``streamlit run`` on a free port, trains ORTHOGNL (or the default method) on the default data
@@ -18,7 +18,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from conftest import CHROMIUM, CHROMIUM_FLAGS, ROOT, free_port, start_app, wait_healthy  # noqa: E402
 
-OUT = ROOT / "app" / "screenshot_train.png"
+OUT = ROOT / "docs" / "screenshots" / "train_live.png"
 
 
 def main(seconds: float = 8.0) -> int:
@@ -32,13 +32,13 @@ def main(seconds: float = 8.0) -> int:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
             page = browser.new_page(viewport={"width": 1440, "height": 900})
             page.set_default_timeout(120_000)
-            page.goto(url)  # Train is the default page
+            page.goto(f"{url}/train")
             page.get_by_role("button", name="Train", exact=True).wait_for()
             page.locator('[data-testid="stSelectbox"]').first.click()
             option = page.get_by_role("option", name=re.compile(r"^orthognl"))
             if option.count():
                 option.click()
-                page.get_by_label("alpha", exact=True).wait_for()
+                page.get_by_label("α", exact=True).wait_for()
                 time.sleep(1.0)
                 # C = 1 is solved in one BCFW pass on this set (a single point on the chart);
                 # C = 1000 takes about 20 passes, so the bounds are seen closing
@@ -52,6 +52,7 @@ def main(seconds: float = 8.0) -> int:
             stop = page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Stop")
             stop.wait_for()
             time.sleep(seconds)
+            OUT.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(OUT))
             stop.click()
             page.get_by_text("Last run:").wait_for()

@@ -81,10 +81,10 @@ def test_upload_train_live_bounds_stop_compare(page: Page, app_url: str) -> None
         page.locator('[data-testid="stSelectbox"]').first.click()
         page.get_by_role("option", name=re.compile(r"^orthognl")).click()
         _idle(page)
-        expect(page.get_by_label("alpha", exact=True)).to_be_visible()
-    _set_number(page, "tol", "0")
-    _set_number(page, "rtol", "0")
-    _set_number(page, "max_iter", "1000000")
+        expect(page.get_by_label("α", exact=True)).to_be_visible()
+    _set_number(page, "tolerance", "0")
+    _set_number(page, "relative gap tolerance", "0")
+    _set_number(page, "maximum iterations", "1000000")
     page.get_by_role("button", name="Train", exact=True).click()
 
     # the live chart appears with both bounds, then grows

@@ -55,6 +55,16 @@ def test_identical_splits_and_direct_metrics(data: HierDataset) -> None:
     assert list(summ.index) == ["topdown(C=1.0)", "low-C"]
 
 
+def test_one_split_summarises_with_a_zero_spread(data: HierDataset) -> None:
+    """One split has no standard deviation: the table says ± 0 instead of failing."""
+    cmp = compare(data, METHODS, n_splits=1, test_size=0.25, random_state=5)
+    summ = cmp.summary()
+    assert summ["accuracy_std"].isna().all()
+    acc = cmp.results.query("metric == 'accuracy' and method == 'low-C'")["value"].iloc[0]
+    assert summ.loc["low-C", "accuracy_mean"] == pytest.approx(acc)
+    assert cmp.table().loc["low-C", "accuracy"] == f"{acc:.4f} ± 0.0000"
+
+
 def test_p_values_equal_direct_scipy(data: HierDataset) -> None:
     cmp = compare(data, METHODS, n_splits=4, random_state=1)
     tests = cmp.tests("topdown(C=1.0)", "accuracy")

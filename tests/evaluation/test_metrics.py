@@ -79,6 +79,59 @@ def test_zero_one_error_ancestor_rule_matches_brute_force(data):
 
 
 @SETTINGS
+@given(tax_and_labels())
+def test_accuracy_is_exact_match_and_the_ancestor_rule_is_named_apart(data):
+    """ "accuracy" counts only exact hits; "accuracy_ancestor" is seed 000's rule."""
+    tax, yt, yp = data
+    g = graph(tax)
+    exact = np.mean([str(t) == str(p) for t, p in zip(yt, yp)])
+    ancestor = np.mean([t in anc_self(g, p) for t, p in zip(yt, yp)])
+    assert M.accuracy(yt, yp, tax) == pytest.approx(exact)
+    assert M.accuracy_ancestor(yt, yp, tax) == pytest.approx(ancestor)
+    out = M.evaluate(yt, yp, tax)
+    assert out["accuracy"] == pytest.approx(exact)
+    assert out["accuracy_ancestor"] == pytest.approx(ancestor)
+
+
+def test_accuracy_differs_from_the_ancestor_rule_on_internal_labels():
+    """The issue's case: internal true labels, leaves predicted below them."""
+    tax = Taxonomy([("r", "a"), ("r", "b"), ("a", "a1"), ("a", "a2")])
+    yt, yp = ["a", "a", "a1", "b"], ["a1", "a2", "a1", "a1"]
+    assert M.accuracy(yt, yp, tax) == 0.25
+    assert M.accuracy_ancestor(yt, yp, tax) == 0.75
+    assert M.evaluate(yt, yp, tax)["accuracy"] == 0.25
+
+
+def test_every_evaluated_metric_has_a_definition():
+    tax = Taxonomy([("r", "a"), ("r", "b"), ("a", "a1")])
+    single = M.evaluate(["a1", "b"], ["a", "b"], tax)
+    multi = M.evaluate([("a1", "b"), ("a",)], [("a1",), ("a", "b")], tax)
+    for key in set(single) | set(multi):
+        info = M.METRICS[key]
+        assert info.name == key and info.display and info.definition
+        assert info.definition in M.metric_help(key)
+    assert M.metric_label("accuracy_ancestor") == "accuracy (ancestor rule)"
+    assert M.metric_label("accuracy") == "accuracy"
+    assert M.metric_label("fit_time") == "fit time"
+
+
+def test_accuracy_scorer_is_exact_match():
+    from hierlab.evaluation.scoring import hierarchical_scorer
+
+    tax = Taxonomy([("r", "a"), ("r", "b"), ("a", "a1"), ("a", "a2")])
+
+    class Fixed:
+        taxonomy_ = tax
+
+        def predict(self, X):
+            return np.array(["a1", "a2", "a1", "a1"], dtype=object)
+
+    y = np.array(["a", "a", "a1", "b"], dtype=object)
+    assert hierarchical_scorer("accuracy")(Fixed(), None, y) == 0.25
+    assert hierarchical_scorer("accuracy_ancestor")(Fixed(), None, y) == 0.75
+
+
+@SETTINGS
 @given(tax_and_label_sets())
 def test_zero_one_error_multilabel_is_subset_loss_on_closures(data):
     tax, yt, yp = data
@@ -468,7 +521,8 @@ def test_evaluate_is_consistent_with_the_single_measures(data):
     tax, yt, yp = data
     out = M.evaluate(yt, yp, tax)
     assert out["zero_one_error"] == M.zero_one_error(yt, yp, tax)
-    assert out["accuracy"] == pytest.approx(1 - out["zero_one_error"])
+    assert out["accuracy_ancestor"] == pytest.approx(1 - out["zero_one_error"])
+    assert out["accuracy"] == pytest.approx(M.accuracy(yt, yp, tax))
     assert out["tree_induced_error"] == pytest.approx(M.tree_induced_error(yt, yp, tax))
     assert out["half_tree_induced_error"] == pytest.approx(out["tree_induced_error"] / 2)
     assert out["macro_f1"] == pytest.approx(M.macro_f1(yt, yp, tax))

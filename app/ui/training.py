@@ -1,0 +1,167 @@
+"""Training with the live bounds chart, shared by the Train page and the home page's first run.
+
+:func:`train_live` fits one method with a :class:`~app.ui.live.LivePlot` (the gap on a log
+scale, against iterations or seconds, :func:`x_axis_toggle`), a progress bar with the time left
+once the fit passes two seconds, and a Stop button that keeps the run;
+:func:`show_metrics` draws a run's metrics under their display names with their definitions as
+tooltips (:data:`hierlab.evaluation.metrics.METRICS`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from app.state import AppState, DatasetEntry, Run, fit_run, iteration_budget
+from app.ui.errors import show_error
+from app.ui.live import LivePlot
+from hierlab import Taxonomy, get_method
+from hierlab.core.params import declared
+from hierlab.evaluation.metrics import METRICS, metric_help, metric_label
+from hierlab.plots import bounds_figure
+
+__all__ = [
+    "X_AXES",
+    "bounds_chart",
+    "metric_columns",
+    "show_metrics",
+    "stopping_rule",
+    "train_live",
+    "x_axis_toggle",
+]
+
+#: the live chart's x axes: history column -> how the toggle names it
+X_AXES = {"iteration": "iterations", "elapsed": "seconds"}
+
+
+def x_axis_toggle(key: str = "bounds_x") -> str:
+    """The toggle between iterations and seconds on the bounds chart; returns the column."""
+    if key not in st.session_state:
+        st.session_state[key] = "iteration"
+    return str(
+        st.radio(
+            "Gap against",
+            list(X_AXES),
+            format_func=X_AXES.__getitem__,
+            key=key,
+            horizontal=True,
+            help="The gap (upper − lower bound) on a log scale against solver iterations or "
+            "against seconds of solver time.",
+        )
+    )
+
+
+def stopping_rule(method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """The solver limits of a fit (``max_time``, ``tol``, ``rtol``) from ``params`` or the
+    declared defaults, for the progress bar's time left."""
+    spec = get_method(method)
+    values = {n: p.default for n, p in declared(spec.estimator).items()}
+    values.update(spec.fixed)
+    values.update(params)
+    out: dict[str, Any] = {}
+    for name in ("max_time", "tol", "rtol"):
+        v = values.get(name)
+        if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v):
+            out[name] = float(v)
+    return out
+
+
+def bounds_chart(slot: Any, run: Run, x: str, key: str = "bounds_last") -> None:
+    """Draw a finished run's bounds chart in ``slot``."""
+    slot.plotly_chart(
+        bounds_figure(run.history, x=x, title=f"{run.label} on {run.dataset_name}"),
+        key=key,
+        theme=None,
+        width="stretch",
+    )
+
+
+def train_live(
+    state: AppState,
+    entry: DatasetEntry,
+    method: str,
+    params: dict[str, Any],
+    taxonomy: tuple[Taxonomy, str],
+    slots: list[Any],
+    x: str = "iteration",
+) -> Run | None:
+    """Fit with the live bound chart and a Stop button; the run joins the history.
+
+    Parameters
+    ----------
+    state, entry
+        The session and the data set (its split).
+    method : str
+    params : dict
+        The method's parameters (validated by ``fit_run``).
+    taxonomy : (Taxonomy, str)
+        The taxonomy to train with and where it comes from.
+    slots : list
+        The ``st.empty()`` places of the chart, the progress bar and the Stop button.
+    x : {"iteration", "elapsed"}
+        The chart's x axis.
+
+    Returns
+    -------
+    Run or None
+        The stored run (None when the fit failed: the message is shown).
+    """
+    chart_slot, progress_slot, stop_slot = slots
+    stop_slot.button("Stop", key="stop", help="Stop the solver and keep the best iterate")
+    limits = stopping_rule(method, params)
+    live = LivePlot(
+        chart_slot,
+        lambda h: bounds_figure(h, x=x, title=f"{method} on {entry.name}"),
+        progress=progress_slot,
+        total=iteration_budget(method, params),
+        max_time=limits.get("max_time"),
+        tol=limits.get("tol", 0.0),
+        rtol=limits.get("rtol", 0.0),
+        x=x,
+        key=f"bounds_{state.next_id}",
+    )
+    run = None
+    try:
+        # no st.* call between the end of the fit and storing the run: after a click
+        # (Stop) every st.* call raises Streamlit's interrupt
+        run = fit_run(
+            state,
+            entry,
+            method,
+            params,
+            callbacks=[live],
+            taxonomy=taxonomy[0],
+            taxonomy_source=taxonomy[1],
+            stopped=lambda: live.interrupt is not None,
+        )
+        state.runs.append(run)
+    except Exception as exc:
+        show_error(exc, f"Training {method}")
+    live.reraise()  # a click during training: the run is stored, now rerun
+    stop_slot.empty()
+    progress_slot.empty()
+    if not live.states:
+        chart_slot.empty()
+    return run
+
+
+def show_metrics(metrics: dict[str, float], per_row: int = 5) -> None:
+    """A run's metrics as ``st.metric`` tiles: display names, definitions as tooltips."""
+    items = list(metrics.items())
+    for start in range(0, len(items), per_row):
+        cols = st.columns(per_row)
+        for col, (k, v) in zip(cols, items[start : start + per_row]):
+            col.metric(metric_label(k), f"{v:.4f}", help=metric_help(k) or None)
+
+
+def metric_columns(df: pd.DataFrame) -> dict[str, Any]:
+    """``column_config`` for ``st.dataframe``: metric columns under their display names, with
+    their definitions as the column tooltip."""
+    return {
+        c: st.column_config.Column(metric_label(c), help=metric_help(c))
+        for c in df.columns
+        if c in METRICS
+    }

@@ -1,0 +1,161 @@
+"""The convergence display: estimated gaps drawn apart from exact ones (``bounds_series``), the
+progress bar's time left (``time_left``) against hand-computed cases, and LivePlot's patched
+figure with estimates equal to a fresh one."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from app.ui.live import PROGRESS_AFTER, LivePlot, time_left
+from hierlab.core.solver import SolverState
+from hierlab.plots import bounds_figure, bounds_series
+
+
+def _history(exact: list[bool] | None = None, estimate: list[float] | None = None) -> pd.DataFrame:
+    upper = np.array([10.0, 8.0, 6.0, 5.0, 4.5])
+    lower = np.array([1.0, 2.0, 3.0, 4.0, 4.4])
+    df = pd.DataFrame(
+        {
+            "iteration": np.arange(1, 6),
+            "elapsed": np.arange(1, 6) * 0.5,
+            "upper": upper,
+            "lower": lower,
+            "gap": upper - lower,
+        }
+    )
+    if exact is not None:
+        df["exact"] = exact
+    if estimate is not None:
+        df["gap_estimate"] = estimate
+    return df
+
+
+def test_exact_states_only_make_the_certified_gap() -> None:
+    df = _history(exact=[True, False, False, True, True])
+    s = bounds_series(df)
+    gap = (df["upper"] - df["lower"]).to_numpy()
+    np.testing.assert_array_equal(np.isnan(s["gap"]), [False, True, True, False, False])
+    np.testing.assert_allclose(s["gap"][[0, 3, 4]], gap[[0, 3, 4]])
+    np.testing.assert_array_equal(np.isnan(s["gap estimate"]), [True, False, False, True, True])
+    np.testing.assert_allclose(s["gap estimate"][[1, 2]], gap[[1, 2]])
+    assert np.isnan(s["lower"][1]) and s["lower"][0] == 1.0  # estimated lower bounds hidden
+
+
+def test_a_gap_estimate_column_is_drawn_as_estimate() -> None:
+    est = [np.nan, 5.0, 2.5, np.nan, np.nan]
+    s = bounds_series(_history(estimate=est))
+    np.testing.assert_allclose(s["gap estimate"][[1, 2]], [5.0, 2.5])
+    assert not np.isnan(s["gap"]).any()  # every state is exact here
+    fig = bounds_figure(_history(estimate=est))
+    styles = {t.name: (t.mode, t.marker.symbol) for t in fig.data}
+    assert styles["gap"][0] == "lines+markers"
+    assert styles["gap estimate"] == ("markers", "circle-open")
+
+
+def test_exact_only_history_has_no_estimate_and_objective_only_without_bounds() -> None:
+    assert set(bounds_series(_history())) == {"upper", "lower", "gap"}
+    df = _history().assign(lower=np.nan, gap=np.nan)
+    assert set(bounds_series(df)) == {"objective"}
+
+
+def test_time_left_from_the_iteration_budget() -> None:
+    states = [{"iteration": 5, "elapsed": 10.0, "upper": 1.0, "gap": None}]
+    frac, left = time_left(states, total=20)
+    assert frac == pytest.approx(0.25) and left == pytest.approx(30.0)
+
+
+def test_time_left_from_the_time_limit_and_the_first_limit_wins() -> None:
+    states = [{"iteration": 5, "elapsed": 10.0, "upper": 1.0, "gap": None}]
+    frac, left = time_left(states, max_time=25.0)
+    assert frac == pytest.approx(0.4) and left == pytest.approx(15.0)
+    frac, left = time_left(states, total=20, max_time=25.0)  # the clock stops it first
+    assert frac == pytest.approx(0.4) and left == pytest.approx(15.0)
+
+
+def test_time_left_from_the_gaps_rate_of_decrease() -> None:
+    """Gap halving every second from 1024 towards 1: ten seconds done of twenty."""
+    states = [
+        {"iteration": k, "elapsed": float(k), "upper": 1e6, "gap": 1024.0 * 2.0**-k}
+        for k in range(0, 11)
+    ]
+    frac, left = time_left(states, tol=1024.0 * 2.0**-20)
+    assert frac == pytest.approx(0.5)
+    assert left == pytest.approx(10.0)
+    # rtol: the target is rtol * |upper|
+    frac, left = time_left(states, rtol=1024.0 * 2.0**-20 / 1e6)
+    assert frac == pytest.approx(0.5) and left == pytest.approx(10.0)
+
+
+def test_time_left_ignores_estimated_gaps_and_unknowns() -> None:
+    states = [
+        {"iteration": k, "elapsed": float(k), "upper": 1e6, "gap": 1024.0 * 2.0**-k}
+        for k in range(0, 11)
+    ]
+    states.append({"iteration": 11, "elapsed": 11.0, "upper": 1e6, "gap": 1e-9, "exact": False})
+    frac, left = time_left(states, tol=1024.0 * 2.0**-20)
+    assert frac == pytest.approx(0.5)
+    assert left == pytest.approx(9.0)  # the estimate neither ends the fit nor speeds it up
+    assert time_left([]) == (0.0, None)
+    assert time_left([{"iteration": 3, "elapsed": 1.0, "upper": 2.0, "gap": 0.5}]) == (0.0, None)
+
+
+class _Slot:
+    def __init__(self) -> None:
+        self.figs: list[object] = []
+        self.bars: list[tuple[float, str]] = []
+
+    def plotly_chart(self, fig: object, key: str, **kw: object) -> None:
+        self.figs.append(fig)
+
+    def progress(self, frac: float, text: str = "") -> None:
+        self.bars.append((frac, text))
+
+
+def _state(k: int, exact: bool) -> SolverState:
+    return SolverState(
+        iteration=k,
+        elapsed=0.1 * k,
+        upper=10.0 / k,
+        lower=-1.0 / k,
+        extra={"exact": exact},
+    )
+
+
+def test_patched_live_figure_with_estimates_equals_a_fresh_one() -> None:
+    slot = _Slot()
+    live = LivePlot(
+        slot,
+        lambda h: bounds_figure(h, x="elapsed"),
+        x="elapsed",
+        min_interval=0.0,
+        max_overhead=math.inf,
+    )
+    for k in range(1, 9):
+        live(_state(k, exact=k % 3 == 0))
+    assert live.n_builds < live.n_draws  # most redraws patched the arrays
+    fresh = bounds_figure(live.history, x="elapsed")
+    shown = slot.figs[-1]
+    for a, b in zip(shown.data, fresh.data, strict=True):  # type: ignore[attr-defined]
+        assert a.name == b.name
+        np.testing.assert_allclose(np.asarray(a.x, float), np.asarray(b.x, float))
+        np.testing.assert_allclose(np.asarray(a.y, float), np.asarray(b.y, float))
+
+
+def test_progress_bar_waits_for_long_fits_and_says_the_time_left(monkeypatch) -> None:
+    slot = _Slot()
+    clock = [100.0]
+    monkeypatch.setattr("app.ui.live.time.perf_counter", lambda: clock[0])
+    live = LivePlot(
+        slot, bounds_figure, progress=slot, total=10, min_interval=0.0, max_overhead=math.inf
+    )
+    live(_state(1, exact=True))
+    assert slot.bars == []  # a quick fit shows no bar
+    clock[0] += PROGRESS_AFTER + 1.0
+    live(SolverState(iteration=5, elapsed=3.0, upper=2.0, lower=1.0))
+    frac, text = slot.bars[-1]
+    assert frac == pytest.approx(0.5)
+    assert "about 3 s left" in text  # 3 s for 5 of 10 iterations: 3 s more
