@@ -3,8 +3,8 @@
 One widget per parameter, labelled as the paper writes it (``C``, ``α``, ``τ``; :attr:`Param.label`,
 words where the paper has no symbol: "relative gap tolerance"); its help says what it does and
 which values are allowed, with no code name. Only the parameters the chosen settings use are
-drawn (``MethodSpec.active_params`` when the registry has it); a preset control ("as in the
-paper" / "fast", from ``MethodSpec.presets`` when present) and a Reset button sit above them
+drawn (``MethodSpec.active_params``); a preset control ("as in the
+paper" / "fast", from ``MethodSpec.presets``) and a Reset button sit above them
 (:func:`preset_bar`). A select box
 for choices, a checkbox for booleans, a slider for small integer ranges, an integer input for
 seeds (empty = None), a number input otherwise (``%g`` format, log-scale steps for log
@@ -156,15 +156,9 @@ def param_widget(p: Param, key: str, value: Any = None) -> Any:
 
 
 def active_params(spec: MethodSpec, values: dict[str, Any]) -> tuple[Param, ...]:
-    """The parameters the chosen settings use (``spec.active_params(values)`` when the registry
-    has it, else every parameter), less those no widget can show."""
-    chosen: tuple[Param, ...] = spec.params
-    if hasattr(spec, "active_params"):
-        try:
-            chosen = tuple(spec.active_params(values))
-        except Exception:  # an older or broken declaration: show everything
-            chosen = spec.params
-    return tuple(p for p in chosen if p.type != "object")
+    """The parameters the chosen settings use (``spec.active_params(values)``), less those no
+    widget can show."""
+    return tuple(p for p in spec.active_params(values) if p.type != "object")
 
 
 def _widget_value(p: Param, value: Any) -> Any:
@@ -182,7 +176,8 @@ def preset_bar(
     the widgets start from (``base`` overlaid with the chosen preset).
 
     Choosing a preset or clicking Reset writes the preset's values into the widgets. Without
-    ``spec.presets`` (an older registry) only Reset is drawn: it restores ``base``.
+    presets (``spec.presets`` empty), or presets that all set the same values (the defaults are
+    the paper's), only Reset is drawn, with a caption in the second case.
 
     Parameters
     ----------
@@ -193,10 +188,14 @@ def preset_bar(
         Key prefix, as for :func:`param_widgets`.
     """
     base = dict(spec.defaults() if base is None else base)
-    presets: dict[str, dict[str, Any]] = getattr(spec, "presets", None) or {}
+    presets: dict[str, dict[str, Any]] = spec.presets
     names = [n for n in PRESET_LABELS if n in presets] + [
         n for n in presets if n not in PRESET_LABELS
     ]
+    # presets that all set the same values offer no choice: say so instead of a radio
+    same = len({repr(sorted(v.items())) for v in presets.values()}) <= 1
+    if same:
+        names = []
     pkey = widget_key(spec.name, "preset", f"{prefix}-preset")
 
     def current() -> dict[str, Any]:
@@ -225,6 +224,8 @@ def preset_bar(
             help="As in the paper: the seed's own algorithm and settings. Fast: hierlab's "
             "defaults, quicker to a certified gap.",
         )
+    elif same and presets:
+        left.caption("The defaults are the paper's own settings.")
     right.button(
         "Reset",
         key=widget_key(spec.name, "reset", f"{prefix}-reset"),

@@ -4,14 +4,13 @@ parameters the chosen solver uses (issue 18)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from app.ui.widgets import _widget_value
 from hierlab.core.registry import get_method, list_methods
 from hierlab.evaluation.metrics import METRICS, metric_help
 from tests.app.test_app_pages import APP, TIMEOUT, _charts, _ok, _state, _values
@@ -145,37 +144,6 @@ def test_every_displayed_metric_matches_its_definition(first_run: AppTest) -> No
 
 
 # ------------------------------------------------------------------ parameters, presets
-@contextmanager
-def _spec_extras(name: str, presets: dict[str, dict[str, Any]], active: Any) -> Iterator[Any]:
-    """The registry's presets and active_params, or stand-ins while they are missing (the
-    #19 branch adds them): the app must use whichever the spec has."""
-    spec = get_method(name)
-    added = []
-    if not getattr(spec, "presets", None):
-        object.__setattr__(spec, "presets", presets)
-        added.append("presets")
-    if not hasattr(spec, "active_params"):
-        object.__setattr__(spec, "active_params", active)
-        added.append("active_params")
-    try:
-        yield spec
-    finally:
-        for attr in added:
-            object.__delattr__(spec, attr)
-
-
-def _active_flatmult(values: dict[str, Any]) -> tuple[Any, ...]:
-    spec = get_method("flatmult")
-    rda_only = {"averaging", "split"}
-    return tuple(p for p in spec.params if p.name not in rda_only or values.get("solver") == "rda")
-
-
-FAKE_PRESETS = {
-    "paper": {"solver": "rda", "averaging": "uniform", "rtol": 1e-3},
-    "fast": {"solver": "bcfw", "rtol": 1e-2},
-}
-
-
 def _train_page(method: str) -> AppTest:
     at = _new()
     at.switch_page("app_pages/train.py")
@@ -196,65 +164,60 @@ def _shown(at: AppTest, method: str) -> dict[str, Any]:
 
 
 def test_preset_switch_changes_the_widgets_and_reset_restores_them() -> None:
-    with _spec_extras("flatmult", FAKE_PRESETS, _active_flatmult) as spec:
-        at = _train_page("flatmult")
-        radio = at.radio(key="param-preset:flatmult:preset")
-        assert radio.options == ["as in the paper", "fast"]
-        assert radio.value == "fast"
-        fast = _shown(at, "flatmult")
-        for k, v in spec.presets["fast"].items():
-            if k in fast:
-                assert fast[k] == v, k
-        radio.set_value("paper")
-        at.run()
-        _ok(at)
-        paper = _shown(at, "flatmult")
-        changed = {k for k, v in spec.presets["paper"].items() if spec.presets["fast"].get(k) != v}
-        assert changed and all(paper[k] == spec.presets["paper"][k] for k in changed if k in paper)
-        assert any(k in paper for k in changed)
-        # edit C, then Reset puts the paper's values back
-        at.number_input(key="param:flatmult:C").set_value(7.0)
-        at.run()
-        assert _shown(at, "flatmult")["C"] == 7.0
-        at.button(key="param-reset:flatmult:reset").click()
-        at.run()
-        _ok(at)
-        after = _shown(at, "flatmult")
-        assert after["C"] == spec.presets["paper"].get("C", spec.param("C").default)
-        assert all(after[k] == spec.presets["paper"][k] for k in changed if k in after)
+    spec = get_method("flatmult")
+    at = _train_page("flatmult")
+    radio = at.radio(key="param-preset:flatmult:preset")
+    assert radio.options == ["as in the paper", "fast"]
+    assert radio.value == "fast"
+    fast = _shown(at, "flatmult")
+    for k, v in spec.presets["fast"].items():
+        if k in fast:
+            assert fast[k] == v, k
+    radio.set_value("paper")
+    at.run()
+    _ok(at)
+    paper = _shown(at, "flatmult")
+    changed = {k for k, v in spec.presets["paper"].items() if spec.presets["fast"].get(k) != v}
+    # a word (C = "1/n") is an empty number box, which the fit reads as that word
+    want = {k: _widget_value(spec.param(k), v) for k, v in spec.presets["paper"].items()}
+    assert want["C"] is None
+    assert changed and all(paper[k] == want[k] for k in changed if k in paper)
+    assert any(k in paper for k in changed)
+    # edit C, then Reset puts the paper's values back
+    at.number_input(key="param:flatmult:C").set_value(7.0)
+    at.run()
+    assert _shown(at, "flatmult")["C"] == 7.0
+    at.button(key="param-reset:flatmult:reset").click()
+    at.run()
+    _ok(at)
+    after = _shown(at, "flatmult")
+    assert all(after[k] == want[k] for k in changed if k in after)
 
 
 def test_only_the_parameters_the_solver_uses_are_shown() -> None:
-    with _spec_extras("flatmult", FAKE_PRESETS, _active_flatmult) as spec:
-        at = _train_page("flatmult")
-        at.selectbox(key="param:flatmult:solver").set_value("bcfw")
-        at.run()
-        shown = set(_shown(at, "flatmult"))
-        values = {p.name: p.default for p in spec.params} | {"solver": "bcfw"}
-        expect = {p.name for p in spec.active_params(values) if p.type != "object"}
-        assert shown == expect
-        at.selectbox(key="param:flatmult:solver").set_value("rda")
-        at.run()
-        shown_rda = set(_shown(at, "flatmult"))
-        values["solver"] = "rda"
-        assert shown_rda == {p.name for p in spec.active_params(values) if p.type != "object"}
-        assert shown_rda != shown  # the choice of solver changes what is asked
+    spec = get_method("flatmult")
+    at = _train_page("flatmult")
+    at.selectbox(key="param:flatmult:solver").set_value("bcfw")
+    at.run()
+    shown = set(_shown(at, "flatmult"))
+    values = {p.name: p.default for p in spec.params} | {"solver": "bcfw"}
+    expect = {p.name for p in spec.active_params(values) if p.type != "object"}
+    assert shown == expect
+    at.selectbox(key="param:flatmult:solver").set_value("rda")
+    at.run()
+    shown_rda = set(_shown(at, "flatmult"))
+    values["solver"] = "rda"
+    assert shown_rda == {p.name for p in spec.active_params(values) if p.type != "object"}
+    assert shown_rda != shown  # the choice of solver changes what is asked
 
 
-def test_no_preset_control_without_presets() -> None:
+def test_no_preset_control_where_the_defaults_are_the_papers() -> None:
     spec = get_method("hieron")
-    if getattr(spec, "presets", None):  # after #19: take a method's presets away for the test
-        saved = spec.presets
-        object.__setattr__(spec, "presets", {})
-    else:
-        saved = None
-    try:
-        at = _train_page("hieron")
-        assert not [r for r in at.radio if str(r.key).startswith("param-preset:")]
-        assert at.button(key="param-reset:hieron:reset")  # Reset still restores the defaults
-    finally:
-        if saved is not None:
-            object.__setattr__(spec, "presets", saved)
+    assert spec.presets["paper"] == spec.presets["fast"]  # the defaults are Algorithm 1's
+    at = _train_page("hieron")
+    assert not [r for r in at.radio if str(r.key).startswith("param-preset:")]
+    assert any("paper's own settings" in c.value for c in at.caption)
+    assert at.button(key="param-reset:hieron:reset")  # Reset still restores the defaults
 
 
 def test_widgets_show_symbols_and_words_not_code_names() -> None:
