@@ -52,7 +52,8 @@ def test_first_run_shows_the_bounds_converging(first_run: AppTest) -> None:
     run = runs[0]
     hist = run.history
     gap = hist["gap"].to_numpy(dtype=float)
-    assert len(hist) >= 2 and gap[-1] < gap[0]
+    # issue 18: the first run is worth watching: >= 20 states, a gap that falls >= 100x
+    assert len(hist) >= 20 and gap[0] >= 100 * gap[-1] > 0
     spec = next(s for s in _charts(first_run) if any(t.get("name") == "gap" for t in s["data"]))
     by_name = {t["name"]: t for t in spec["data"]}
     assert {"upper", "lower", "gap"} <= set(by_name)
@@ -60,6 +61,20 @@ def test_first_run_shows_the_bounds_converging(first_run: AppTest) -> None:
     drawn_gap = _values(by_name["gap"]["y"])
     np.testing.assert_allclose(drawn_gap[np.isfinite(drawn_gap)], gap[gap > 0])
     assert spec["layout"]["yaxis2"]["type"] == "log"  # the gap on a log scale
+
+
+def test_the_default_train_click_streams_a_gap_that_falls_100x() -> None:
+    """Issue 18: Train clicked with everything left at its default, on the default data set."""
+    at = _new()
+    at.switch_page("app_pages/train.py")
+    at.run()
+    _ok(at)
+    at.button(key="train").click()
+    at.run()
+    _ok(at)
+    (run,) = _state(at).runs
+    gap = run.history["gap"].to_numpy(dtype=float)
+    assert len(gap) >= 20 and gap[0] >= 100 * gap[-1] > 0
 
 
 def test_the_x_axis_toggle_draws_against_seconds(first_run: AppTest) -> None:
