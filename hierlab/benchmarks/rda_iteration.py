@@ -1,4 +1,4 @@
-"""Benchmark: the cost of one RDA iteration (seed 000, Algorithm 1) against two passes over the data.
+"""Benchmark: one RDA iteration (seed 000, Algorithm 1) against two passes over the data.
 
 One iteration of Algorithm 1 needs the scores ``S = X W^T`` (for ``J(w(t))`` and the
 loss-augmented inference) and the subgradient ``X^T Gamma`` (``Gamma`` sparse, a few entries per
@@ -32,7 +32,6 @@ import scipy.sparse as sp
 
 from hierlab.core.objective import Objective
 from hierlab.core.registry import make_estimator
-from hierlab.core.solver import solve
 from hierlab.datasets.catalog import load_builtin
 from hierlab.solvers.rda import RDA
 

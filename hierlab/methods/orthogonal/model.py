@@ -519,9 +519,7 @@ class FlatModel(LinearModel):
         a = np.argmax(L, axis=1)
         return L[rows, a], a, D[rows, a]
 
-    def _most_violated_zero_one(
-        self, S: np.ndarray, y: np.ndarray
-    ) -> tuple[Array, Array, Array]:
+    def _most_violated_zero_one(self, S: np.ndarray, y: np.ndarray) -> tuple[Array, Array, Array]:
         """:meth:`_most_violated` for ``Delta = [y != c]`` (Crammer-Singer, eq. 12) in two
         passes over the scores: the best candidate score with the own label's masked out.
 
