@@ -79,7 +79,7 @@ def iteration_ratio(
         if b:  # round 0 warms caches up
             rda_t.append(t_rda)
             pair_t.append(t_pair)
-    gen.close()
+    getattr(gen, "close", lambda: None)()
     r, p = float(np.median(rda_t)), float(np.median(pair_t))
     return {"rda_s": r, "pair_s": p, "ratio": r / p}
 
