@@ -22,7 +22,6 @@ own states); the traces differ only in how fast they get there.
 from __future__ import annotations
 
 import math
-import time
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -209,6 +208,37 @@ def _trace(states: list[SolverState], J0: float) -> pd.DataFrame:
     return df
 
 
+def _run_one(
+    solver: Solver, objective: Objective, rtol: float, report: Callable[[float], None]
+) -> list[SolverState]:
+    """Every state of one racer (``report(seconds)`` after each); warnings silenced (an
+    unconverged racer is the point of a race)."""
+    states: list[SolverState] = []
+
+    def record(state: SolverState) -> bool:
+        states.append(state)
+        report(state.elapsed)
+        return False
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        solve(solver, objective, callbacks=[record], tol=0.0, rtol=rtol, warn=False)
+    return states
+
+
+def _check_race(max_time: Any, solvers: Sequence[str]) -> list[str]:
+    """The solvers' names, after checking them and the budget (:class:`ParameterError`)."""
+    if not (isinstance(max_time, int | float) and math.isfinite(max_time) and max_time > 0):
+        raise ParameterError(f"max_time must be a positive number of seconds, got {max_time!r}")
+    names = [str(s) for s in solvers]
+    if not names:
+        raise ParameterError("the race needs at least one solver")
+    for s in names:
+        if s not in SOLVERS:
+            raise ParameterError(f"unknown solver {s!r}; the race knows {', '.join(SOLVERS)}")
+    return names
+
+
 def run_race(
     X: Any,
     y: Any,
@@ -263,14 +293,7 @@ def run_race(
     DataError
         Labels that are not nodes of the taxonomy, or sizes that disagree.
     """
-    if not (isinstance(max_time, int | float) and math.isfinite(max_time) and max_time > 0):
-        raise ParameterError(f"max_time must be a positive number of seconds, got {max_time!r}")
-    names = [str(s) for s in solvers]
-    if not names:
-        raise ParameterError("the race needs at least one solver")
-    for s in names:
-        if s not in SOLVERS:
-            raise ParameterError(f"unknown solver {s!r}; the race knows {', '.join(SOLVERS)}")
+    names = _check_race(max_time, solvers)
     objective = race_objective(X, y, taxonomy, method, C, params)
     J0 = float(objective.value(objective.initial()))
     if warm_up:
@@ -280,22 +303,12 @@ def run_race(
             solve(make_solver(name, float(max_time), max_iter=1), small, warn=False)
     traces: dict[str, pd.DataFrame] = {}
     for k, name in enumerate(names):
-        solver = make_solver(name, float(max_time))
-        states: list[SolverState] = []
 
-        def record(state: SolverState, _k: int = k, _name: str = name, _s: list = states) -> bool:
-            _s.append(state)
+        def report(elapsed: float, _k: int = k, _name: str = name) -> None:
             if progress is not None:
-                frac = (_k + min(state.elapsed / float(max_time), 1.0)) / len(names)
-                progress(_name, frac)
-            return False
+                progress(_name, (_k + min(elapsed / float(max_time), 1.0)) / len(names))
 
-        t0 = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            solve(solver, objective, callbacks=[record], tol=0.0, rtol=float(rtol), warn=False)
-        if not states:  # pragma: no cover - every solver yields at least one state
-            raise ParameterError(f"{name} reported nothing in {time.perf_counter() - t0:.1f} s")
+        states = _run_one(make_solver(name, float(max_time)), objective, float(rtol), report)
         traces[name] = _trace(states, J0)
     return RaceResult(
         traces=traces,

@@ -364,25 +364,9 @@ class BCFW(Solver):
         step = chunk if stream and chunk is not None else max(dual.n, 1)
         spent = 0.0
         if stream and self.dual_init is None:
-            # W = 0 with every block at its null label: J(0) and the dual value 0, both exact;
-            # the Frank-Wolfe gap J(0) - 0 spread evenly until the examples are visited
-            J0 = objective.block_values(np.zeros(objective.shape))
-            upper, lower = J0.copy(), np.zeros(nob)
-            dual.fw_gap[:] = float(J0.sum()) / dual.n
+            upper, lower = objective.block_values(np.zeros(objective.shape)), np.zeros(nob)
             spent = time.perf_counter() - t_start
-            yield SolverState(
-                iteration=0,
-                elapsed=spent,
-                upper=float(upper.sum()),
-                lower=0.0,
-                extra={
-                    "gap": float(upper.sum()),
-                    "objective": float(J0.sum()),
-                    "dual": 0.0,
-                    "exact": True,
-                    "epoch": 0.0,
-                },
-            )
+            yield self._zero_state(dual, upper, spent)
             t_start = time.perf_counter()
         spent += time.perf_counter() - t_start
         for epoch in range(1, self.max_iter + 1):
@@ -403,20 +387,8 @@ class BCFW(Solver):
                 ):
                     spent += time.perf_counter() - t0
                     since = 0.0
-                    U, L = float(upper.sum()), float(lower.sum())
-                    yield SolverState(
-                        iteration=epoch,
-                        elapsed=spent,
-                        upper=U,
-                        lower=L,
-                        extra={
-                            "gap": U - L,
-                            "gap_estimate": float(dual.fw_gap.sum()),
-                            "exact": False,
-                            "epoch": epoch - 1 + (a + step) / dual.n,
-                            "steps": steps,
-                        },
-                    )
+                    done = epoch - 1 + (a + step) / dual.n
+                    yield self._estimate_state(dual, upper, lower, epoch, done, steps, spent)
                     t0 = time.perf_counter()
             D, J, sig_steps = self._certify(dual, objective, epoch)
             upper = self._keep_best(dual.WT, J, upper, row_block)
@@ -439,6 +411,53 @@ class BCFW(Solver):
             )
             if self.max_time is not None and spent >= self.max_time:
                 return
+
+    @staticmethod
+    def _zero_state(dual: _Dual, J0: np.ndarray, spent: float) -> SolverState:
+        """The exact state of the cold start: ``W = 0`` with every block at its null label,
+        ``upper = J(0)`` and the dual value 0; the Frank-Wolfe gap ``J(0) - 0`` is spread
+        evenly over the examples until they are visited."""
+        dual.fw_gap[:] = float(J0.sum()) / max(dual.n, 1)
+        return SolverState(
+            iteration=0,
+            elapsed=spent,
+            upper=float(J0.sum()),
+            lower=0.0,
+            extra={
+                "gap": float(J0.sum()),
+                "objective": float(J0.sum()),
+                "dual": 0.0,
+                "exact": True,
+                "epoch": 0.0,
+            },
+        )
+
+    @staticmethod
+    def _estimate_state(
+        dual: _Dual,
+        upper: np.ndarray,
+        lower: np.ndarray,
+        epoch: int,
+        done: float,
+        steps: int,
+        spent: float,
+    ) -> SolverState:
+        """An in-epoch state: the last exact bounds and the running Frank-Wolfe gap estimate
+        (``done``: epochs run, a fraction within the current one)."""
+        U, L = float(upper.sum()), float(lower.sum())
+        return SolverState(
+            iteration=epoch,
+            elapsed=spent,
+            upper=U,
+            lower=L,
+            extra={
+                "gap": U - L,
+                "gap_estimate": float(dual.fw_gap.sum()),
+                "exact": False,
+                "epoch": done,
+                "steps": steps,
+            },
+        )
 
     # ------------------------------------------------------------------ one epoch
     def _kernel_pass(self, dual: _Dual, order: np.ndarray, epoch: int) -> int:
