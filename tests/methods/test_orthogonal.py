@@ -195,6 +195,9 @@ def test_flat_zero_one_fast_path_equals_general_form(seed: int) -> None:
     pos = val > 0
     np.testing.assert_array_equal(a[pos], ref[pos])
     np.testing.assert_array_equal(dlt[pos], 1.0)
+    # Fortran-ordered scores take the gathering branch: the same answer
+    for got, want in zip(model._most_violated(np.asfortranarray(S), y), (val, a, dlt), strict=True):
+        np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.parametrize("seed", range(6))

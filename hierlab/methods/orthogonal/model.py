@@ -521,32 +521,37 @@ class FlatModel(LinearModel):
 
     def _most_violated_zero_one(self, S: np.ndarray, y: np.ndarray) -> tuple[Array, Array, Array]:
         """:meth:`_most_violated` for ``Delta = [y != c]`` (Crammer-Singer, eq. 12) in two
-        passes over the scores: the best candidate score with the own label's masked out.
+        passes over the scores: the best candidate score with the own label's masked out
+        (candidates are sorted, so column order is candidate order and ties go alike).
 
         ``max_c [y != c] max(0, 1 - s_y + s_c)`` is ``max(0, 1 - s_y + max_{c != y} s_c)``;
         where it is positive its (first) maximiser is the (first) arg-max of ``s_c`` over
         ``c != y`` (the map ``s -> 1 - s_y + s`` is increasing), so positions and values are
         those of the general form; where it is zero the position is irrelevant (no subgradient)."""
         cand = self.cand_
-        n = len(y)
+        n, m = S.shape
         rows = np.arange(n)
         s_y = S[rows, y]
-        if len(cand) and cand[-1] - cand[0] + 1 == len(cand):
-            # contiguous candidates (every non-root node, or the leaves numbered last): mask
-            # the own scores in place and read a view, restoring ``S`` afterwards
-            own = (y >= cand[0]) & (y <= cand[-1])
+        pos_of = np.full(m, -1, dtype=np.int64)
+        pos_of[cand] = np.arange(len(cand))
+        py = pos_of[y]
+        own = py >= 0
+        others = np.flatnonzero(pos_of < 0)
+        if S.flags.c_contiguous and 4 * len(others) <= len(cand):
+            # few non-candidates (the root, ...): mask them and the own scores in place and
+            # take the arg-max over whole rows (contiguous), restoring ``S`` afterwards
+            kept = S[:, others].copy()
+            S[:, others] = -np.inf
             S[rows[own], y[own]] = -np.inf
             try:
-                a = np.argmax(S[:, cand[0] : cand[-1] + 1], axis=1)
-                best = S[rows, cand[a]]
+                col = np.argmax(S, axis=1)
+                best = S[rows, col]
             finally:
                 S[rows[own], y[own]] = s_y[own]
+                S[:, others] = kept
+            a = pos_of[col]
         else:
             Sc = S[:, cand]  # a copy (fancy indexing)
-            pos_of = np.full(S.shape[1], -1, dtype=np.int64)
-            pos_of[cand] = np.arange(len(cand))
-            py = pos_of[y]
-            own = py >= 0
             Sc[rows[own], py[own]] = -np.inf
             a = np.argmax(Sc, axis=1)
             best = Sc[rows, a]
