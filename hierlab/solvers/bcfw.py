@@ -34,6 +34,13 @@ updates), and the solver reports ``lower = max D`` and ``upper = min J(W)`` over
 :attr:`BCFW.coef` is the ``W`` that gave ``upper``. Their difference is the Frank-Wolfe duality
 gap, the certificate of Lacoste-Julien et al.
 
+**Progress within an epoch.** On large data an epoch runs in chunks of examples (the same steps
+in the same order) and, every ``report_every`` seconds, yields a state marked ``exact=False``
+that keeps the last exact bounds and adds the running duality-gap estimate of Lacoste-Julien et
+al. (2013): the sum over examples of their blocks' Frank-Wolfe gaps ``max_r h_r - alpha_b . h``
+measured at their last visit (at one ``W`` these sum to ``J(W(alpha)) - D(alpha)`` for a
+quadratic regularizer; tested). A cold start first reports the exact state of ``W = 0``.
+
 **ORTHOGNL.** ``Omega(W) = 1/2 sum_ij K_ij |w_i^T w_j|`` is not quadratic, but it is the maximum
 over the box ``sigma_ij in [-1, 1]`` (``sigma`` symmetric, unit diagonal) of the quadratics
 ``1/2 tr(W^T K_sigma W)`` with ``K_sigma = K o sigma``, each positive definite when the
