@@ -537,7 +537,7 @@ class FlatModel(LinearModel):
         py = pos_of[y]
         own = py >= 0
         others = np.flatnonzero(pos_of < 0)
-        if S.flags.c_contiguous and 4 * len(others) <= len(cand):
+        if S.flags.c_contiguous and S.flags.writeable and 4 * len(others) <= len(cand):
             # few non-candidates (the root, ...): mask them and the own scores in place and
             # take the arg-max over whole rows (contiguous), restoring ``S`` afterwards
             kept = S[:, others].copy()
