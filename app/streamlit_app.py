@@ -49,6 +49,7 @@ LEARN = (
     ("demos.py", "Guided demos", ":material/school:", "demos"),
     ("methods.py", "Methods", ":material/menu_book:", "methods"),
     ("papers.py", "Paper tables", ":material/table_chart:", "papers"),
+    ("race.py", "Solver race", ":material/speed:", "race"),
 )
 learn = [
     st.Page(PAGES / f, title=t, icon=i, url_path=u) for f, t, i, u in LEARN if (PAGES / f).is_file()

@@ -8,6 +8,7 @@ DataFrames of :mod:`hierlab.evaluation.metrics` and ``history_``) and returns a
 ``taxonomy_figure``             the taxonomy as a layered tree (or sunburst / treemap), nodes
                                 coloured by a per-node value such as the error
 ``bounds_figure``               upper and lower bounds and the gap (log scale) per iteration
+``race_figure``                 certified gap (log scale) against seconds, one line per solver
 ``error_per_level_figure``      error per level, one bar group per method
 ``gamma_histogram_figure``      distribution of ``gamma(y, y_hat)``, or a difference of two
 ``metric_bars_figure``          mean of each metric per method, with standard-deviation bars
@@ -43,6 +44,7 @@ __all__ = [
     "gamma_histogram_figure",
     "metric_bars_figure",
     "pr_curve_figure",
+    "race_figure",
     "reliability_figure",
     "taxonomy_figure",
     "taxonomy_layout",
@@ -886,5 +888,59 @@ def explanation_figure(table: pd.DataFrame, title: str | None = None) -> go.Figu
         xaxis={"title": col},
         height=max(220, 22 * len(df) + 80),
         margin={"l": 120, "r": 20, "t": 40 if title else 10, "b": 40},
+    )
+    return fig
+
+
+# ---------------------------------------------------------------------------- solver race
+def race_figure(result: Any, title: str | None = None) -> go.Figure:
+    """The certified gap ``upper - lower`` against solver seconds, one line per solver.
+
+    Parameters
+    ----------
+    result : RaceResult or mapping of str to DataFrame
+        :func:`hierlab.lab.race.run_race`'s result (its ``traces``), or the traces themselves:
+        per solver, columns ``seconds`` and ``gap`` (optionally ``iteration``, ``upper``,
+        ``lower``, ``exact``).
+    title : str, optional
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One line per solver, gap on a log scale (zero gaps, which a log axis cannot show, are
+        left out); BCFW's in-epoch states (``exact`` False) keep the last exact bounds, so its
+        line runs flat between checkpoints.
+    """
+    traces = getattr(result, "traces", result)
+    if not isinstance(traces, Mapping) or not traces:
+        raise DataError("race_figure needs a RaceResult or a dict of solver -> trace")
+    labels = getattr(result, "algorithms", {}) or {}
+    palette = ["#e45756", "#4c78a8", "#54a24b", "#f58518", "#72b7b2", "#b279a2"]
+    fig = go.Figure()
+    for k, (name, df) in enumerate(traces.items()):
+        for col in ("seconds", "gap"):
+            if col not in df.columns:
+                raise DataError(f"trace {name!r} has no {col!r} column")
+        gap = pd.to_numeric(df["gap"], errors="coerce").to_numpy(dtype=float)
+        keep = np.isfinite(gap) & (gap > 0)
+        its = df["iteration"].to_numpy() if "iteration" in df.columns else np.arange(len(df))
+        fig.add_trace(
+            go.Scatter(
+                x=df["seconds"].to_numpy(dtype=float)[keep],
+                y=gap[keep],
+                mode="lines+markers" if keep.sum() < 40 else "lines",
+                name=str(name),
+                line={"color": palette[k % len(palette)], "shape": "hv"},
+                customdata=its[keep],
+                hovertemplate=f"{name}<br>%{{x:.2f}} s, iteration %{{customdata}}"
+                "<br>certified gap %{y:.3g}<extra>" + str(labels.get(name, "")) + "</extra>",
+            )
+        )
+    fig.update_yaxes(type="log", dtick=1, title_text="certified gap (upper - lower)")
+    fig.update_xaxes(title_text="solver seconds")
+    fig.update_layout(
+        title=title or "Solver race: certified gap against seconds",
+        hovermode="closest",
+        legend={"orientation": "h", "y": -0.2},
     )
     return fig

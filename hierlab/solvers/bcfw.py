@@ -34,6 +34,13 @@ updates), and the solver reports ``lower = max D`` and ``upper = min J(W)`` over
 :attr:`BCFW.coef` is the ``W`` that gave ``upper``. Their difference is the Frank-Wolfe duality
 gap, the certificate of Lacoste-Julien et al.
 
+**Progress within an epoch.** On large data an epoch runs in chunks of examples (the same steps
+in the same order) and, every ``report_every`` seconds, yields a state marked ``exact=False``
+that keeps the last exact bounds and adds the running duality-gap estimate of Lacoste-Julien et
+al. (2013): the sum over examples of their blocks' Frank-Wolfe gaps ``max_r h_r - alpha_b . h``
+measured at their last visit (at one ``W`` these sum to ``J(W(alpha)) - D(alpha)`` for a
+quadratic regularizer; tested). A cold start first reports the exact state of ``W = 0``.
+
 **ORTHOGNL.** ``Omega(W) = 1/2 sum_ij K_ij |w_i^T w_j|`` is not quadratic, but it is the maximum
 over the box ``sigma_ij in [-1, 1]`` (``sigma`` symmetric, unit diagonal) of the quadratics
 ``1/2 tr(W^T K_sigma W)`` with ``K_sigma = K o sigma``, each positive definite when the
@@ -155,11 +162,17 @@ class _Dual:
             label_block[nonempty] = np.minimum.reduceat(bor[self.U.indices], ip[:-1][nonempty])
         self.table_block = np.minimum.reduceat(label_block, self.lab_ptr[:-1])
         self.Xs = sp.csr_matrix(X)
+        #: dense X: ``V = X^T B`` as ``(B^T X)^T`` (same sums in the same order as the CSR
+        #: product, bit for bit, without a sparse-sparse product of a full matrix)
+        self.Xd = None if sp.issparse(X) else np.asarray(X, dtype=np.float64)
         self.sqn = np.asarray(self.Xs.multiply(self.Xs).sum(axis=1)).ravel()  # ||x_k||^2
         self.XT = objective.XT if objective.XT is not None else sp.csr_matrix(self.Xs.T)
         self.eps = 1e-12 * max(float(np.max(np.abs(self.L))), 1e-300)
         self.metric: DualMetric = objective.regularizer.dual_metric()
         self.alpha = self.initial_alpha(dual_init)
+        #: Frank-Wolfe gap of each example's blocks at its last visit (their sum: the running
+        #: duality-gap estimate of Lacoste-Julien et al. 2013); NaN until visited
+        self.fw_gap = np.full(self.n, np.nan)
         # W^T: rows of the sparse X index rows of WT; W(alpha) of a warm start
         if dual_init is None:
             self.WT = np.zeros((objective.shape[1], self.m))
@@ -236,10 +249,16 @@ class _Dual:
         )
         return B, ell
 
+    def VT(self, B: sp.csr_matrix) -> np.ndarray:
+        """``V^T = X^T B``, dense, shape (n_features, n_rows)."""
+        if self.Xd is not None:  # C order: the passes read rows of W^T
+            return np.ascontiguousarray(np.asarray(B.T @ self.Xd).T)
+        return dense(self.XT @ B)
+
     def weights(self) -> np.ndarray:
         """``W(alpha)^T``, shape (n_features, n_rows), C-contiguous."""
         B = self.dual_point(self.alpha)[0]
-        return np.ascontiguousarray(self.metric.apply(dense(self.XT @ B)))
+        return np.ascontiguousarray(self.metric.apply(self.VT(B)))
 
 
 class BCFW(Solver):
@@ -268,6 +287,18 @@ class BCFW(Solver):
     use_jit : bool, optional
         Run the per-example pass with the compiled kernel (numba; the same steps at machine
         speed). None: when :func:`hierlab.core._jit.jit_enabled`.
+    report_rows : int or None, default 2048
+        Stream progress within an epoch on large data: with more than ``2 * report_rows``
+        examples the pass runs ``report_rows`` examples at a time (the same steps in the same
+        order) and, at most every ``report_every`` seconds of solver time, yields a state
+        marked ``extra["exact"] = False`` whose ``extra["gap_estimate"]`` is the running
+        block-coordinate Frank-Wolfe duality-gap estimate (the sum over examples of their
+        blocks' Frank-Wolfe gaps at their last visit; Lacoste-Julien et al. 2013, Section 4).
+        Its ``upper``/``lower`` stay those of the last exact checkpoint (certified), and a
+        cold start first yields the exact state of ``W = 0`` (iteration 0: ``upper = J(0)``,
+        ``lower = 0``, the dual value at the null labels). None: one state per epoch.
+    report_every : float, default 0.5
+        Seconds of solver time between in-epoch states (0: after every chunk).
     dual_init : ndarray of shape (n_alpha,) or (n_blocks, max_labels), optional
         Warm start: dual variables of an earlier run on the same blocks (the :attr:`alpha_` of
         a solve of the same examples, labels and losses, e.g. with other class attributes:
@@ -302,6 +333,8 @@ class BCFW(Solver):
         random_state: int = 0,
         use_jit: bool | None = None,
         dual_init: np.ndarray | None = None,
+        report_rows: int | None = 2048,
+        report_every: float = 0.5,
     ) -> None:
         self.max_iter, self.max_time = check_budget(max_iter, max_time)
         if int(inner) < 1:
@@ -311,10 +344,17 @@ class BCFW(Solver):
         self.random_state = random_state
         self.use_jit = use_jit
         self.dual_init = dual_init
+        if report_rows is not None and int(report_rows) < 1:
+            raise ParameterError(f"report_rows must be >= 1 or None, got {report_rows!r}")
+        if not report_every >= 0:
+            raise ParameterError(f"report_every must be >= 0, got {report_every!r}")
+        self.report_rows = None if report_rows is None else int(report_rows)
+        self.report_every = float(report_every)
         self.coef = None
 
     def iterate(self, objective: Objective) -> Iterator[SolverState]:
-        """Run BCFW on ``objective``; yield one state per epoch."""
+        """Run BCFW on ``objective``; yield one exact state per epoch (and, on large data,
+        estimate states within it: see ``report_rows``)."""
         t_start = time.perf_counter()
         dual = _Dual(objective, self.dual_init)
         self._dual = dual
@@ -325,14 +365,38 @@ class BCFW(Solver):
         self.coef = np.zeros(objective.shape)
         rng = np.random.default_rng(self.random_state)
         use_jit = jit_enabled() if self.use_jit is None else self.use_jit
-        spent = time.perf_counter() - t_start
+        run_pass = self._kernel_pass if use_jit and _PASS_KERNEL is not None else self._python_pass
+        chunk = self.report_rows
+        stream = chunk is not None and dual.n > 2 * chunk
+        step = chunk if stream and chunk is not None else max(dual.n, 1)
+        spent = 0.0
+        if stream and self.dual_init is None:
+            upper, lower = objective.block_values(np.zeros(objective.shape)), np.zeros(nob)
+            spent = time.perf_counter() - t_start
+            yield self._zero_state(dual, upper, spent)
+            t_start = time.perf_counter()
+        spent += time.perf_counter() - t_start
         for epoch in range(1, self.max_iter + 1):
             t0 = time.perf_counter()
+            since = 0.0  # solver seconds since the last state
             order = rng.permutation(dual.n)
-            if use_jit and _PASS_KERNEL is not None:
-                steps = self._kernel_pass(dual, order, epoch)
-            else:
-                steps = self._python_pass(dual, order, epoch)
+            steps = 0
+            for a in range(0, dual.n, step):
+                t1 = time.perf_counter()
+                steps += run_pass(dual, order[a : a + step], epoch)
+                since += time.perf_counter() - t1
+                if (
+                    stream
+                    and a + step < dual.n
+                    and since >= self.report_every
+                    and np.isfinite(upper).all()
+                    and not np.isnan(dual.fw_gap).any()
+                ):
+                    spent += time.perf_counter() - t0
+                    since = 0.0
+                    done = epoch - 1 + (a + step) / dual.n
+                    yield self._estimate_state(dual, upper, lower, epoch, done, steps, spent)
+                    t0 = time.perf_counter()
             D, J, sig_steps = self._certify(dual, objective, epoch)
             upper = self._keep_best(dual.WT, J, upper, row_block)
             lower = np.maximum(lower, D)
@@ -348,10 +412,59 @@ class BCFW(Solver):
                     "dual": float(D.sum()),
                     "steps": steps,
                     "sigma_steps": sig_steps,
+                    "exact": True,
+                    "epoch": float(epoch),
                 },
             )
             if self.max_time is not None and spent >= self.max_time:
                 return
+
+    @staticmethod
+    def _zero_state(dual: _Dual, J0: np.ndarray, spent: float) -> SolverState:
+        """The exact state of the cold start: ``W = 0`` with every block at its null label,
+        ``upper = J(0)`` and the dual value 0; the Frank-Wolfe gap ``J(0) - 0`` is spread
+        evenly over the examples until they are visited."""
+        dual.fw_gap[:] = float(J0.sum()) / max(dual.n, 1)
+        return SolverState(
+            iteration=0,
+            elapsed=spent,
+            upper=float(J0.sum()),
+            lower=0.0,
+            extra={
+                "gap": float(J0.sum()),
+                "objective": float(J0.sum()),
+                "dual": 0.0,
+                "exact": True,
+                "epoch": 0.0,
+            },
+        )
+
+    @staticmethod
+    def _estimate_state(
+        dual: _Dual,
+        upper: np.ndarray,
+        lower: np.ndarray,
+        epoch: int,
+        done: float,
+        steps: int,
+        spent: float,
+    ) -> SolverState:
+        """An in-epoch state: the last exact bounds and the running Frank-Wolfe gap estimate
+        (``done``: epochs run, a fraction within the current one)."""
+        U, L = float(upper.sum()), float(lower.sum())
+        return SolverState(
+            iteration=epoch,
+            elapsed=spent,
+            upper=U,
+            lower=L,
+            extra={
+                "gap": U - L,
+                "gap_estimate": float(dual.fw_gap.sum()),
+                "exact": False,
+                "epoch": done,
+                "steps": steps,
+            },
+        )
 
     # ------------------------------------------------------------------ one epoch
     def _kernel_pass(self, dual: _Dual, order: np.ndarray, epoch: int) -> int:
@@ -362,7 +475,7 @@ class BCFW(Solver):
                 order, Xs.indptr, Xs.indices, Xs.data, dual.sqn, dual.bstart, dual.btab,
                 dual.lab_ptr, U.indptr, U.indices, U.data, dual.L, dual.a_ptr, dual.alpha,
                 dual.WT, dual.metric.P, pdiag if pdiag is not None else dual.sqn[:0],
-                pdiag is not None, dual.eps, self.inner, self.inner_rtol,
+                pdiag is not None, dual.eps, self.inner, self.inner_rtol, dual.fw_gap,
             )
         )  # fmt: skip
         if steps < 0:
@@ -381,10 +494,14 @@ class BCFW(Solver):
                 Wk = WT[c_k]
                 S = v_k @ Wk
                 acc = None
+                gk = 0.0
                 for _, U, L, a0 in blocks:
                     al = dual.alpha[a0 : a0 + len(L)]
+                    h = L - U @ S
+                    gk += float(h.max() - al @ h)
                     acc, taken = self._pairwise_steps(dual, al, U, L, S, sq, acc, epoch)
                     steps += taken
+                dual.fw_gap[k] = gk
                 if acc is not None:
                     Wk += np.multiply.outer(v_k, acc)
                     WT[c_k] = Wk
@@ -463,7 +580,7 @@ class BCFW(Solver):
         if len(alpha):  # stay on the simplices (rounding)
             alpha /= np.repeat(np.add.reduceat(alpha, dual.a_ptr[:-1]), np.diff(dual.a_ptr))
         B, ell = dual.dual_point(alpha)
-        VT = dense(dual.XT @ B)
+        VT = dual.VT(B)
         sig_steps = metric.sigma_step(VT.T @ VT) if metric.sigma is not None else 0
         WT = metric.apply(VT)
         if not (np.isfinite(WT).all() and np.isfinite(alpha).all()):
@@ -502,14 +619,16 @@ def _pair(
     S: np.ndarray,
     alpha: np.ndarray,
     a0: int,
-) -> tuple[float, int, int]:  # pragma: no cover - compiled by numba
+) -> tuple[float, int, int, float]:  # pragma: no cover - compiled by numba
     """The pair gap ``h_a - h_v`` of a block whose labels are ``l0 .. l0 + rows - 1`` (dual
     variables from ``a0``), with ``h = L - U S`` over the sparse label rows: ``a`` the most
-    violated label, ``v`` the worst label with mass (both as offsets in the block)."""
+    violated label, ``v`` the worst label with mass (both as offsets in the block); and the
+    block's Frank-Wolfe gap ``h_a - alpha . h`` (Lacoste-Julien et al. 2013)."""
     hmax = -np.inf
     ia = 0
     hmin = np.inf
     iv = 0
+    ah = 0.0
     for r in range(rows):
         s = 0.0
         for e in range(u_ptr[l0 + r], u_ptr[l0 + r + 1]):
@@ -518,10 +637,12 @@ def _pair(
         if h > hmax:
             hmax = h
             ia = r
-        if alpha[a0 + r] > 0.0 and h < hmin:
-            hmin = h
-            iv = r
-    return hmax - hmin, ia, iv
+        if alpha[a0 + r] > 0.0:
+            ah += alpha[a0 + r] * h
+            if h < hmin:
+                hmin = h
+                iv = r
+    return hmax - hmin, ia, iv, hmax - ah
 
 
 def _direction(
@@ -576,6 +697,7 @@ def _pass_kernel(
     eps: float,
     inner: int,
     inner_rtol: float,
+    fw_gap: np.ndarray,
 ) -> int:  # pragma: no cover - compiled by numba (its Python form: BCFW._python_pass)
     """One BCFW epoch over the examples of ``order``, written for numba.
 
@@ -586,8 +708,9 @@ def _pass_kernel(
     (u_a - u_v)^T P (u_a - u_v)))``; then ``W^T[cols] += x_k (sum of gamma P (u_a - u_v))``.
     The label rows are sparse (:func:`_csr_tables`): a step costs the non-zeros of the block's
     labels, plus ``m`` per step for a dense metric ``P``; with a diagonal metric it touches only
-    the nodes of ``u_a - u_v``, and so does the final update of ``W``. Returns the number of
-    steps, or -1 when a step's curvature overflowed.
+    the nodes of ``u_a - u_v``, and so does the final update of ``W``. ``fw_gap[k]`` gets
+    the Frank-Wolfe gap of example ``k``'s blocks at the visit (before its steps). Returns the
+    number of steps, or -1 when a step's curvature overflowed.
     """
     m = WT.shape[1]
     S = np.empty(m)
@@ -605,14 +728,17 @@ def _pass_kernel(
         sparse_row_times(WT, indptr, indices, data, k, S)
         na = 0
         moved = False
+        gk = 0.0
         for b in range(bstart[k], bstart[k + 1]):
             t = btab[b]
             l0 = lab_ptr[t]
             rows = lab_ptr[t + 1] - l0
             a0 = a_ptr[b]
             stop = eps
-            for _ in range(inner):
-                gp, ia, iv = _PAIR(u_ptr, u_idx, u_val, L, l0, rows, S, alpha, a0)
+            for it in range(inner):
+                gp, ia, iv, fw = _PAIR(u_ptr, u_idx, u_val, L, l0, rows, S, alpha, a0)
+                if it == 0:
+                    gk += fw
                 if gp <= stop:
                     break
                 if stop == eps:
@@ -660,6 +786,7 @@ def _pass_kernel(
                     mark[j] = False
                 moved = True
                 steps += 1
+        fw_gap[k] = gk
         if moved:
             if use_pdiag:
                 for e in range(indptr[k], indptr[k + 1]):

@@ -142,6 +142,64 @@ def test_flat_most_violated_matches_brute_force(seed: int, kind: str) -> None:
         assert delta(y[k], c[k]) * max(0.0, 1 - S[k, y[k]] + S[k, c[k]]) == pytest.approx(max(vals))
 
 
+@pytest.mark.parametrize("seed", range(10))
+def test_compiled_path_rivals_equal_the_numpy_form(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The compiled sibling loop (only the path's groups) gives the numpy form's numbers and
+    arg-maxes bit for bit, ties included, and so do the losses built on it."""
+    from hierlab.core._jit import HAVE_NUMBA
+
+    assert HAVE_NUMBA  # the environment installs numba; without it this test would be vacuous
+    rng = np.random.default_rng(900 + seed)
+    tax = random_tree(rng, int(rng.integers(3, 14)))
+    n = 60
+    S = np.round(rng.normal(size=(n, tax.n_nodes)), 0 if seed % 2 else 3)
+    y = rng.integers(0, tax.n_nodes, size=n)
+    model = RecursiveModel(tax)
+    P = model.index.path_pad[y]
+    v1, j1 = model.index.path_violations(S, P, use_jit=True)
+    v0, j0 = model.index.path_violations(S, P, use_jit=False)
+    np.testing.assert_array_equal(v1, v0)
+    finite = np.isfinite(v0)
+    np.testing.assert_array_equal(j1[finite], j0[finite])
+    local = LocalModel(tax)
+    compiled = [m.loss(S, y) for m in (model, local)]
+    monkeypatch.setenv("HIERLAB_NO_JIT", "1")
+    for m, (l1, G1) in zip((model, local), compiled, strict=True):
+        l0, G0 = m.loss(S, y)
+        np.testing.assert_array_equal(l1, l0)
+        np.testing.assert_array_equal(G1.toarray(), G0.toarray())
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_flat_zero_one_fast_path_equals_general_form(seed: int) -> None:
+    """Crammer-Singer's two-pass inference (contiguous candidates read in place, others
+    gathered) == the general slack-rescaled form with Delta = [y != c], ties included, and the
+    scores are left untouched."""
+    rng = np.random.default_rng(700 + seed)
+    tax = random_tree(rng, int(rng.integers(3, 12)))
+    n = 40
+    y = rng.choice(np.arange(1, tax.n_nodes), size=n)
+    model = FlatModel(tax, "zero_one", candidates="nodes" if seed % 2 else "leaves")
+    model.active_rows(y)
+    S = np.round(rng.normal(size=(n, tax.n_nodes)), 1)
+    S0 = S.copy()
+    val, a, dlt = model._most_violated(S, y)
+    np.testing.assert_array_equal(S, S0)
+    cand = model.cand_
+    D = (y[:, None] != cand[None, :]).astype(float)
+    L = D * np.maximum(0.0, 1.0 - S[np.arange(n), y][:, None] + S[:, cand])
+    ref = np.argmax(L, axis=1)
+    np.testing.assert_array_equal(val, L.max(axis=1))
+    pos = val > 0
+    np.testing.assert_array_equal(a[pos], ref[pos])
+    np.testing.assert_array_equal(dlt[pos], 1.0)
+    # Fortran-ordered scores take the gathering branch: the same answer
+    for got, want in zip(model._most_violated(np.asfortranarray(S), y), (val, a, dlt), strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_recursive_predict_matches_walk(seed: int) -> None:
     rng = np.random.default_rng(300 + seed)

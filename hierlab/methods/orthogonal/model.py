@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from hierlab.core._jit import jit_enabled, njit
 from hierlab.core.losses import delta as label_loss
 from hierlab.core.losses import get_loss
 from hierlab.core.model import DualBlocks, LinearModel, per_label_blocks, product, sparse_table
@@ -154,13 +155,84 @@ class SiblingIndex:
             The largest ``1 - s_i + s_j`` (``-inf`` when no node of the path has a sibling).
         i, j : ndarray of int, shape (n_samples,)
         """
-        V, R_idx = self.violations(S)
         P = self.path_pad[y]
         rows = np.arange(len(y))
-        vals = np.take_along_axis(V, P, axis=1)
+        vals, J = self.path_violations(S, P)
         a = np.argmax(vals, axis=1)
-        i = P[rows, a]
-        return vals[rows, a], i, R_idx[rows, i]
+        return vals[rows, a], P[rows, a], J[rows, a]
+
+    def path_violations(
+        self, S: np.ndarray, P: np.ndarray, use_jit: bool | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``V[k, P[k, d]]`` and its arg-max sibling for the nodes ``P`` of each example only.
+
+        Parameters
+        ----------
+        S : ndarray of shape (n_samples, n_nodes)
+        P : ndarray of int, shape (n_samples, D)
+            Nodes per example (e.g. the rows of :attr:`path_pad`; the root's 0 gives ``-inf``).
+        use_jit : bool, optional
+            The compiled loop (numba: the sibling groups of the ``D`` nodes only, ``O(n D
+            max_siblings)`` instead of the ``O(n m)`` passes of :meth:`violations`; the same
+            numbers, ties broken alike); None: :func:`hierlab.core._jit.jit_enabled`.
+
+        Returns
+        -------
+        vals : ndarray of shape (n_samples, D)
+            ``1 - S[k, i] + max_{j in S(i)} S[k, j]`` for ``i = P[k, d]`` (``-inf`` without
+            siblings).
+        J : ndarray of int, shape (n_samples, D)
+            The first sibling (in id order) attaining the maximum.
+        """
+        if (jit_enabled() if use_jit is None else use_jit) and _PATH_RIVALS is not None:
+            order, starts = self.order, self.starts
+            grp = np.empty(len(order), dtype=np.int64)
+            grp[order] = self.group_sorted
+            ptr = np.r_[starts, len(order)].astype(np.int64)
+            S = np.ascontiguousarray(S, dtype=np.float64)
+            vals = np.empty(P.shape)
+            J = np.empty(P.shape, dtype=np.int64)
+            _PATH_RIVALS(S, np.ascontiguousarray(P, dtype=np.int64), ptr, order, grp, vals, J)
+            return vals, J
+        V, R_idx = self.violations(S)
+        return np.take_along_axis(V, P, axis=1), np.take_along_axis(R_idx, P, axis=1)
+
+
+def _path_rivals(
+    S: np.ndarray,
+    P: np.ndarray,
+    ptr: np.ndarray,
+    order: np.ndarray,
+    grp: np.ndarray,
+    vals: np.ndarray,
+    J: np.ndarray,
+) -> None:  # pragma: no cover - compiled by numba (its numpy form: SiblingIndex.violations)
+    """``vals[k, d] = 1 - S[k, i] + max_{j in S(i)} S[k, j]``, ``J[k, d]`` the first such ``j``
+    (in the order of ``order``), for ``i = P[k, d]``; sibling group ``g`` of node ``i`` is
+    ``grp[i]``, its nodes ``order[ptr[g]:ptr[g + 1]]``. NaN scores propagate."""
+    n, D = P.shape
+    for k in range(n):
+        for d in range(D):
+            i = P[k, d]
+            g = grp[i]
+            best = -np.inf
+            bj = i
+            for e in range(ptr[g], ptr[g + 1]):
+                j = order[e]
+                if j == i:
+                    continue
+                s = S[k, j]
+                if s > best or s != s:
+                    best = s
+                    bj = j
+                    if s != s:
+                        break
+            vals[k, d] = (1.0 - S[k, i]) + best
+            J[k, d] = bj
+
+
+#: the compiled loop (None without numba: :meth:`SiblingIndex.violations` then runs)
+_PATH_RIVALS: Any = njit(_path_rivals)
 
 
 def recursive_predict(index: SiblingIndex, S: np.ndarray) -> np.ndarray:
@@ -299,15 +371,15 @@ class LocalModel(_SiblingModel):
             ``sum_k hinge_p(k)`` over the examples below each internal node ``p``.
         Gamma : csr_matrix of shape (n_samples, n_nodes)
         """
-        V, R_idx = self.index.violations(S)
         P = self.index.path_pad[y]
+        V, R_idx = self.index.path_violations(S, P)
         valid = P > 0
         k, d = np.nonzero(valid)
         i = P[k, d]
-        h = V[k, i]
+        h = V[k, d]
         pos = h > 0
-        k, i, h = k[pos], i[pos], h[pos]
-        j = R_idx[k, i]
+        k, d, i, h = k[pos], d[pos], i[pos], h[pos]
+        j = R_idx[k, d]
         block = np.bincount(self.block_of_row[i], weights=h, minlength=self.n_blocks)
         rows = np.r_[k, k]
         cols = np.r_[i, j]
@@ -435,12 +507,58 @@ class FlatModel(LinearModel):
 
         ``Delta`` is formed for the distinct labels of ``y`` against the candidates only."""
         cand = self.cand_
+        rows = np.arange(len(y))
+        if self.delta_name == "zero_one":
+            return self._most_violated_zero_one(S, y)
         labels, inv = np.unique(y, return_inverse=True)
         D = label_loss(self.delta_name, self.taxonomy, labels, cand)[inv]
-        rows = np.arange(len(y))
-        L = D * np.maximum(0.0, 1.0 - S[rows, y][:, None] + S[:, cand])
+        L = S[:, cand]  # a copy (fancy indexing)
+        L += 1.0 - S[rows, y][:, None]
+        np.maximum(L, 0.0, out=L)
+        L *= D
         a = np.argmax(L, axis=1)
         return L[rows, a], a, D[rows, a]
+
+    def _most_violated_zero_one(self, S: np.ndarray, y: np.ndarray) -> tuple[Array, Array, Array]:
+        """:meth:`_most_violated` for ``Delta = [y != c]`` (Crammer-Singer, eq. 12) in two
+        passes over the scores: the best candidate score with the own label's masked out
+        (candidates are sorted, so column order is candidate order and ties go alike).
+
+        ``max_c [y != c] max(0, 1 - s_y + s_c)`` is ``max(0, 1 - s_y + max_{c != y} s_c)``;
+        where it is positive its (first) maximiser is the (first) arg-max of ``s_c`` over
+        ``c != y`` (the map ``s -> 1 - s_y + s`` is increasing), so positions and values are
+        those of the general form; where it is zero the position is irrelevant (no subgradient)."""
+        cand = self.cand_
+        n, m = S.shape
+        rows = np.arange(n)
+        s_y = S[rows, y]
+        pos_of = np.full(m, -1, dtype=np.int64)
+        pos_of[cand] = np.arange(len(cand))
+        py = pos_of[y]
+        own = py >= 0
+        others = np.flatnonzero(pos_of < 0)
+        if S.flags.c_contiguous and S.flags.writeable and 4 * len(others) <= len(cand):
+            # few non-candidates (the root, ...): mask them and the own scores in place and
+            # take the arg-max over whole rows (contiguous), restoring ``S`` afterwards
+            kept = S[:, others].copy()
+            S[:, others] = -np.inf
+            S[rows[own], y[own]] = -np.inf
+            try:
+                col = np.argmax(S, axis=1)
+                best = S[rows, col]
+            finally:
+                S[rows[own], y[own]] = s_y[own]
+                S[:, others] = kept
+            a = pos_of[col]
+        else:
+            Sc = S[:, cand]  # a copy (fancy indexing)
+            Sc[rows[own], py[own]] = -np.inf
+            a = np.argmax(Sc, axis=1)
+            best = Sc[rows, a]
+        val = np.maximum(1.0 - s_y + best, 0.0)
+        a = np.where(val > 0, a, 0)
+        dlt = (cand[a] != y).astype(np.float64)
+        return val, a, dlt
 
     def loss(self, S: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, sp.csr_matrix]:
         """Summed slack-rescaled hinge and its subgradient with respect to ``S``."""
