@@ -59,7 +59,9 @@ def test_first_run_shows_the_bounds_converging(first_run: AppTest) -> None:
     assert {"upper", "lower", "gap"} <= set(by_name)
     np.testing.assert_allclose(_values(by_name["upper"]["y"]), hist["upper"].to_numpy(float))
     drawn_gap = _values(by_name["gap"]["y"])
-    np.testing.assert_allclose(drawn_gap[np.isfinite(drawn_gap)], gap[gap > 0])
+    # the certified gap is drawn at the exact states; in-epoch estimates are a curve of their own
+    exact = (hist["exact"] != False).to_numpy() if "exact" in hist else np.ones(len(gap), bool)  # noqa: E712
+    np.testing.assert_allclose(drawn_gap[np.isfinite(drawn_gap)], gap[exact & (gap > 0)])
     assert spec["layout"]["yaxis2"]["type"] == "log"  # the gap on a log scale
 
 
