@@ -38,8 +38,11 @@ MFTREE_CARD = MethodCard(
     r"$C$ the tree-structured covariance, $G$ the top two eigenvectors of $D$; with the "
     r"linear kernel $D = (Y^\top H X)(Y^\top H X)^\top$ (no $n \times n$ matrix).",
     solver="Recursive binary partition by the top two eigenvectors of D at each node "
-    "(Algorithm 1; deterministic sign rule, two non-empty children guaranteed); above depth "
-    "tau, the class-size / mean-distance split of Algorithm 3.",
+    "(Algorithm 1; two non-empty children guaranteed): split_rule='sign' sends class k left iff "
+    "g1_k >= 0, split_rule='argmax' uses the printed argmax_j G_kj with the sign of g2 that "
+    "gives the larger HSIC; routing='sign' / 'argmax' descends by the sign of p_1 or by "
+    "argmax p (Algorithm 2). Above depth tau, the class-size / mean-distance split of "
+    "Algorithm 3. split_info_ reports the HSIC of every split (eq. 2, tr(D B) / (n - 1)^2).",
     bounds=ONE_SHOT_BOUNDS
     + " Judge the induced tree against a known one with the tree-similarity MSE "
     r"($A_{ij} = 1/\text{numhops}(c_i, c_j)$, `hierlab.evaluation.metrics.tree_similarity_mse`).",
