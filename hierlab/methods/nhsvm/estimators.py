@@ -162,9 +162,12 @@ _ALPHA_RULE = Param(
     "str",
     "eq6",
     choices=ALPHA_RULES,
-    help="normalisation weights: eq. 6 (min sum alpha^rho) or eq. 7 (max min, directional)",
+    help="normalisation weights: eq. 6 (min sum alpha^rho), eq. 7 (max min, directional) or "
+    "eq. 6 with eq. 7's directional constraints",
     note="eq6: minimise sum alpha^rho (spreads weight over the path); eq7: maximise "
-    "the smallest alpha with alpha growing towards the leaves (directional constraint).",
+    "the smallest alpha with alpha growing towards the leaves (directional constraint); "
+    "eq6-directional: minimise sum alpha^rho with alpha growing towards the leaves (Section "
+    "8.1: rho = 2 with directional constraints).",
 )
 _RHO = Param(
     "rho",
@@ -564,8 +567,9 @@ class NHSVMClassifier(HSVMClassifier):
     taxonomy : Taxonomy, optional
     lam : float, default 1e-4
         As in :class:`HSVMClassifier` (``C = 1 / (2 lambda N)``).
-    alpha_rule : {"eq6", "eq7"}, default "eq6"
-        eq. (6) ``min sum alpha^rho`` or eq. (7) ``max min alpha`` with directional constraints.
+    alpha_rule : {"eq6", "eq7", "eq6-directional"}, default "eq6"
+        eq. (6) ``min sum alpha^rho``, eq. (7) ``max min alpha`` with directional constraints,
+        or eq. (6) with eq. (7)'s directional constraints ``alpha_n >= alpha_p`` (Section 8.1).
     rho : float, default 2.0
         Exponent of eq. (6), >= 1; eq. (6) needs rho > 1 (checked in ``fit``), eq. (7) is the
         rho = 1 rule and ignores it.
