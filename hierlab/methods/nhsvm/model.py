@@ -148,6 +148,7 @@ def _alpha_eq6(
             grad.append(-(E @ a))
         return -g, -np.concatenate(grad)
 
+    bounds: list[tuple[float | None, float | None]]
     if equality:
         mu0 = np.full(L, rho * (1.0 / max(1, P.sum(axis=1).max())) ** (rho - 1.0))
         bounds = [(None, None)] * L
