@@ -121,10 +121,14 @@ def test_nhsvm_estimator_takes_the_directional_rule() -> None:
     from hierlab.methods.nhsvm.estimators import NHSVMClassifier
 
     assert "eq6-directional" in get_method("nhsvm").param("alpha_rule").choices
+    import warnings
+
     train, _ = make_small()
-    est = NHSVMClassifier(
-        taxonomy=train.taxonomy, alpha_rule="eq6-directional", epochs=2, random_state=0
-    ).fit(train.X, train.y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # two epochs: SGD's convergence warning is expected
+        est = NHSVMClassifier(
+            taxonomy=train.taxonomy, alpha_rule="eq6-directional", epochs=2, random_state=0
+        ).fit(train.X, train.y)
     np.testing.assert_allclose(est.alpha_, normalization_alpha(train.taxonomy, "eq6-directional"))
 
 
@@ -132,3 +136,139 @@ def make_small():
     from hierlab.datasets.nhsvm import make_nhsvm_synthetic
 
     return make_nhsvm_synthetic("unbalanced", n_samples=300, n_features=20, random_state=0)
+
+
+# ------------------------------------------------------------------ inference="lp" (Sec. 7.1)
+def fractional_dag():
+    from hierlab import Taxonomy
+
+    # a DAG where the LP relaxation of eq. (19) is fractional for some rewards
+    return Taxonomy(
+        [
+            ("r", "a"),
+            ("r", "b"),
+            ("r", "c"),
+            ("a", "x"),
+            ("a", "y"),
+            ("b", "y"),
+            ("b", "z"),
+            ("c", "z"),
+            ("c", "x"),
+        ]
+    )
+
+
+def lp_by_hand(R: np.ndarray, tax) -> np.ndarray:
+    """Eq. (19)'s LP for one row written out densely: max R.z, z_root = 1, z_c <= z_p,
+    z_n <= sum of its children, sum of the leaves >= 1, 0 <= z <= 1."""
+    from scipy.optimize import linprog
+
+    M = tax.n_nodes
+    A, b = [], []
+    for c in range(1, M):
+        for p in tax.parents(c):
+            row = np.zeros(M)
+            row[c], row[int(p)] = 1.0, -1.0
+            A.append(row)
+            b.append(0.0)
+    for n in tax.internal_nodes:
+        row = np.zeros(M)
+        row[n] = 1.0
+        row[tax.children(n)] = -1.0
+        A.append(row)
+        b.append(0.0)
+    row = np.zeros(M)
+    row[tax.leaves] = -1.0
+    A.append(row)
+    b.append(-1.0)
+    bounds = [(1.0, 1.0)] + [(0.0, 1.0)] * (M - 1)
+    res = linprog(-R, A_ub=np.array(A), b_ub=np.array(b), bounds=bounds, method="highs")
+    assert res.status == 0
+    return -res.fun
+
+
+def test_relaxed_inference_is_the_lp_optimum_above_the_ip() -> None:
+    from hierlab.methods.nhsvm.model import dag_max_label
+    from tests.methods.test_nhsvm import brute_max, feasible_sets
+
+    tax = fractional_dag()
+    rng = np.random.default_rng(7)
+    R = rng.normal(size=(120, tax.n_nodes)) * 2.0
+    Z, val, stats = dag_max_label(R, tax, True, batch=50, return_stats=True, relaxed=True)
+    _, ip = brute_max(R, feasible_sets(tax, True))
+    lp = np.array([lp_by_hand(r, tax) for r in R])
+    np.testing.assert_allclose(val, lp, atol=1e-8)  # the LP value, fractional or not
+    np.testing.assert_allclose(np.einsum("ij,ij->i", R, Z), val, atol=1e-12)
+    assert np.all(val >= ip - 1e-9)
+    frac = np.any(np.minimum(Z, 1 - Z) > 1e-6, axis=1)
+    assert stats["fractional"] == frac.sum() > 0 and stats["ip"] == 0
+    assert np.all(val[frac] > ip[frac] + 1e-9)  # fractional rows: strictly above the IP
+    np.testing.assert_allclose(val[~frac], ip[~frac], atol=1e-9)
+    _, vi = dag_max_label(R, tax, True, batch=50)
+    np.testing.assert_allclose(vi, ip, atol=1e-9)  # the exact path is unchanged
+
+
+def multilabel_dag_data(n: int = 160, seed: int = 0):
+    tax = fractional_dag()
+    rng = np.random.default_rng(seed)
+    leaves = list(tax.names[tax.leaves])
+    cent = {lab: rng.normal(scale=1.0, size=5) for lab in leaves}
+    Y = [tuple(rng.choice(leaves, size=int(rng.integers(1, 3)), replace=False)) for _ in range(n)]
+    X = np.stack([sum(cent[lab] for lab in row) for row in Y]) + rng.normal(size=(n, 5))
+    return tax, X, Y
+
+
+def test_lp_training_loss_is_a_convex_upper_bound_with_a_valid_subgradient() -> None:
+    import scipy.sparse as sp
+
+    from hierlab.methods.nhsvm.model import HierarchicalHinge
+
+    tax, X, Y = multilabel_dag_data()
+    names = {str(v): i for i, v in enumerate(tax.names)}
+    rows = [i for i, ys in enumerate(Y) for _ in ys]
+    cols = [names[v] for ys in Y for v in ys]
+    Yi = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(Y), tax.n_nodes))
+    alpha = normalization_alpha(tax, "eq6", T=1.5)
+    c = np.sqrt(alpha)
+    lp = HierarchicalHinge(X, Yi, tax, c, 1e-3, "leaves", alpha, inference="lp")
+    ip = HierarchicalHinge(X, Yi, tax, c, 1e-3, "leaves", alpha, inference="ip")
+    rng = np.random.default_rng(1)
+    idx = np.arange(len(Y))
+    n_frac_rows = 0
+    for _ in range(5):
+        W = rng.normal(size=(tax.n_nodes, X.shape[1])) * 0.7
+        l_lp, G = lp.batch_loss(W, idx)
+        l_ip, _ = ip.batch_loss(W, idx)
+        assert np.all(l_lp >= l_ip - 1e-9)
+        n_frac_rows += int(np.sum(l_lp > l_ip + 1e-9))
+        # subgradient inequality of the convex LP loss: l(W') >= l(W) + <G_i x_i, W' - W>
+        for _ in range(3):
+            W2 = W + rng.normal(size=W.shape) * 0.3
+            l2, _ = lp.batch_loss(W2, idx)
+            lin = l_lp + np.einsum("in,ind->i", G, (W2 - W)[None, :, :] * X[:, None, :])
+            assert np.all(l2 >= lin - 1e-7)
+    assert n_frac_rows > 0  # the relaxation matters on this DAG
+    with pytest.raises(Exception, match="inference"):
+        HierarchicalHinge(X, Yi, tax, c, 1e-3, "leaves", alpha, inference="exact")
+
+
+def test_estimator_inference_default_lp_and_ip_option() -> None:
+    import warnings
+
+    from hierlab.methods.nhsvm.estimators import NHSVMClassifier
+
+    tax, X, Y = multilabel_dag_data(n=120)
+    assert NHSVMClassifier().inference == "lp"
+    fits = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for inf in ("lp", "ip"):
+            fits[inf] = NHSVMClassifier(
+                taxonomy=tax, lam=1e-3, epochs=4, random_state=0, inference=inf
+            ).fit(X, Y)
+    assert fits["lp"]._objective_model_.inference == "lp"
+    assert fits["ip"]._objective_model_.inference == "ip"
+    assert not np.allclose(fits["lp"].coef_, fits["ip"].coef_)  # different training losses
+    for est in fits.values():  # prediction is exact (integral sets) either way
+        ind = est.decision_path(X).toarray()
+        assert set(np.unique(ind)) <= {0, 1}

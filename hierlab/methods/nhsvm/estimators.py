@@ -151,6 +151,21 @@ _SOLVER = Param(
     "its dual tables are dense, so it suits taxonomies of up to a few hundred nodes.",
 )
 
+_INFERENCE = Param(
+    "inference",
+    "str",
+    "lp",
+    choices=("lp", "ip"),
+    help="multi-label training on a DAG: the LP relaxation of eq. 19 (the paper) or the exact "
+    "integer program",
+    note="Multi-label data on a DAG only (trees use exact dynamic programming). 'lp' trains on "
+    "the LP relaxation of the loss-augmented inference, as seed 003 does (Section 7.1): the "
+    "loss is then an upper bound of the exact one, still convex, and no integer program is "
+    "solved while training. 'ip' re-solves the rows whose LP optimum is fractional as binary "
+    "programs (the exact loss, slower). Prediction always uses the LP, then the IP when the "
+    "LP is fractional, as the paper tests.",
+)
+
 # NHSVM
 _ML_LOSS_ALPHA = replace(
     _ML_LOSS,
@@ -343,6 +358,12 @@ class HSVMClassifier(HierarchicalClassifier):
         (:mod:`hierlab.methods.nhsvm.dual`), single label only, with a certified lower bound
         (``lower_bound_``); ``epochs`` caps its passes. Meant for taxonomies up to a few
         hundred nodes (its dual tables are dense).
+    inference : {"lp", "ip"}, default "lp"
+        Multi-label data on a DAG: train on the LP relaxation of the loss-augmented inference
+        (eq. 19), as seed 003 does (default: the paper's training, an upper bound of the exact
+        loss that is still convex, with no integer program solved while training), or on the
+        exact IP (fractional LP rows re-solved by :func:`scipy.optimize.milp`). Trees and single
+        labels are exact either way; prediction is always exact.
 
     Attributes
     ----------
@@ -373,6 +394,7 @@ class HSVMClassifier(HierarchicalClassifier):
         _TOL,
         _SEED,
         _SOLVER,
+        _INFERENCE,
     )
 
     def __init__(
@@ -388,6 +410,7 @@ class HSVMClassifier(HierarchicalClassifier):
         tol: float = 1e-4,
         random_state: Any = 0,
         solver: str = "pegasos",
+        inference: str = "lp",
     ) -> None:
         super().__init__(taxonomy=taxonomy)
         self.lam = lam
@@ -399,6 +422,7 @@ class HSVMClassifier(HierarchicalClassifier):
         self.tol = tol
         self.random_state = random_state
         self.solver = solver
+        self.inference = inference
 
     # ---------------------------------------------------------------- hooks for the variants
     def _alpha(self, tax: Taxonomy) -> np.ndarray | None:
@@ -427,7 +451,16 @@ class HSVMClassifier(HierarchicalClassifier):
             lt, loss = True, self._single_loss()
         self.leaf_terminated_ = lt
         return HierarchicalHinge(
-            X, Y, tax, c, self.lam, loss, alpha, self._variant(), leaf_terminated=lt
+            X,
+            Y,
+            tax,
+            c,
+            self.lam,
+            loss,
+            alpha,
+            self._variant(),
+            leaf_terminated=lt,
+            inference=str(getattr(self, "inference", "ip")),
         )
 
     def _fit(self, X: np.ndarray | sp.csr_matrix, Y: Any, callbacks: Sequence[Callback]) -> None:
@@ -579,7 +612,7 @@ class NHSVMClassifier(HSVMClassifier):
         eq. (10)/(12), or eq. (13) (margin divided by ``||∧~(y) - ∧~(y_i)||``, single label).
     ml_loss : {"auto", "leaves", "nodes", "alpha"}, default "auto"
         As in :class:`HSVMClassifier`; ``"alpha"`` weights the multi-label Hamming by alpha.
-    label_space, epochs, batch_size, tol, random_state, solver
+    label_space, epochs, batch_size, tol, random_state, solver, inference
         As in :class:`HSVMClassifier`.
 
     Attributes
@@ -612,9 +645,11 @@ class NHSVMClassifier(HSVMClassifier):
         tol: float = 1e-4,
         random_state: Any = 0,
         solver: str = "pegasos",
+        inference: str = "lp",
     ) -> None:
         # not HSVM's constructor: NHSVM has no ``loss`` parameter (its loss is eq. 9's)
         HierarchicalClassifier.__init__(self, taxonomy=taxonomy)
+        self.inference = inference
         self.lam = lam
         self.alpha_rule = alpha_rule
         self.rho = rho
@@ -685,7 +720,7 @@ class SharedSVMClassifier(HSVMClassifier):
     _supports_dag = False
     _parameters: ClassVar[tuple[Param, ...]] = _amend(
         HSVMClassifier._parameters,
-        drop=("ml_loss", "label_space", "epochs"),
+        drop=("ml_loss", "label_space", "epochs", "inference"),
         add=(*_SHARED.values(), _ROUNDS, _EPOCHS_PER_ALPHA, _ALPHA_INIT),
     )
 

@@ -555,6 +555,7 @@ def dag_max_label(
     leaf_terminated: bool = True,
     batch: int = 32,
     return_stats: bool = False,
+    relaxed: bool = False,
 ) -> Any:
     """``max_y sum_{n in y} R[:, n]`` on a DAG: LP relaxation of eq. (19), then the IP if needed.
 
@@ -574,11 +575,16 @@ def dag_max_label(
     batch : int, default 32
         Examples per LP.
     return_stats : bool, default False
-        Also return ``{"lp": rows solved by the LP, "ip": rows that needed the IP}``.
+        Also return ``{"lp": rows solved by the LP, "ip": rows that needed the IP,
+        "fractional": rows kept fractional (``relaxed``)}``.
+    relaxed : bool, default False
+        Return the LP optimum as it is, fractional or not (no IP): what seed 003 trains on
+        (Section 7.1, "we relax the integer program into a linear program for training"); its
+        value is an upper bound of the IP's.
 
     Returns
     -------
-    Z : ndarray of bool, shape (b, n_nodes)
+    Z : ndarray of bool, shape (b, n_nodes); float in ``[0, 1]`` when ``relaxed``
     value : ndarray of shape (b,)
     """
     R = np.asarray(R, dtype=np.float64)
@@ -592,8 +598,8 @@ def dag_max_label(
     A1, b1 = _dag_lp_blocks(taxonomy, leaf_terminated)
     lo1 = np.zeros(M)
     lo1[0] = 1.0
-    Z = np.zeros((b, M), dtype=bool)
-    n_ip = 0
+    Z = np.zeros((b, M), dtype=np.float64 if relaxed else bool)
+    n_ip = n_frac = 0
     for s in range(0, b, batch):
         e = min(b, s + batch)
         k = e - s
@@ -609,6 +615,10 @@ def dag_max_label(
             raise ConvergenceError(f"LP relaxation of eq. (19) failed: {res.message}")
         z = res.x.reshape(k, M)
         frac = np.any(np.minimum(np.abs(z), np.abs(1.0 - z)) > 1e-6, axis=1)
+        if relaxed:  # integral rows rounded (a vertex: 0/1 to round-off), fractional kept
+            Z[s:e] = np.where(frac[:, None], np.clip(z, 0.0, 1.0), np.rint(z))
+            n_frac += int(frac.sum())
+            continue
         Z[s:e] = z > 0.5
         for i in np.flatnonzero(frac):
             n_ip += 1
@@ -623,7 +633,7 @@ def dag_max_label(
             Z[s + i] = ip.x > 0.5
     value = np.einsum("ij,ij->i", R, Z)
     if return_stats:
-        return Z, value, {"lp": b - n_ip, "ip": n_ip}
+        return Z, value, {"lp": b - n_ip, "ip": n_ip, "fractional": n_frac}
     return Z, value
 
 
@@ -753,19 +763,25 @@ def _closure_lp(R: np.ndarray, taxonomy: Taxonomy, batch: int) -> np.ndarray:
 
 
 def label_space_max(
-    R: np.ndarray, taxonomy: Taxonomy, leaf_terminated: bool = True
+    R: np.ndarray, taxonomy: Taxonomy, leaf_terminated: bool = True, relaxed: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
     """Dispatch: :func:`tree_max_label` on trees, :func:`dag_max_label` on DAGs.
 
+    ``relaxed`` (DAGs with leaf-terminated sets): the LP optimum of eq. (19), possibly
+    fractional; trees (exact dynamic programming) and ancestor-closed sets (a totally
+    unimodular LP) are integral either way.
+
     Returns
     -------
-    Z : ndarray of bool, shape (b, n_nodes)
+    Z : ndarray of bool (float when ``relaxed`` on a DAG), shape (b, n_nodes)
     value : ndarray of shape (b,)
     """
     if taxonomy.is_tree:
         Z, v, _, _ = tree_max_label(R, taxonomy, leaf_terminated)
         return Z, v
-    out: tuple[np.ndarray, np.ndarray] = dag_max_label(R, taxonomy, leaf_terminated)
+    out: tuple[np.ndarray, np.ndarray] = dag_max_label(
+        R, taxonomy, leaf_terminated, relaxed=relaxed
+    )
     return out
 
 
@@ -854,6 +870,12 @@ class HierarchicalHinge:
     leaf_terminated : bool
         Multi-label label space: ``Y_m`` (every internal node of ``y`` has a child in ``y``)
         or every ancestor-closed set.
+    inference : {"ip", "lp"}
+        Multi-label loss-augmented inference on a DAG (eq. 19): ``"ip"`` is exact (the LP, and
+        the IP for rows whose LP optimum is fractional); ``"lp"`` keeps the LP optimum, so the
+        loss is the LP relaxation's, an upper bound of the IP loss and still convex in ``W``
+        (a maximum of linear functions over a polytope), as seed 003 trains. Prediction is
+        always exact.
     """
 
     def __init__(
@@ -867,9 +889,13 @@ class HierarchicalHinge:
         alpha: Any = None,
         variant: str = "margin",
         leaf_terminated: bool = True,
+        inference: str = "ip",
     ) -> None:
+        if inference not in ("ip", "lp"):
+            raise ParameterError(f"inference must be 'ip' or 'lp', got {inference!r}")
         self.X = X
         self.taxonomy = taxonomy
+        self.inference = inference
         self.lam = float(lam)
         self.variant = variant
         self.leaf_terminated = leaf_terminated
@@ -1007,7 +1033,9 @@ class HierarchicalHinge:
         Yb = self.Yc[idx].toarray()
         U = P * self.c[None, :]
         R = U + self.w[None, :] * (1.0 - 2.0 * Yb)
-        Z, best = label_space_max(R, self.taxonomy, self.leaf_terminated)
+        Z, best = label_space_max(
+            R, self.taxonomy, self.leaf_terminated, relaxed=self.inference == "lp"
+        )
         const = np.einsum("ij,ij->i", U, Yb) - Yb @ self.w
         q = best - const
         losses = np.maximum(q, 0.0)
