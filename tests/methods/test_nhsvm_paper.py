@@ -272,3 +272,89 @@ def test_estimator_inference_default_lp_and_ip_option() -> None:
     for est in fits.values():  # prediction is exact (integral sets) either way
         ind = est.decision_path(X).toarray()
         assert set(np.unique(ind)) <= {0, 1}
+
+
+# ------------------------------------------------------------------ lambda on the paper's scale
+def paper_objective_parts(tax, X, y_leaf, alpha):
+    """Eq. (10) written out: per row and candidate leaf, the attribute difference (for the
+    score difference) and Delta~ of eq. (9); the root is no node of the model."""
+    M = tax.n_nodes
+    A = tax.ancestor_matrix.toarray().astype(bool)  # A[l, n]: n is an ancestor-or-self of l
+    A[:, 0] = False
+    attr = np.where(A, np.sqrt(alpha)[None, :], 0.0)  # the normalised class attributes, eq. 5
+    rows = []
+    for i, yi in enumerate(y_leaf):
+        for ly in tax.leaves:
+            if ly == yi:
+                continue
+            sym = A[ly] ^ A[yi]
+            rows.append((i, attr[ly] - attr[yi], float(np.sqrt(alpha[sym].sum()))))
+    return M, rows
+
+
+def paper_value(W, X, rows, n, lam):
+    """lam ||W||^2 + sum_i max(0, max_y [s(y) - s(y_i) + Delta~]): the summed loss."""
+    loss = np.zeros(n)
+    for i, diff, delta in rows:
+        loss[i] = max(loss[i], float(diff @ (W @ X[i])) + delta)
+    return lam * float(np.sum(W * W)) + float(loss.sum())
+
+
+def test_lam_is_the_papers_lambda_on_the_summed_loss() -> None:
+    from hierlab import Taxonomy
+    from hierlab.methods.nhsvm.estimators import NHSVMClassifier
+
+    tax = Taxonomy([("r", "a"), ("r", "b"), ("a", "a1"), ("a", "a2")])
+    rng = np.random.default_rng(3)
+    n, d, lam = 30, 2, 2.0
+    X = rng.normal(size=(n, d)) + np.repeat(rng.normal(size=(3, d)), 10, axis=0)
+    y = np.repeat(tax.leaves, 10)
+    alpha = normalization_alpha(tax, "eq6")
+    M, rows = paper_objective_parts(tax, X, y, alpha)
+    # the oracle: SLSQP on lam ||W||^2 + sum_i xi_i, xi_i >= diff . (W x_i) + Delta~, xi >= 0
+    A = np.zeros((len(rows), M * d + n))
+    b = np.zeros(len(rows))
+    for k, (i, diff, delta) in enumerate(rows):
+        A[k, : M * d] = -np.outer(diff, X[i]).ravel()
+        A[k, M * d + i] = 1.0
+        b[k] = delta
+    res = minimize(  # divided by n for SLSQP's line search: the same minimiser
+        lambda z: (lam * z[: M * d] @ z[: M * d] + z[M * d :].sum()) / n,
+        np.zeros(M * d + n),
+        jac=lambda z: np.r_[2 * lam * z[: M * d], np.ones(n)] / n,
+        method="SLSQP",
+        bounds=[(None, None)] * (M * d) + [(0, None)] * n,
+        constraints=[{"type": "ineq", "fun": lambda z: A @ z - b, "jac": lambda z: A}],
+        options={"ftol": 1e-13, "maxiter": 1000},
+    )
+    assert res.success
+    est = NHSVMClassifier(taxonomy=tax, lam=lam, solver="bcfw", epochs=5000, tol=1e-10)
+    est.fit(X, tax.names[y])
+    ours = paper_value(est.W_, X, rows, n, lam)
+    assert ours == pytest.approx(res.fun * n, rel=1e-6)
+    assert ours <= res.fun * n * (1 + 1e-9)
+    assert est.objective_ * n == pytest.approx(ours, rel=1e-9)  # reported per row
+    # C = 1 / (2 lam): the scikit-learn form 1/2 ||W||^2 + C sum xi is J / (2 lam)
+    C = 1.0 / (2.0 * lam)
+    sk = 0.5 * float(np.sum(est.W_**2)) + C * (ours - lam * float(np.sum(est.W_**2)))
+    assert sk == pytest.approx(ours / (2 * lam), rel=1e-12)
+    # the same lambda on twice the rows (each row duplicated) is half the regularisation per row
+    est2 = NHSVMClassifier(taxonomy=tax, lam=2 * lam, solver="bcfw", epochs=5000, tol=1e-10)
+    est2.fit(np.vstack([X, X]), np.r_[tax.names[y], tax.names[y]])
+    np.testing.assert_allclose(est2.W_, est.W_, atol=1e-5)
+
+
+def test_reproduction_grid_is_the_papers() -> None:
+    from hierlab.lab.reproduce.nhsvm import PAPER_LAMBDAS, _configs, quick_lambdas
+
+    grid = [float(v) for v in PAPER_LAMBDAS.split(",")]
+    np.testing.assert_allclose(grid, 10.0 ** np.arange(-8, 3))
+    assert quick_lambdas(grid) == [0.1, 1.0]
+
+    class Args:
+        quick = False
+
+    cfgs = _configs(Args(), grid)
+    rules = {(c["alpha_rule"], c["variant"]) for c in cfgs["NHSVM"]}
+    assert ("eq6-directional", "eq10") in rules and ("eq6-directional", "eq13") in rules
+    assert len(rules) == 6 and {c["lam"] for c in cfgs["NHSVM"]} == set(grid)

@@ -64,18 +64,16 @@ VARIANTS = ("eq10", "eq13")
 _LAM = Param(
     "lam",
     "float",
-    1e-4,
+    0.5,
     low=0.0,
     low_open=True,
     log=True,
-    symbol="lambda",
-    help="weight of ||W||^2 against the mean loss; scikit-learn's C = 1 / (2 lambda N)",
-    note="Weight of the squared norm against the mean loss, lambda ||W||^2 + 1/N sum xi. "
-    "Multiplied by 1/(2 lambda) this is 1/2 ||W||^2 + C sum xi with C = 1 / (2 lambda N), "
-    "scikit-learn's and every other hierlab method's C: lambda = 1 / (2 C N), so C = 1 on "
-    "N = 10,000 rows is lambda = 5e-5. Select it on a hold-out set; the paper's grid "
-    "1e-8 … 1e2 (on the summed loss) is ours divided by N, so 1e-6 … 1e-2 is the useful "
-    "range here.",
+    symbol="λ",
+    help="weight of ||W||² against the summed loss (the paper's λ, eq. 3); C = 1 / (2 λ)",
+    note="The paper's λ (eq. 3, 10, 14): λ ||W||² + Σ_i ξ_i, the loss summed over the N "
+    "training rows. Divided by 2 λ this is ½ ||W||² + C Σ_i ξ_i with C = 1 / (2 λ), "
+    "scikit-learn's and every other hierlab method's C: the default 0.5 is C = 1. The "
+    "paper's grid 10⁻⁸ … 10² (Section 8.1) applies as printed; select on a hold-out set.",
 )
 _LOSS = Param(
     "loss",
@@ -213,7 +211,9 @@ _VARIANT = Param(
 
 # Shared SVM
 _SHARED = {
-    "lam": replace(_LAM, help="weight of the shared norm against the mean loss"),
+    "lam": replace(
+        _LAM, help="weight of the shared norm against the summed loss (eq. 14); C = 1 / (2 λ)"
+    ),
     "loss": replace(_LOSS, default="zero_one", help="fixed structural error Δ(l, l_i) of eq. 14"),
     "tol": replace(
         _TOL,
@@ -321,17 +321,19 @@ def _subtree_max(S_leaf: np.ndarray, taxonomy: Taxonomy) -> np.ndarray:
 class HSVMClassifier(HierarchicalClassifier):
     """Hierarchical structured SVM (Cai & Hofmann 2004; seed 003 eq. 2-3), solved by Pegasos.
 
-    ``min_W lam ||W||_F^2 + mean_i max_y [ sum_{n in y} W_n x_i - sum_{n in y_i} W_n x_i
-    + Δ(y, y_i) ]``.
+    ``min_W lam ||W||_F^2 + sum_i max_y [ sum_{n in y} W_n x_i - sum_{n in y_i} W_n x_i
+    + Δ(y, y_i) ]`` (eq. 3, the loss summed over the N rows as in the paper).
 
     Parameters
     ----------
     taxonomy : Taxonomy, optional
         Tree or DAG; None = flat (then HSVM is the multi-class SVM of Crammer & Singer).
-    lam : float, default 1e-4
-        ``lambda`` for the mean loss (``lambda_paper / N`` for the paper's summed loss); > 0.
-        The objective ``lambda ||W||^2 + 1/N sum_i xi_i`` is ``2 lambda`` times scikit-learn's
-        ``1/2 ||W||^2 + C sum_i xi_i`` with ``C = 1 / (2 lambda N)``.
+    lam : float, default 0.5
+        The paper's ``lambda`` (> 0), on the summed loss: ``lambda ||W||^2 + sum_i xi_i`` is
+        ``2 lambda`` times scikit-learn's ``1/2 ||W||^2 + C sum_i xi_i`` with
+        ``C = 1 / (2 lambda)`` (0.5 is C = 1, every other hierlab method's default). The solvers
+        work on the same objective divided by N (``lambda / N`` against the mean loss), so
+        ``objective_``, ``lower_bound_`` and ``history_`` are on that per-row scale.
     loss : {"hamming", "sqrt_hamming", "zero_one"}, default "hamming"
         Single-label structural error ``Δ`` (eq. 2: Hamming ``|y Δ y'|``), a row of the shared
         loss table (:mod:`hierlab.core.losses`).
@@ -401,7 +403,7 @@ class HSVMClassifier(HierarchicalClassifier):
         self,
         *,
         taxonomy: Taxonomy | None = None,
-        lam: float = 1e-4,
+        lam: float = 0.5,
         loss: str = "hamming",
         ml_loss: str = "auto",
         label_space: str = "auto",
@@ -455,7 +457,7 @@ class HSVMClassifier(HierarchicalClassifier):
             Y,
             tax,
             c,
-            self.lam,
+            float(self.lam) / X.shape[0],  # the paper's summed loss, divided by N
             loss,
             alpha,
             self._variant(),
@@ -591,15 +593,16 @@ class HSVMClassifier(HierarchicalClassifier):
 class NHSVMClassifier(HSVMClassifier):
     """Normalised hierarchical SVM (seed 003, eq. 10/12, variant eq. 13), solved by Pegasos.
 
-    ``min_W lam ||W||^2 + mean_i max_y [ sum_{n in y} sqrt(alpha_n) W_n x_i
+    ``min_W lam ||W||^2 + sum_i max_y [ sum_{n in y} sqrt(alpha_n) W_n x_i
     - sum_{n in y_i} sqrt(alpha_n) W_n x_i + Δ~(y, y_i) ]`` with ``Δ~`` of eq. (9) (the
     ``"normalized"`` row of the shared loss table).
 
     Parameters
     ----------
     taxonomy : Taxonomy, optional
-    lam : float, default 1e-4
-        As in :class:`HSVMClassifier` (``C = 1 / (2 lambda N)``).
+    lam : float, default 0.5
+        As in :class:`HSVMClassifier`: the paper's lambda on the summed loss,
+        ``C = 1 / (2 lambda)``.
     alpha_rule : {"eq6", "eq7", "eq6-directional"}, default "eq6"
         eq. (6) ``min sum alpha^rho``, eq. (7) ``max min alpha`` with directional constraints,
         or eq. (6) with eq. (7)'s directional constraints ``alpha_n >= alpha_p`` (Section 8.1).
@@ -633,7 +636,7 @@ class NHSVMClassifier(HSVMClassifier):
         self,
         *,
         taxonomy: Taxonomy | None = None,
-        lam: float = 1e-4,
+        lam: float = 0.5,
         alpha_rule: str = "eq6",
         rho: float = 2.0,
         T: float = 1.5,
@@ -684,8 +687,9 @@ class SharedSVMClassifier(HSVMClassifier):
     Parameters
     ----------
     taxonomy : Taxonomy, optional
-    lam : float, default 1e-4
-        As in :class:`HSVMClassifier` (``C = 1 / (2 lambda N)``).
+    lam : float, default 0.5
+        As in :class:`HSVMClassifier`: the paper's lambda on the summed loss,
+        ``C = 1 / (2 lambda)``.
     loss : {"hamming", "sqrt_hamming", "zero_one"}, default "zero_one"
         The fixed (un-normalised) ``Δ(l, l_i)`` of eq. (14); 0/1 makes SSVM the multi-class SVM
         when sharing does not pay (Table 1).
@@ -728,7 +732,7 @@ class SharedSVMClassifier(HSVMClassifier):
         self,
         *,
         taxonomy: Taxonomy | None = None,
-        lam: float = 1e-4,
+        lam: float = 0.5,
         loss: str = "zero_one",
         rounds: int = 5,
         epochs_per_alpha: int = 5,
