@@ -358,3 +358,95 @@ def test_reproduction_grid_is_the_papers() -> None:
     rules = {(c["alpha_rule"], c["variant"]) for c in cfgs["NHSVM"]}
     assert ("eq6-directional", "eq10") in rules and ("eq6-directional", "eq13") in rules
     assert len(rules) == 6 and {c["lam"] for c in cfgs["NHSVM"]} == set(grid)
+
+
+# ------------------------------------------------------------------ SSVM alpha floor
+def slsqp_floor(P: np.ndarray, s: np.ndarray, f: np.ndarray, a0: np.ndarray) -> np.ndarray:
+    """min sum s / alpha s.t. P alpha <= 1, alpha >= f, by SLSQP from an interior point (and
+    trust-constr when SLSQP's line search gives up)."""
+    cons = [{"type": "ineq", "fun": lambda a: 1.0 - P @ a, "jac": lambda a: -P}]
+    bounds = [(max(fi, 1e-9), 1.0) for fi in f]
+    start = 0.5 * (f + a0)  # path sums (1 + beta) / 2 < 1
+    res = minimize(
+        lambda a: np.sum(s / a),
+        start,
+        jac=lambda a: -s / a**2,
+        bounds=bounds,
+        constraints=cons,
+        method="SLSQP",
+        options={"ftol": 1e-15, "maxiter": 5000},
+    )
+    if not res.success:
+        from scipy.optimize import LinearConstraint
+
+        res = minimize(
+            lambda a: np.sum(s / a),
+            start,
+            jac=lambda a: -s / a**2,
+            bounds=bounds,
+            constraints=[LinearConstraint(P, -np.inf, 1.0)],
+            method="trust-constr",
+            options={"gtol": 1e-12, "xtol": 1e-14, "maxiter": 20000},
+        )
+    assert res.success, res.message
+    return res.x
+
+
+@pytest.mark.parametrize("beta", [0.2, 0.5, 0.8])
+@pytest.mark.parametrize("seed", range(4))
+def test_floored_alpha_step_equals_slsqp(seed: int, beta: float) -> None:
+    from hierlab.methods.nhsvm.shared_alpha import shared_alpha_floor
+
+    rng = np.random.default_rng(800 + seed)
+    tax = random_tree(rng, int(rng.integers(6, 13)))
+    sq = rng.gamma(1.0, size=tax.n_nodes) * (rng.random(tax.n_nodes) < 0.85)
+    a0 = normalization_alpha(tax, "eq6")
+    a = shared_alpha_floor(sq, tax, beta * a0)
+    P = leaf_path_matrix(tax).toarray()
+    assert a[0] == 0.0
+    assert np.all(P @ a[1:] <= 1 + 1e-12) and np.all(a[1:] >= beta * a0[1:] - 1e-12)
+    ref = slsqp_floor(P, sq[1:], beta * a0[1:], a0[1:])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ours = np.sum(np.where(sq[1:] > 0, sq[1:] / a[1:], 0.0))
+    assert ours <= np.sum(sq[1:] / ref) * (1 + 1e-6)
+    assert ours == pytest.approx(np.sum(sq[1:] / ref), rel=1e-5)
+
+
+def test_floor_zero_is_algorithm_1_and_floor_one_is_alpha0() -> None:
+    from hierlab.methods.nhsvm.shared_alpha import alpha_step, shared_alpha, shared_alpha_floor
+
+    rng = np.random.default_rng(9)
+    tax = random_tree(rng, 11)
+    U = rng.normal(size=(tax.n_nodes, 3))
+    U[0] = 0.0  # the root scores every label alike: its vector is 0 in Shared SVM
+    a0 = normalization_alpha(tax, "eq6")
+    closed = shared_alpha(U, tax)
+    closed[0] = 0.0
+    np.testing.assert_allclose(alpha_step(U, tax, np.zeros(tax.n_nodes))[0], closed)
+    np.testing.assert_allclose(alpha_step(U, tax, None)[0], closed)
+    # a tiny floor: the dual solver agrees with the closed form it generalises
+    np.testing.assert_allclose(shared_alpha_floor(U, tax, 1e-9 * a0), closed, atol=1e-5)
+    np.testing.assert_allclose(shared_alpha_floor(U, tax, a0), a0, atol=1e-12)
+
+
+def test_ssvm_alpha_floor_bounds_the_learned_alpha() -> None:
+    import warnings
+
+    from hierlab.core.exceptions import ParameterError
+    from hierlab.methods.nhsvm.estimators import SharedSVMClassifier
+
+    train, _ = make_small()
+    tax = train.taxonomy
+    a0 = normalization_alpha(tax, "eq6")
+    fits = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for beta in (0.0, 0.9, 1.0):
+            fits[beta] = SharedSVMClassifier(
+                taxonomy=tax, rounds=3, epochs_per_alpha=2, alpha_floor=beta, tol=0
+            ).fit(train.X, train.y)
+    assert np.all(fits[0.9].alpha_[1:] >= 0.9 * a0[1:] - 1e-12)
+    np.testing.assert_allclose(fits[1.0].alpha_, a0, atol=1e-12)  # NHSVM's alpha
+    assert np.min(fits[0.0].alpha_[1:] / a0[1:]) < 0.9  # Algorithm 1 goes below the floor
+    with pytest.raises(ParameterError, match="alpha_floor"):
+        SharedSVMClassifier(taxonomy=tax, alpha_floor=0.5, solver="bcfw").fit(train.X, train.y)

@@ -30,7 +30,7 @@ import pandas as pd
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
-from hierlab.core.exceptions import DataError
+from hierlab.core.exceptions import DataError, ParameterError
 from hierlab.core.params import Param
 from hierlab.core.registry import register
 from hierlab.core.solver import Callback, Solver, SolverResult
@@ -241,6 +241,19 @@ _EPOCHS_PER_ALPHA = Param(
     low=1,
     help="Pegasos epochs on V between alpha updates",
     note="Pegasos epochs on V between two alpha updates.",
+)
+_ALPHA_FLOOR = Param(
+    "alpha_floor",
+    "float",
+    0.0,
+    low=0.0,
+    high=1.0,
+    symbol="β",
+    help="not in the paper: keep alpha >= β alpha_init at every alpha step (0 = Algorithm 1, "
+    "1 = NHSVM's fixed alpha)",
+    note="An extension, not seed 003's: each alpha step solves eq. (20) with the extra bounds "
+    "alpha >= β alpha_init, so β = 0 is the paper's Shared SVM and β = 1 keeps NHSVM's alpha. "
+    "Pegasos alternation only; choose it on a hold-out set like lambda.",
 )
 _ALPHA_INIT = Param(
     "alpha_init",
@@ -709,6 +722,11 @@ class SharedSVMClassifier(HSVMClassifier):
         Section 7.2's alternation with SGD epochs on ``V``, or with exact V-steps by BCFW
         (warm-started) and a certified lower bound on the joint optimum
         (:mod:`hierlab.methods.nhsvm.shared_dual`); ``lower_bound_`` holds it.
+    alpha_floor : float, default 0.0
+        Not in seed 003: ``beta`` in ``[0, 1]``; every alpha step keeps ``alpha >= beta
+        alpha0`` (eq. 20 with these bounds, :func:`~hierlab.methods.nhsvm.shared_alpha.
+        shared_alpha_floor`): 0 is the paper's Algorithm 1, 1 is NHSVM's fixed alpha. Pegasos
+        only (``solver="bcfw"`` certifies the paper's joint problem).
 
     Attributes
     ----------
@@ -725,7 +743,7 @@ class SharedSVMClassifier(HSVMClassifier):
     _parameters: ClassVar[tuple[Param, ...]] = _amend(
         HSVMClassifier._parameters,
         drop=("ml_loss", "label_space", "epochs", "inference"),
-        add=(*_SHARED.values(), _ROUNDS, _EPOCHS_PER_ALPHA, _ALPHA_INIT),
+        add=(*_SHARED.values(), _ROUNDS, _EPOCHS_PER_ALPHA, _ALPHA_INIT, _ALPHA_FLOOR),
     )
 
     def __init__(
@@ -741,9 +759,11 @@ class SharedSVMClassifier(HSVMClassifier):
         tol: float = 1e-3,
         random_state: Any = 0,
         solver: str = "pegasos",
+        alpha_floor: float = 0.0,
     ) -> None:
         # not HSVM's constructor: SSVM has neither ``epochs`` nor the multi-label parameters
         HierarchicalClassifier.__init__(self, taxonomy=taxonomy)
+        self.alpha_floor = alpha_floor
         self.lam = lam
         self.loss = loss
         self.rounds = rounds
@@ -772,6 +792,11 @@ class SharedSVMClassifier(HSVMClassifier):
     def _alternation(self, alpha0: np.ndarray) -> SharedSVMDual | SharedSVMSolver:
         """The alternating solver of ``solver``: exact BCFW V-steps, or Pegasos epochs."""
         if self.solver == "bcfw":
+            if float(self.alpha_floor) > 0.0:
+                raise ParameterError(
+                    "alpha_floor > 0 changes eq. (14), whose optimum solver='bcfw' certifies; "
+                    "use solver='pegasos' with a floor"
+                )
             return SharedSVMDual(
                 alpha0,
                 rounds=int(self.rounds),
@@ -786,6 +811,7 @@ class SharedSVMClassifier(HSVMClassifier):
             batch_size=int(self.batch_size),
             tol=float(self.tol),
             random_state=self.random_state,
+            alpha_floor=float(self.alpha_floor),
         )
 
 
