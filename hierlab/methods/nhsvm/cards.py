@@ -81,8 +81,10 @@ NHSVM_CARD = _pegasos_card(
     equations="seed 003, eq. (4)-(10), (12); alpha by eq. (6)/(7), DAGs eq. (8)",
     prediction=r"\hat y(x) = \arg\max_{y}\sum_{n \in y}\sqrt{\alpha_n}\,W_n x",
     symbols=r"eq. (6): $\min \sum_n \alpha_n^\rho$; eq. (7): $\max \min_n \alpha_n$ with "
-    r"$\alpha_n \ge \alpha_{\text{parent}}$; multi-label uses the decomposable loss of "
-    "Section 7.1.",
+    r"$\alpha_n \ge \alpha_{\text{parent}}$; `eq6-directional`: eq. (6) with the same "
+    r"directional constraints (Section 8.1's $\rho = 2$ variant); multi-label uses the "
+    "decomposable loss of Section 7.1, trained on the LP relaxation of eq. (19) on DAGs "
+    "(`inference='lp'`, as the paper) or the exact IP (`'ip'`).",
 )
 
 
