@@ -27,10 +27,12 @@ to ``argmax_j G_kj``" is not well defined. hierlab offers two deterministic rule
   ``g2`` chosen as follows. ``g1`` keeps its orientation (flipping both columns only swaps the
   children); of ``s = +1`` (the oriented ``g2``) and ``s = -1``, the one whose partition has
   two non-empty children and the larger ``tr(D B)`` (the HSIC of the split, eq. 11) wins, ties
-  to ``s = +1``. One of the two always has two non-empty children: all classes on one side
-  would need ``g1 >= s g2`` (or ``g1 < s g2``) everywhere; when ``g2 ⊥ 1`` summing gives
-  ``g1 = s g2``, impossible, and both signs failing needs ``g1 < -|g2| <= 0`` everywhere,
-  which ``g1 ⊥ 1`` forbids. The stored ``G`` holds the chosen ``s g2``.
+  to ``s = +1``. One of the two always has two non-empty children. Both failing means one
+  side empty for each sign: ``g1 >= |g2|`` or ``g1 < -|g2|`` everywhere (impossible: ``g1 ⊥ 1``
+  has entries of both signs), or ``s g2 <= g1 < -s g2`` everywhere, i.e. ``|g1| <= |g2|``
+  entrywise, which for unit vectors forces ``|g1| = |g2|`` and then ``g1 = s g2``, against
+  ``g1 ⊥ g2``. (The halves fallback below still guards round-off.) The stored ``G`` holds the
+  chosen ``s g2``.
 * Fallback, documented: when ``lambda_1 <= 1e-12 * trace(D)`` (every class has the same
   mean, ``D = 0``) or one side would be empty, the classes are split into halves in class
   order (first ``ceil(c/2)`` left).
