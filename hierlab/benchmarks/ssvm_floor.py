@@ -69,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--floors", default="0.25,0.5,0.75", help="beta values for SSVM-floor")
     p.add_argument("--epochs", type=int, default=10)
     p.add_argument("--batch-size", type=int, default=128)
+    p.add_argument("--verbose", action="store_true", help="every hold-out score")
     args = p.parse_args(argv)
     args.solver, args.tol, args.quick = "pegasos", 1e-3, False
     lams = [float(v) for v in args.lambdas.split(",")]
@@ -90,6 +91,9 @@ def main(argv: list[str] | None = None) -> int:
             scores.append(_accuracy(est, train.X[hold], train.y[hold]))
         best = int(np.argmax(scores))
         chosen[name] = cfgs[best]
+        if args.verbose:
+            for cfg, sc in zip(cfgs, scores):
+                print(f"    {name} {cfg}: {sc:.4f}", flush=True)
         print(f"{name:10s} hold-out {scores[best]:.3f} with {cfgs[best]}", flush=True)
     print(f"(selection {time.perf_counter() - t0:.0f} s)", flush=True)
     acc: dict[str, list[float]] = {m: [] for m in chosen}
