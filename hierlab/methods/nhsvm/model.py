@@ -602,18 +602,7 @@ def dag_max_label(
     n_ip = n_frac = 0
     for s in range(0, b, batch):
         e = min(b, s + batch)
-        k = e - s
-        A = sp.kron(sp.identity(k, format="csr"), A1, format="csr")
-        res = linprog(
-            -R[s:e].ravel(),
-            A_ub=A,
-            b_ub=np.tile(b1, k),
-            bounds=np.column_stack([np.tile(lo1, k), np.ones(k * M)]),
-            method="highs",
-        )
-        if res.status != 0:
-            raise ConvergenceError(f"LP relaxation of eq. (19) failed: {res.message}")
-        z = res.x.reshape(k, M)
+        z = _lp_block(R[s:e], A1, b1, lo1)
         frac = np.any(np.minimum(np.abs(z), np.abs(1.0 - z)) > 1e-6, axis=1)
         if relaxed:  # integral rows rounded (a vertex: 0/1 to round-off), fractional kept
             Z[s:e] = np.where(frac[:, None], np.clip(z, 0.0, 1.0), np.rint(z))
@@ -635,6 +624,28 @@ def dag_max_label(
     if return_stats:
         return Z, value, {"lp": b - n_ip, "ip": n_ip, "fractional": n_frac}
     return Z, value
+
+
+def _lp_block(R: np.ndarray, A1: sp.csr_matrix, b1: np.ndarray, lo1: np.ndarray) -> np.ndarray:
+    """The LP relaxation of eq. (19) for the rows of ``R`` as one block-diagonal HiGHS problem.
+
+    Returns
+    -------
+    ndarray of shape (b, n_nodes)
+        The LP optimum of every row (fractional or not).
+    """
+    k, M = R.shape
+    A = sp.kron(sp.identity(k, format="csr"), A1, format="csr")
+    res = linprog(
+        -R.ravel(),
+        A_ub=A,
+        b_ub=np.tile(b1, k),
+        bounds=np.column_stack([np.tile(lo1, k), np.ones(k * M)]),
+        method="highs",
+    )
+    if res.status != 0:
+        raise ConvergenceError(f"LP relaxation of eq. (19) failed: {res.message}")
+    return np.asarray(res.x).reshape(k, M)
 
 
 def closure_cut(R: np.ndarray, taxonomy: Taxonomy, batch: int = 32) -> np.ndarray:
