@@ -28,6 +28,9 @@ Measured (2026-11, shared 2-core machine, text sizes: 6,667 train / 3,333 test r
   binds after the two alpha rounds, so SSVM-floor = SSVM.
 * ``--lambdas 1e-3,1e-2,1e-1 --floors 0.5,0.75,0.9``: NHSVM 73.9 ± 0.92, SSVM 72.6 ± 0.89
   (−1.29 ± 0.13, 1/20), SSVM-floor (0.9 chosen) 71.9 ± 0.87 (−1.92 ± 0.11, 0/20).
+* ``--lambdas 1e-5,1e-4,1e-3,1e-2 --floors 0.9`` (NHSVM's lambda 1e-3 inside the grid):
+  NHSVM 73.9 ± 0.92, SSVM 72.6 ± 0.89 (−1.28 ± 0.14, 0/20), SSVM-floor 72.7 ± 0.87
+  (−1.19 ± 0.12, 0/20).
 
 Conclusion: SSVM >= NHSVM (paper +0.8) does not reproduce. Neither solving eq. (14) exactly
 (issue #6) nor keeping alpha near NHSVM's (a floor up to 0.9 alpha0) closes the gap, so it is
