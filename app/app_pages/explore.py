@@ -193,11 +193,23 @@ def induced_tree(run: Run, tax: Taxonomy, etax: Taxonomy) -> None:
         if run.taxonomy_source == "induced"
         else f"(induced by {run.method} itself)."
     )
-    st.caption("The tree this model routes through " + by)
+    hsic = getattr(getattr(run.estimator, "tree_", None), "node_hsic", None)
+    values = hsic() if callable(hsic) and etax == run.estimator.taxonomy_ else None
+    st.caption(
+        "The tree this model routes through "
+        + by
+        + (" Colour: the HSIC of each split (seed 004, eq. 2)." if values is not None else "")
+    )
     chart(
         "Induced taxonomy",
         "explore_induced",
-        lambda: plots.taxonomy_figure(etax, title="Induced taxonomy"),
+        lambda: plots.taxonomy_figure(
+            etax,
+            node_values=values,
+            value_name="HSIC of the split",
+            colorscale="Viridis",
+            title="Induced taxonomy",
+        ),
         run,
     )
 

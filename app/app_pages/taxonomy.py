@@ -41,9 +41,12 @@ def drawings(entry: DatasetEntry, induced: dict | None) -> None:
     c2.plotly_chart(
         taxonomy_figure(
             itax,
+            node_values=induced.get("hsic"),
             node_sizes=induced.get("counts"),
             kind=kind if itax.is_tree else "tree",
-            title=f"Induced by MF-Tree (tau={induced['tau']})",
+            value_name="HSIC of the split",
+            colorscale="Viridis",
+            title=f"Induced by MF-Tree (tau={induced['tau']}), colour: HSIC of each split",
         ),
         key="tax_induced",
         theme=None,

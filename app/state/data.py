@@ -17,12 +17,12 @@ import pandas as pd
 import streamlit as st
 
 from hierlab import DataError, HierlabError, Taxonomy
-from hierlab import induce_taxonomy as induce_mftree
 from hierlab.core.params import Param
 from hierlab.datasets import HierDataset, available_datasets, concat_datasets
 from hierlab.datasets import load_builtin as load_catalog_dataset
 from hierlab.io import parse_taxonomy_text, read_dataset_bytes
 from hierlab.lab.export import split_dataset
+from hierlab.methods.mftree.induction import MFTree
 
 __all__ = [
     "DEFAULT_BUILTINS",
@@ -430,20 +430,21 @@ def report_messages(summary: dict[str, Any], per_node: pd.DataFrame) -> list[tup
 def induce_taxonomy(entry: DatasetEntry, tau: int) -> dict[str, Any]:
     """Induce a taxonomy over the training labels with the approximate MF-Tree (seed 004).
 
-    ``hierlab.induce_taxonomy(X, y, method="mftree", tau=tau)``; the leaves are the training
-    labels, so the induced tree can replace the given one for training.
+    ``MFTree(tau=tau).fit(X, y)`` (what ``hierlab.induce_taxonomy`` runs); the leaves are the
+    training labels, so the induced tree can replace the given one for training.
 
     Returns
     -------
     dict
-        ``{"taxonomy": Taxonomy, "tau": tau, "counts": examples per node or None}``, as kept
-        in :attr:`AppState.induced`.
+        ``{"taxonomy": Taxonomy, "tau": tau, "counts": examples per node or None, "hsic": the
+        HSIC of every node's split (nan at leaves)}``, as kept in :attr:`AppState.induced`.
     """
     if entry.train.is_multilabel:
         raise DataError(
             "MF-Tree induces a tree over single-label classes; this data is multi-label"
         )
-    tax = induce_mftree(entry.train.X, entry.train.y, method="mftree", tau=int(tau))
+    tree = MFTree(tau=int(tau)).fit(entry.train.X, entry.train.y)
+    tax = tree.taxonomy_
     try:
         counts = (
             HierDataset(X=entry.train.X, y=entry.train.y, taxonomy=tax)
@@ -452,4 +453,4 @@ def induce_taxonomy(entry: DatasetEntry, tau: int) -> dict[str, Any]:
         )
     except HierlabError:
         counts = None
-    return {"taxonomy": tax, "tau": int(tau), "counts": counts}
+    return {"taxonomy": tax, "tau": int(tau), "counts": counts, "hsic": tree.node_hsic()}

@@ -153,7 +153,7 @@ def bench_real(
                 continue
             est = cls(
                 taxonomy=tax,
-                lam=lam,
+                lam=lam * train.n_samples,  # per-row lambda -> the paper's (summed loss)
                 epochs=ep,
                 batch_size=batch_size,
                 label_space="closed",
@@ -193,7 +193,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sets", default="Enron_corr,cellcycle_FUN,cellcycle_GO", help="Clus data sets")
     p.add_argument("--epochs", type=int, default=20, help="Pegasos epochs (trees)")
     p.add_argument("--go-epochs", type=int, default=2, help="Pegasos epochs on the DAG")
-    p.add_argument("--lam", type=float, default=1e-4, help="lambda")
+    p.add_argument(
+        "--lam", type=float, default=1e-4, help="lambda per training row (estimators: lam x N)"
+    )
     p.add_argument("--batch-size", type=int, default=32, help="rows per SGD step")
     p.add_argument("--methods", default="HSVM,NHSVM", help="which of HSVM, NHSVM")
     args = p.parse_args(argv)

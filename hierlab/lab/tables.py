@@ -192,7 +192,7 @@ def _nhsvm(mod: ModuleType, args: argparse.Namespace, progress: Progress) -> dic
 
     lams = [float(v) for v in str(args.lambdas).split(",") if v.strip()]
     if args.quick:
-        lams = lams[-2:]
+        lams = mod.quick_lambdas(lams)
     kinds = [k.strip() for k in str(args.kinds).split(",") if k.strip()]
     results: dict[str, dict[str, Any]] = {}
     with warnings.catch_warnings():

@@ -296,6 +296,14 @@ def test_taxonomy_page_induces_and_trains_on_the_induced_tree() -> None:
     at.run()
     _ok(at)
     assert len(at.get("plotly_chart")) == 2  # given and induced side by side
+    induced = next(iter(_state(at).induced.values()))
+    hsic = induced["hsic"]
+    itax = induced["taxonomy"]
+    assert np.isnan(hsic[itax.leaves]).all() and (hsic[itax.internal_nodes] >= 0).all()
+    spec = json.loads(at.get("plotly_chart")[1].proto.spec)
+    nodes = next(t for t in spec["data"] if t.get("name") == "nodes")
+    colour = _values(nodes["marker"]["color"])
+    np.testing.assert_allclose(colour, hsic)  # the induced tree is coloured by HSIC
     mse = [m for m in at.metric if "MSE" in m.label]
     assert mse and float(mse[0].value) >= 0.0
     at.checkbox(key="use_induced").check()
@@ -306,6 +314,27 @@ def test_taxonomy_page_induces_and_trains_on_the_induced_tree() -> None:
     assert run.taxonomy.n_nodes != _state(at).dataset.taxonomy.n_nodes or (
         run.taxonomy != _state(at).dataset.taxonomy
     )
+
+
+def test_explore_colours_mftree_induced_tree_by_split_hsic() -> None:
+    at = _new()
+    _train(at, "mftree")
+    at.switch_page("app_pages/explore.py")
+    at.run()
+    _ok(at)
+    run = _state(at).runs[-1]
+    hsic = run.estimator.tree_.node_hsic()
+    tax = run.estimator.taxonomy_
+    assert np.isfinite(hsic[tax.internal_nodes]).all() and np.isnan(hsic[tax.leaves]).all()
+    induced = [
+        spec
+        for spec in _charts(at)
+        if "Induced" in str(spec["layout"].get("title", {}).get("text", ""))
+    ]
+    assert len(induced) == 1
+    nodes = next(t for t in induced[0]["data"] if t.get("name") == "nodes")
+    np.testing.assert_allclose(_values(nodes["marker"]["color"]), hsic)
+    assert any("HSIC" in c.value for c in at.caption)
 
 
 def test_sessions_do_not_share_runs(trained: AppTest) -> None:

@@ -325,7 +325,14 @@ def test_cmtl_tree_groups_confused_classes():
 # ---------------------------------------------------------------------------- estimators
 def test_registered_and_params():
     spec = get_method("mftree")
-    assert {p.name for p in spec.params} == {"kernel", "gamma", "tau", "random_state"}
+    assert {p.name for p in spec.params} == {
+        "kernel",
+        "gamma",
+        "tau",
+        "split_rule",
+        "routing",
+        "random_state",
+    }
     assert spec.seed == "004"
     est = make_estimator("mftree", tau=2, kernel="rbf", gamma=0.5, random_state=3)
     assert isinstance(est, MFTreeClassifier) and est.tau == 2 and est.gamma == 0.5

@@ -705,13 +705,15 @@ def test_dag_node_scores_are_the_spanning_tree_max_marginals() -> None:
 
 
 def _hinge_for(est: HSVMClassifier, X: np.ndarray, y: np.ndarray) -> HierarchicalHinge:
-    """The primal objective ``est`` minimises, built independently of the estimator."""
+    """The primal objective ``est`` minimises, built independently of the estimator: the
+    paper's ``lam`` on the summed loss is ``lam / N`` on the mean loss."""
     tax = est.taxonomy_
+    lam = est.lam / len(y)
     if isinstance(est, NHSVMClassifier):
         alpha = normalization_alpha(tax)
         variant = "eq13" if est.variant == "eq13" else "margin"
-        return HierarchicalHinge(X, y, tax, np.sqrt(alpha), est.lam, "normalized", alpha, variant)
-    return HierarchicalHinge(X, y, tax, np.ones(tax.n_nodes), est.lam, est.loss)
+        return HierarchicalHinge(X, y, tax, np.sqrt(alpha), lam, "normalized", alpha, variant)
+    return HierarchicalHinge(X, y, tax, np.ones(tax.n_nodes), lam, est.loss)
 
 
 @pytest.mark.parametrize("dag", [False, True])
@@ -748,7 +750,7 @@ def test_bcfw_reaches_the_slsqp_optimum_with_a_certificate(cls: type) -> None:
     leaves = tax.leaves
     X = rng.normal(size=(30, 2))
     y = leaves[rng.integers(0, len(leaves), size=30)]
-    est = cls(taxonomy=tax, lam=0.05, epochs=2000, tol=1e-9, solver="bcfw")
+    est = cls(taxonomy=tax, lam=0.05 * len(y), epochs=2000, tol=1e-9, solver="bcfw")
     est.fit(X, tax.names[y])
     assert est.converged_
     opt = _primal_qp(_hinge_for(est, X, y), X)
@@ -766,9 +768,10 @@ def test_bcfw_and_pegasos_minimise_the_same_objective(tree: Taxonomy) -> None:
     X, y, _ = _blobs(tree, n=120, d=4)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        b = NHSVMClassifier(taxonomy=tree, lam=1e-2, epochs=2000, tol=1e-4, solver="bcfw").fit(X, y)
+        lam = 1e-2 * len(y)  # 1e-2 per row
+        b = NHSVMClassifier(taxonomy=tree, lam=lam, epochs=2000, tol=1e-4, solver="bcfw").fit(X, y)
         p = NHSVMClassifier(
-            taxonomy=tree, lam=1e-2, epochs=300, batch_size=8, tol=1e-9, random_state=0
+            taxonomy=tree, lam=lam, epochs=300, batch_size=8, tol=1e-9, random_state=0
         ).fit(X, y)
     assert b.converged_
     assert p.objective_ >= b.lower_bound_ - 1e-12

@@ -133,8 +133,14 @@ def _slsqp_joint(tax: Taxonomy, X: np.ndarray, y: np.ndarray, lam: float, loss: 
 def test_ssvm_bcfw_reaches_the_joint_optimum_with_a_certificate(loss: str) -> None:
     tax, X, y = _problem(3)
     lam = 0.05
-    est = SharedSVMClassifier(
-        taxonomy=tax, lam=lam, loss=loss, solver="bcfw", rounds=400, epochs_per_alpha=200, tol=1e-6
+    est = SharedSVMClassifier(  # the paper's lambda (summed loss) is lam * N
+        taxonomy=tax,
+        lam=lam * len(y),
+        loss=loss,
+        solver="bcfw",
+        rounds=400,
+        epochs_per_alpha=200,
+        tol=1e-6,
     )
     est.fit(X, tax.names[y])
     assert est.converged_

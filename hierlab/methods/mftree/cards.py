@@ -38,16 +38,20 @@ MFTREE_CARD = MethodCard(
     r"$C$ the tree-structured covariance, $G$ the top two eigenvectors of $D$; with the "
     r"linear kernel $D = (Y^\top H X)(Y^\top H X)^\top$ (no $n \times n$ matrix).",
     solver="Recursive binary partition by the top two eigenvectors of D at each node "
-    "(Algorithm 1; deterministic sign rule, two non-empty children guaranteed); above depth "
-    "tau, the class-size / mean-distance split of Algorithm 3.",
+    "(Algorithm 1; two non-empty children guaranteed): split_rule='sign' sends class k left iff "
+    "g1_k >= 0, split_rule='argmax' uses the printed argmax_j G_kj with the sign of g2 that "
+    "gives the larger HSIC; routing='sign' / 'argmax' descends by the sign of p_1 or by "
+    "argmax p (Algorithm 2). Above depth tau, the class-size / mean-distance split of "
+    "Algorithm 3. split_info_ reports the HSIC of every split (eq. 2, tr(D B) / (n - 1)^2).",
     bounds=ONE_SHOT_BOUNDS
     + " Judge the induced tree against a known one with the tree-similarity MSE "
     r"($A_{ij} = 1/\text{numhops}(c_i, c_j)$, `hierlab.evaluation.metrics.tree_similarity_mse`).",
     citation=CITE_004,
     presets=(
-        "`paper` is the exact MF-Tree (tau = 0: eigenvector splits at every depth, "
-        "Algorithms 1-2); it is also the default. Table 3 of seed 004 trades macro-F1 for "
-        "time with tau = 2-3 (Algorithm 3)."
+        "`paper` is the exact MF-Tree as printed (tau = 0: eigenvector splits at every "
+        "depth, Algorithms 1-2; the split by argmax_j G_kj and routing by argmax p). `fast` "
+        "keeps tau = 0 and splits and routes by the sign of the first component. Table 3 of "
+        "seed 004 trades macro-F1 for time with tau = 2-3 (Algorithm 3)."
     ),
 )
 

@@ -94,6 +94,11 @@ class MFTreeClassifier(_InducedTreeClassifier):
         RBF width, None for ``1 / n_features``.
     tau : int, default 0
         Approximate MF-Tree depth threshold (Algorithm 3); 0 is plain MF-Tree.
+    split_rule : {"sign", "argmax"}, default "sign"
+        Class split at an MF-Tree node: the sign of ``g1``, or ``argmax_j G_kj`` as printed in
+        Algorithm 1 (deterministic sign of ``g2``: :mod:`hierlab.methods.mftree.induction`).
+    routing : {"sign", "argmax"}, default "sign"
+        Descent of a test example: the sign of ``p_1``, or ``argmax_j p_j`` (Algorithm 2).
     random_state : int, default 0
         Seed of the RBF feature map.
     n_components : int, default 300
@@ -106,6 +111,9 @@ class MFTreeClassifier(_InducedTreeClassifier):
         The induced tree (leaves = classes, internal nodes ``"node:<path code>"``).
     tree_ : MFTree
         The fitted induction object (``G_``, ``eigenvalues_``, ``split_kind_`` ...).
+    split_info_ : pandas.DataFrame
+        One row per internal node: its rule, sizes, eigenvalues and the HSIC of its split
+        (``tree_.split_info_``).
     coef_ : ndarray or csr_matrix of shape (n_nodes, n_map_features)
         Routing vector of every internal node (zero rows at leaves); ``n_map_features`` is
         ``n_features`` for the linear kernel, ``n_components`` for RBF.
@@ -124,6 +132,8 @@ class MFTreeClassifier(_InducedTreeClassifier):
         kernel: str = "linear",
         gamma: float | None = None,
         tau: int = 0,
+        split_rule: str = "sign",
+        routing: str = "sign",
         random_state: int | None = 0,
         n_components: int = 300,
         kernel_approximation: str = "nystroem",
@@ -132,6 +142,8 @@ class MFTreeClassifier(_InducedTreeClassifier):
         self.kernel = kernel
         self.gamma = gamma
         self.tau = tau
+        self.split_rule = split_rule
+        self.routing = routing
         self.random_state = random_state
         self.n_components = n_components
         self.kernel_approximation = kernel_approximation
@@ -180,6 +192,7 @@ class MFTreeClassifier(_InducedTreeClassifier):
         tree = MFTree(**{name: getattr(self, name) for name in declared(MFTree)}).fit(X, names)
         self.coef_ = tree.coef_
         self.intercept_ = tree.intercept_
+        self.split_info_ = tree.split_info_
         return tree, {"tau": self.tau}
 
 
@@ -271,7 +284,7 @@ register(
     # the schema shows kernel, gamma, tau and random_state; the RBF feature map keeps its
     # default size and kind here (MFTreeClassifier itself takes any)
     fixed={"n_components": 300, "kernel_approximation": "nystroem"},
-    paper={"tau": 0},
+    paper={"tau": 0, "split_rule": "argmax", "routing": "argmax"},
 )
 
 register(

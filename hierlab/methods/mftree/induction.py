@@ -10,25 +10,46 @@ takes the top two eigenvectors ``G = [g1, g2]`` of ``D`` (the spectral relaxatio
 children (Algorithm 1, ``Partition``), recursively until each leaf holds one class. A test example
 descends by ``p = G^T Y^T k^`` at every internal node (Algorithm 2).
 
-**Sign rule (errata).** Eigenvector signs are arbitrary, so the printed rule "class ``k`` goes
-to ``argmax_j G_kj``" is not well defined. hierlab uses the rule below, identical in the fast
-path and in the explicit-kernel reference:
+**Split rules (errata).** Eigenvector signs are arbitrary, so the printed rule "class ``k`` goes
+to ``argmax_j G_kj``" is not well defined. hierlab offers two deterministic rules
+(``split_rule``), identical in the fast path and in the explicit-kernel reference:
 
 * Because ``K`` is centred, ``K 1 = 0`` and so ``D 1 = 0``: every eigenvector of a positive
   eigenvalue is orthogonal to ``1`` and has entries of both signs. For a 2-partition with
   co-association ``B`` and signs ``s`` (``+1`` left, ``-1`` right), ``D 1 = 0`` gives exactly
-  ``tr(D B) = s^T D s / 2``; the spectral relaxation of ``max_s s^T D s`` is ``g1``, which we
-  round by its sign.
+  ``tr(D B) = s^T D s / 2``; the spectral relaxation of ``max_s s^T D s`` is ``g1``.
 * ``g1`` (and ``g2``) are oriented so that their entry of largest magnitude is positive (the
-  first one within a relative 1e-6 on ties). Class ``k`` goes **left iff** ``g1_k >= 0``, else
-  right. Since ``g1 ⊥ 1`` and ``g1 != 0``, both children are non-empty.
+  first one within a relative 1e-6 on ties).
+* ``split_rule="sign"`` (default): class ``k`` goes **left iff** ``g1_k >= 0``, else right.
+  Since ``g1 ⊥ 1`` and ``g1 != 0``, both children are non-empty.
+* ``split_rule="argmax"`` (Algorithm 1 as printed): class ``k`` goes left iff
+  ``G_k1 >= s G_k2`` (``argmax_j``, ties to the first column), with the sign ``s = ±1`` of
+  ``g2`` chosen as follows. ``g1`` keeps its orientation (flipping both columns only swaps the
+  children); of ``s = +1`` (the oriented ``g2``) and ``s = -1``, the one whose partition has
+  two non-empty children and the larger ``tr(D B)`` (the HSIC of the split, eq. 11) wins, ties
+  to ``s = +1``. One of the two always has two non-empty children. Both failing means one
+  side empty for each sign: ``g1 >= |g2|`` or ``g1 < -|g2|`` everywhere (impossible: ``g1 ⊥ 1``
+  has entries of both signs), or ``s g2 <= g1 < -s g2`` everywhere, i.e. ``|g1| <= |g2|``
+  entrywise, which for unit vectors forces ``|g1| = |g2|`` and then ``g1 = s g2``, against
+  ``g1 ⊥ g2``. (The halves fallback below still guards round-off.) The stored ``G`` holds the
+  chosen ``s g2``.
 * Fallback, documented: when ``lambda_1 <= 1e-12 * trace(D)`` (every class has the same
   mean, ``D = 0``) or one side would be empty, the classes are split into halves in class
   order (first ``ceil(c/2)`` left).
-* Routing uses the same first component: ``p_1 = g1^T Y^T k_c(x)`` with ``k_c`` the centred
-  kernel vector between ``x`` and the node's examples; go left iff ``p_1 >= 0``. The mean of
-  ``p`` over the training examples of class ``k`` is ``(lambda_1 g1_k, lambda_2 g2_k) / n_k``,
-  so the routing agrees with the partition of the class means. ``G`` (both columns) is kept.
+* ``routing="sign"`` (default): ``p_1 = g1^T Y^T k_c(x)`` with ``k_c`` the centred kernel
+  vector between ``x`` and the node's examples; go left iff ``p_1 >= 0``. The mean of ``p`` over
+  the training examples of class ``k`` is ``(lambda_1 g1_k, lambda_2 g2_k) / n_k``, so this
+  routing agrees with the sign split of the class means. ``routing="argmax"`` (Algorithm 2 as
+  printed): go left iff ``p_1 >= p_2`` with ``p = G^T Y^T k_c(x)`` and the stored ``G``.
+  Nodes split by ``Partition2`` or the halves fallback always route to the nearer partition
+  mean (an ``argmax p`` with size-normalised indicators, below).
+
+**HSIC of a split.** Every internal node reports in ``split_info_`` the empirical HSIC (eq. 2)
+between its examples and the split's label kernel,
+``HSIC = tr(H K^ H L) / (n - 1)^2`` with ``L = Y B Y^T`` (``L_ij = 1`` iff the classes of
+examples ``i`` and ``j`` go to the same child) and ``n`` the node's examples, computed as
+``tr(D B) / (n - 1)^2`` (``Partition2`` nodes: ``2 ||(1_L - N_L / N)^T S||^2 / (n - 1)^2``, no
+``D`` needed).
 
 **Fast linear path (errata).** With a linear kernel, ``Y^T H X = C S`` where ``S = Y^T X`` holds
 the class sums (``c x d``), ``n`` the class sizes, ``N = 1^T n`` and ``C = I - n 1^T / N``; so
@@ -60,6 +81,7 @@ from functools import partial
 from typing import Any, ClassVar
 
 import numpy as np
+import pandas as pd
 import scipy.linalg as sla
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
@@ -67,7 +89,7 @@ from sklearn.kernel_approximation import Nystroem, RBFSampler
 from sklearn.metrics.pairwise import linear_kernel, rbf_kernel
 from sklearn.utils.validation import check_array, check_is_fitted
 
-from hierlab.core.exceptions import DataError
+from hierlab.core.exceptions import DataError, ParameterError
 from hierlab.core.params import Param, validate_params
 from hierlab.core.taxonomy import Taxonomy
 
@@ -77,11 +99,26 @@ __all__ = [
     "build_binary_taxonomy",
     "mftree_partition",
     "partition2",
+    "split_trace",
 ]
 
 _KERNELS = ("linear", "rbf")
 _APPROX = ("nystroem", "rff")
 _DEGENERATE = 1e-12
+#: the columns of ``split_info_``
+_SPLIT_COLUMNS = (
+    "node",
+    "depth",
+    "kind",
+    "rule",
+    "n_classes",
+    "n_left",
+    "n_right",
+    "n_examples",
+    "hsic",
+    "lambda1",
+    "lambda2",
+)
 _ROUTE_BUDGET = 1 << 22  # entries of densified node vectors per group (sparse routing)
 _FEW_NODES = 16  # sparse routing: up to this many nodes in a level, one mat-vec per node
 
@@ -141,6 +178,25 @@ _KERNEL_APPROXIMATION = Param(
     choices=_APPROX,
     help="RBF feature map: Nystroem or random Fourier features (RBFSampler)",
 )
+_SPLIT_RULE = Param(
+    "split_rule",
+    "str",
+    "sign",
+    choices=("sign", "argmax"),
+    help="class split at an MF-Tree node: sign of g1, or argmax_j G_kj (Algorithm 1 as printed)",
+    note="'sign': class k goes left iff g1_k >= 0 (the rounding of the spectral relaxation). "
+    "'argmax': left iff G_k1 >= ±G_k2 as printed in Algorithm 1, the sign of g2 chosen to "
+    "maximise the split's HSIC with two non-empty children.",
+)
+_ROUTING = Param(
+    "routing",
+    "str",
+    "sign",
+    choices=("sign", "argmax"),
+    help="descent of a test example: sign of p_1, or argmax_j p_j (Algorithm 2 as printed)",
+    note="'sign': go left iff p_1 = g1ᵀ Yᵀ k >= 0; 'argmax': go left iff p_1 >= p_2, "
+    "p = Gᵀ Yᵀ k as printed in Algorithm 2.",
+)
 _RANDOM_STATE = Param(
     "random_state",
     "seed",
@@ -169,33 +225,34 @@ def _halves(c: int) -> np.ndarray:
     return left
 
 
-def mftree_partition(
-    D: np.ndarray, scale: float | None = None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
-    """Partition of Algorithm 1 with the documented sign rule.
+def split_trace(D: np.ndarray, left: np.ndarray) -> float:
+    """``tr(D B)`` of a 2-partition: ``1_L^T D 1_L + 1_R^T D 1_R`` (eq. 11).
 
     Parameters
     ----------
     D : ndarray of shape (c, c)
-        ``Y^T K Y`` with ``K`` centred on the node's examples (symmetric PSD, ``D 1 = 0``).
-    scale : float, optional
-        Reference magnitude for the degeneracy test (default ``trace(D)``).
+        The node's class similarity ``Y^T K Y``.
+    left : ndarray of bool, shape (c,)
 
     Returns
     -------
-    left : ndarray of bool, shape (c,)
-        True for the classes sent to the left child.
-    G : ndarray of shape (c, 2)
-        ``[g1, g2]``, the eigenvectors of the two largest eigenvalues, each oriented so its
-        largest-magnitude entry is positive (for ``c = 2`` both eigenvectors of ``D``).
-    eigenvalues : ndarray of shape (2,)
-        ``lambda_1 >= lambda_2``.
-    kind : {"mftree", "fallback"}
-        ``"fallback"`` when the halves rule was used.
+    float
+        Divided by ``(n - 1)^2`` (``n`` the node's examples) it is the HSIC of the split.
     """
+    lv = left.astype(np.float64)
+    rv = 1.0 - lv
+    return float(lv @ D @ lv + rv @ D @ rv)
+
+
+def _eigen_split(
+    D: np.ndarray, scale: float | None, split_rule: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, str, str]:
+    """:func:`mftree_partition` and the rule it used (``"sign"``, ``"argmax"``, ``"halves"``)."""
     c = D.shape[0]
     if c < 2:
         raise DataError("a node needs at least two classes to be partitioned")
+    if split_rule not in ("sign", "argmax"):
+        raise ParameterError(f"split_rule must be 'sign' or 'argmax', got {split_rule!r}")
     D = (D + D.T) / 2.0
     if c <= 64:  # small: a full decomposition has the least overhead
         w, V = np.linalg.eigh(D)
@@ -204,13 +261,59 @@ def mftree_partition(
         w, V = sla.eigh(D, subset_by_index=[c - 2, c - 1])
     g1 = _orient(V[:, 1])
     g2 = _orient(V[:, 0])
-    G = np.column_stack([g1, g2])
     lam = np.array([w[1], w[0]])
     ref = float(np.trace(D)) if scale is None else float(scale)
+    degenerate = lam[0] <= _DEGENERATE * max(ref, np.finfo(float).tiny)
     left = g1 >= 0
-    if lam[0] <= _DEGENERATE * max(ref, np.finfo(float).tiny) or left.all() or not left.any():
-        return _halves(c), G, lam, "fallback"
-    return left, G, lam, "mftree"
+    rule = "sign"
+    if split_rule == "argmax" and not degenerate:
+        best = None
+        for sgn in (1.0, -1.0):  # argmax_j G_kj, ties to the first column
+            cand = g1 >= sgn * g2
+            if cand.all() or not cand.any():
+                continue
+            t = split_trace(D, cand)
+            if best is None or t > best[0] * (1.0 + 1e-12) + 1e-300:
+                best = (t, cand, sgn)
+        if best is not None:
+            left, g2, rule = best[1], best[2] * g2, "argmax"
+    G = np.column_stack([g1, g2])
+    if degenerate or left.all() or not left.any():
+        return _halves(c), G, lam, "fallback", "halves"
+    return left, G, lam, "mftree", rule
+
+
+def mftree_partition(
+    D: np.ndarray, scale: float | None = None, split_rule: str = "sign"
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
+    """Partition of Algorithm 1 with a documented deterministic rule.
+
+    Parameters
+    ----------
+    D : ndarray of shape (c, c)
+        ``Y^T K Y`` with ``K`` centred on the node's examples (symmetric PSD, ``D 1 = 0``).
+    scale : float, optional
+        Reference magnitude for the degeneracy test (default ``trace(D)``).
+    split_rule : {"sign", "argmax"}, default "sign"
+        ``"sign"``: left iff ``g1_k >= 0``. ``"argmax"``: left iff ``G_k1 >= s G_k2``
+        (``argmax_j G_kj``), ``s = ±1`` chosen for two non-empty children and the larger
+        ``tr(D B)`` (ties: ``+1``); see the module docstring.
+
+    Returns
+    -------
+    left : ndarray of bool, shape (c,)
+        True for the classes sent to the left child.
+    G : ndarray of shape (c, 2)
+        ``[g1, g2]``, the eigenvectors of the two largest eigenvalues, each oriented so its
+        largest-magnitude entry is positive (``"argmax"``: ``g2`` times the chosen ``s``; for
+        ``c = 2`` both eigenvectors of ``D``).
+    eigenvalues : ndarray of shape (2,)
+        ``lambda_1 >= lambda_2``.
+    kind : {"mftree", "fallback"}
+        ``"fallback"`` when the halves rule was used.
+    """
+    left, G, lam, kind, _ = _eigen_split(D, scale, split_rule)
+    return left, G, lam, kind
 
 
 def partition2(sizes: np.ndarray, sq_dist_to: Any) -> np.ndarray:
@@ -377,6 +480,8 @@ class _MFTreeBase(BaseEstimator):
     kernel: Any
     gamma: float | None
     tau: int
+    split_rule: str
+    routing: str
 
     def _gamma(self, n_features: int) -> float:
         """The RBF width: ``gamma``, or ``1 / n_features`` when it is None."""
@@ -396,8 +501,11 @@ class _MFTreeBase(BaseEstimator):
         self.n_features_in_ = X.shape[1]
         return X, yi.ravel().astype(np.int64)
 
-    def _finish(self, tree: _Tree, counts: np.ndarray) -> None:
-        """Set the fitted attributes from the grown tree, indexed by taxonomy id."""
+    def _finish(self, tree: _Tree, counts: np.ndarray, info: dict[int, dict[str, Any]]) -> None:
+        """Set the fitted attributes from the grown tree, indexed by taxonomy id.
+
+        ``info`` maps a creation index to ``{"rule", "hsic", "n_examples"}`` of its split.
+        """
         tax, order, inv = _tree_taxonomy(tree, self.classes_)
         leaf_class = np.asarray(tree.leaf_class, dtype=np.int64)
         self.taxonomy_ = tax
@@ -416,6 +524,42 @@ class _MFTreeBase(BaseEstimator):
         ]
         self.depth_ = int(tax.max_depth)
         self.n_nodes_ = int(tax.n_nodes)
+        self.split_info_ = self._split_table(tree, info)
+
+    def _split_table(self, tree: _Tree, info: dict[int, dict[str, Any]]) -> pd.DataFrame:
+        """``split_info_``: one row per internal node, in taxonomy id order."""
+        rows = []
+        names = self.taxonomy_.names
+        for j in range(self.n_nodes_):
+            k = int(self._creation[j])
+            if tree.left[k] < 0:
+                continue
+            lam = tree.eigenvalues[k]
+            rows.append(
+                {
+                    "node": str(names[j]),
+                    "depth": tree.depth[k],
+                    "kind": tree.kind[k],
+                    "rule": info[k]["rule"],
+                    "n_classes": len(tree.classes[k]),
+                    "n_left": len(tree.classes[tree.left[k]]),
+                    "n_right": len(tree.classes[tree.right[k]]),
+                    "n_examples": int(info[k]["n_examples"]),
+                    "hsic": float(info[k]["hsic"]),
+                    "lambda1": np.nan if lam is None else float(lam[0]),
+                    "lambda2": np.nan if lam is None else float(lam[1]),
+                }
+            )
+        return pd.DataFrame(rows, columns=list(_SPLIT_COLUMNS))
+
+    def node_hsic(self) -> np.ndarray:
+        """The HSIC of every node's split, shape (n_nodes,) by taxonomy id; ``nan`` at leaves."""
+        check_is_fitted(self, "split_info_")
+        out = np.full(self.n_nodes_, np.nan)
+        info = self.split_info_
+        if len(info):
+            out[self.taxonomy_.index(info["node"].to_numpy(dtype=object))] = info["hsic"]
+        return out
 
     def partitions(self) -> list[tuple[tuple[Any, ...], tuple[Any, ...]]]:
         """Every internal node's split as (left classes, right classes), in taxonomy id order."""
@@ -457,6 +601,12 @@ class MFTree(_MFTreeBase):
     tau : int, default 0
         Depth threshold of the approximate MF-Tree (Algorithm 3): nodes above depth ``tau`` are
         split by ``Partition2``; ``tau = 0`` is plain MF-Tree.
+    split_rule : {"sign", "argmax"}, default "sign"
+        How an MF-Tree node splits its classes (module docstring): the sign of ``g1``, or
+        ``argmax_j G_kj`` as printed in Algorithm 1 with the documented sign choice of ``g2``.
+    routing : {"sign", "argmax"}, default "sign"
+        How a test example descends an MF-Tree node: the sign of ``p_1``, or ``argmax_j p_j``
+        as printed in Algorithm 2.
     n_components : int, default 300
         Dimension of the RBF feature map.
     kernel_approximation : {"nystroem", "rff"}, default "nystroem"
@@ -475,6 +625,12 @@ class MFTree(_MFTreeBase):
         Per taxonomy node: MF-Tree's ``[g1, g2]`` (rows follow ``node_classes_[j]``); for a
         ``Partition2`` node the normalised indicator ``[1_L / N_L, 1_R / N_R]``; None at leaves.
     eigenvalues_ : list of (ndarray of shape (2,) or None)
+    split_info_ : pandas.DataFrame
+        One row per internal node (taxonomy id order): ``node`` (name), ``depth``, ``kind``,
+        ``rule`` (``"sign"``, ``"argmax"``, ``"halves"`` or ``"partition2"``), ``n_classes``,
+        ``n_left`` / ``n_right`` (classes per child), ``n_examples``, ``hsic`` (eq. 2:
+        ``tr(H K^ H L) / (n - 1)^2`` with the split's label kernel ``L = Y B Y^T``) and
+        ``lambda1`` / ``lambda2`` (``nan`` for ``Partition2``).
     node_classes_ : list of ndarray of int
         Class indices held by each node.
     split_kind_ : ndarray of str, shape (n_nodes,)
@@ -495,6 +651,8 @@ class MFTree(_MFTreeBase):
         _KERNEL,
         _GAMMA,
         _TAU,
+        _SPLIT_RULE,
+        _ROUTING,
         _N_COMPONENTS,
         _KERNEL_APPROXIMATION,
         _RANDOM_STATE,
@@ -506,6 +664,8 @@ class MFTree(_MFTreeBase):
         kernel: str = "linear",
         gamma: float | None = None,
         tau: int = 0,
+        split_rule: str = "sign",
+        routing: str = "sign",
         n_components: int = 300,
         kernel_approximation: str = "nystroem",
         random_state: int | None = 0,
@@ -513,6 +673,8 @@ class MFTree(_MFTreeBase):
         self.kernel = kernel
         self.gamma = gamma
         self.tau = tau
+        self.split_rule = split_rule
+        self.routing = routing
         self.n_components = n_components
         self.kernel_approximation = kernel_approximation
         self.random_state = random_state
@@ -543,9 +705,9 @@ class MFTree(_MFTreeBase):
         c = len(self.classes_)
         counts = np.bincount(yi, minlength=c).astype(np.float64)
         S = self._class_sums(X, yi, c)
-        splitter = _LinearSplitter(S, counts)
+        splitter = _LinearSplitter(S, counts, self.split_rule, self.routing)
         tree = _grow(c, int(self.tau), splitter.split, splitter.tree)
-        self._finish(tree, counts)
+        self._finish(tree, counts, splitter.info)
         self.coef_, self.intercept_ = self._stack_routing(tree, splitter.routing, S)
         return self
 
@@ -753,13 +915,19 @@ class _LinearSplitter:
         Class sums.
     counts : ndarray of shape (n_classes,)
         Training examples per class.
+    split_rule, routing : {"sign", "argmax"}
+        As in :class:`MFTree`.
     """
 
-    def __init__(self, S: Any, counts: np.ndarray) -> None:
+    def __init__(self, S: Any, counts: np.ndarray, split_rule: str, routing: str) -> None:
         self.S = S
         self.counts = counts
+        self.split_rule = split_rule
+        self.route_by = routing
         self.tree = _Tree()
         self.routing: dict[int, tuple[np.ndarray, float]] = {}
+        #: creation index -> {"rule", "hsic", "n_examples"} of its split
+        self.info: dict[int, dict[str, Any]] = {}
         self._grams: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._block_of: dict[int, int] = {}  # MF-Tree node -> root of its Gram block
 
@@ -791,6 +959,14 @@ class _LinearSplitter:
         SL = _weighted_rows(G[:, 0] * left, Sc)
         SR = _weighted_rows(G[:, 1] * ~left, Sc)
         self.routing[node] = (u, -0.5 * (float(SL @ SL) - float(SR @ SR)))
+        # tr(D B) = 2 ||(1_L - N_L / N)^T S||^2 (D 1 = 0), without D
+        N = float(nk.sum())
+        v = _weighted_rows(left - float(nk[left].sum()) / N, Sc)
+        self.info[node] = {
+            "rule": "partition2",
+            "hsic": _hsic(2.0 * float(v @ v), N),
+            "n_examples": N,
+        }
         return left, G, None, "approx"
 
     def _gram(self, block_root: int) -> tuple[np.ndarray, np.ndarray]:
@@ -818,10 +994,11 @@ class _LinearSplitter:
         tot = float(r.sum())  # 1^T gram 1
         a = nk / N  # D = C gram C^T by rank-one corrections
         D = gram - a[:, None] * r[None, :] - r[:, None] * a[None, :] + tot * (a[:, None] * a)
-        left, G, lam, kind = mftree_partition(D, scale=float(np.trace(D)))
+        left, G, lam, kind, rule = _eigen_split(D, float(np.trace(D)), self.split_rule)
+        self.info[node] = {"rule": rule, "hsic": _hsic(split_trace(D, left), N), "n_examples": N}
         if kind == "mftree":
-            g = G[:, 0]
-            u = g - float(nk @ g) / N  # C^T g1: w = u^T S, p_1 = w . (x - mu)
+            g = G[:, 0] if self.route_by == "sign" else G[:, 0] - G[:, 1]
+            u = g - float(nk @ g) / N  # C^T g: w = u^T S, p_1 (- p_2) = w . (x - mu)
             b = -float(u @ r) / N  # -w . mu = -u^T gram 1 / N
         else:  # halves: route to the nearer partition mean, as for Partition2
             uL, uR = np.ascontiguousarray(_mean_indicator(left, nk).T)
@@ -829,6 +1006,11 @@ class _LinearSplitter:
             b = -0.5 * float(uL @ gram @ uL - uR @ gram @ uR)
         self.routing[node] = (u, b)
         return left, G, lam, kind
+
+
+def _hsic(trace_DB: float, n: float) -> float:
+    """The empirical HSIC of eq. (2), ``tr(K L) / (n - 1)^2``, from ``tr(D B) = tr(K L)``."""
+    return trace_DB / (n - 1.0) ** 2
 
 
 def _weighted_rows(u: np.ndarray, Sc: Any) -> np.ndarray:
@@ -856,14 +1038,26 @@ class MFTreeReference(_MFTreeBase):
         RBF width (None: ``1 / n_features``).
     tau : int, default 0
         As in :class:`MFTree`.
+    split_rule, routing : {"sign", "argmax"}, default "sign"
+        As in :class:`MFTree`.
     """
 
-    _parameters: ClassVar[tuple[Param, ...]] = (_KERNEL, _GAMMA, _TAU)
+    _parameters: ClassVar[tuple[Param, ...]] = (_KERNEL, _GAMMA, _TAU, _SPLIT_RULE, _ROUTING)
 
-    def __init__(self, *, kernel: Any = "linear", gamma: float | None = None, tau: int = 0) -> None:
+    def __init__(
+        self,
+        *,
+        kernel: Any = "linear",
+        gamma: float | None = None,
+        tau: int = 0,
+        split_rule: str = "sign",
+        routing: str = "sign",
+    ) -> None:
         self.kernel = kernel
         self.gamma = gamma
         self.tau = tau
+        self.split_rule = split_rule
+        self.routing = routing
 
     def _k(self, A: Any, B: Any) -> np.ndarray:
         """The kernel matrix between the rows of ``A`` and of ``B``."""
@@ -889,8 +1083,9 @@ class MFTreeReference(_MFTreeBase):
         # per node (creation index): training rows, routing terms
         self._node_rows: dict[int, np.ndarray] = {}
         self._node_terms: dict[int, dict[str, Any]] = {}
+        self._node_info: dict[int, dict[str, Any]] = {}
         tree = _grow(len(self.classes_), int(self.tau), partial(self._split, counts=counts))
-        self._finish(tree, counts)
+        self._finish(tree, counts, self._node_info)
         return self
 
     def _node_kernel(self, cls: np.ndarray) -> dict[str, Any]:
@@ -931,8 +1126,18 @@ class MFTreeReference(_MFTreeBase):
             left = partition2(nk, sq_dist_to)
             G = _mean_indicator(left, nk)
             self._node_terms[node] = self._nearest_mean_terms(self._X[rows], kn["ylocal"], G)
+            self._node_info[node] = {
+                "rule": "partition2",
+                "hsic": _hsic(split_trace(D, left), len(rows)),
+                "n_examples": len(rows),
+            }
             return left, G, None, "approx"
-        left, G, lam, kind = mftree_partition(D, scale=float(np.trace(D)))
+        left, G, lam, kind, rule = _eigen_split(D, float(np.trace(D)), str(self.split_rule))
+        self._node_info[node] = {
+            "rule": rule,
+            "hsic": _hsic(split_trace(D, left), len(rows)),
+            "n_examples": len(rows),
+        }
         if kind == "mftree":
             terms = {k: kn[k] for k in ("Y", "rmean", "tot")}
             self._node_terms[node] = {"kind": "centred", "G": G, **terms}
@@ -970,7 +1175,7 @@ class MFTreeReference(_MFTreeBase):
                 # k_c(x)_i = k(x, x_i) - mean_j k(x, x_j) - mean_j K^_ij + mean K^
                 kc = kx - kx.mean(axis=1, keepdims=True) - terms["rmean"][None, :] + terms["tot"]
                 p = np.asarray(terms["Y"].T @ kc.T).T @ terms["G"]  # p = G^T Y^T k_c
-                go_left = p[:, 0] >= 0
+                go_left = p[:, 0] >= (0.0 if self.routing == "sign" else p[:, 1])
             else:
                 p = kx @ terms["P"] + terms["offset"]  # mean similarity - ||m||^2 / 2
                 go_left = p[:, 0] >= p[:, 1]

@@ -47,15 +47,15 @@ HSVM_CARD = _pegasos_card(
         "fixes."
     ),
     objective=(
-        r"\min_W\ \lambda\sum_n\|W_n\|_2^2 + \frac1N\sum_i \max_{y \in \mathcal Y}\Big\{"
+        r"\min_W\ \lambda\sum_n\|W_n\|_2^2 + \sum_i \max_{y \in \mathcal Y}\Big\{"
         r"\sum_{n \in y} W_n x_i - \sum_{n \in y_i} W_n x_i + \Delta(y, y_i)\Big\} \quad "
         r"\text{(eq. 2, 3)}"
     ),
     equations="seed 003, eq. (1)-(3) (Section 4)",
     prediction=r"\hat y(x) = \arg\max_{y \in \mathcal Y}\sum_{n \in y} W_n x",
     symbols=r"$y$: a label as its set of nodes (leaf and ancestors); $\Delta^H(y, y') = "
-    r"|y \triangle y'|$ (Hamming). The loss is averaged ($\lambda$ = paper's $\lambda / N$); "
-    r"scikit-learn's $C$ (the $C$ of every other hierlab method) is $C = 1/(2\lambda N)$.",
+    r"|y \triangle y'|$ (Hamming). $\lambda$ is the paper's (the loss summed over the "
+    r"rows); scikit-learn's $C$ (the $C$ of every other hierlab method) is $C = 1/(2\lambda)$.",
     citation="L. Cai, T. Hofmann. *Hierarchical document categorization with support "
     "vector machines.* CIKM 2004; as reviewed in " + _CITE_003,
     presets=(
@@ -75,7 +75,7 @@ NHSVM_CARD = _pegasos_card(
         "changes the model (Theorem 1)."
     ),
     objective=(
-        r"\min_W\ \lambda\sum_n\|W_n\|_2^2 + \frac1N\sum_i\max_{y \in \mathcal Y}\Big\{"
+        r"\min_W\ \lambda\sum_n\|W_n\|_2^2 + \sum_i\max_{y \in \mathcal Y}\Big\{"
         r"\sum_{n \in y}\sqrt{\alpha_n}\,W_n x_i - \sum_{n \in y_i}\sqrt{\alpha_n}\,W_n x_i"
         r" + \tilde\Delta(y, y_i)\Big\} \ \text{(eq. 10)}"
         r"\\ \tilde\Delta(y, y_i) = \sqrt{\textstyle\sum_{n \in y \triangle y_i}\alpha_n} "
@@ -85,12 +85,14 @@ NHSVM_CARD = _pegasos_card(
     equations="seed 003, eq. (4)-(10), (12); alpha by eq. (6)/(7), DAGs eq. (8)",
     prediction=r"\hat y(x) = \arg\max_{y}\sum_{n \in y}\sqrt{\alpha_n}\,W_n x",
     symbols=r"eq. (6): $\min \sum_n \alpha_n^\rho$; eq. (7): $\max \min_n \alpha_n$ with "
-    r"$\alpha_n \ge \alpha_{\text{parent}}$; multi-label uses the decomposable loss of "
-    "Section 7.1.",
+    r"$\alpha_n \ge \alpha_{\text{parent}}$; `eq6-directional`: eq. (6) with the same "
+    r"directional constraints (Section 8.1's $\rho = 2$ variant); multi-label uses the "
+    "decomposable loss of Section 7.1, trained on the LP relaxation of eq. (19) on DAGs "
+    "(`inference='lp'`, as the paper) or the exact IP (`'ip'`).",
     presets=(
         "`paper` trains by Pegasos SGD with the weights of eq. (6) at rho = 2 and T = 1.5 "
-        "on DAGs (Section 8); it is also the default. lambda multiplies the mean loss "
-        "here (see lam)."
+        "on DAGs (Section 8), on the LP relaxation; it is also the default. lambda is the "
+        "paper's (the loss summed over the rows; C = 1/(2 lambda))."
     ),
 )
 
@@ -104,7 +106,7 @@ NHSVM13_CARD = _pegasos_card(
         "decompose over nodes)."
     ),
     objective=(
-        r"\min_W\ \lambda\|w\|_2^2 + \frac1N\sum_i\max_{y \in \mathcal Y} w\cdot\Big("
+        r"\min_W\ \lambda\|w\|_2^2 + \sum_i\max_{y \in \mathcal Y} w\cdot\Big("
         r"\frac{\tilde\wedge(y) - \tilde\wedge(y_i)}{\|\tilde\wedge(y) - \tilde\wedge(y_i)"
         r"\|_2}\otimes x_i\Big) + 1 \quad \text{(eq. 13)}"
     ),
@@ -129,7 +131,7 @@ SSVM_CARD = MethodCard(
         "alpha (Algorithm 1)."
     ),
     objective=(
-        r"\min_{U, \alpha}\ \lambda\sum_n\frac{\|U_n\|_2^2}{\alpha_n} + \frac1N\sum_i"
+        r"\min_{U, \alpha}\ \lambda\sum_n\frac{\|U_n\|_2^2}{\alpha_n} + \sum_i"
         r"\max_{l}\Big\{\sum_{n \in \bar{\mathcal A}(l)} U_n x_i - \sum_{n \in \bar{"
         r"\mathcal A}(l_i)} U_n x_i + \Delta(l, l_i)\Big\}"
         r"\\ \text{s.t. } \sum_{n \in \bar{\mathcal A}(l)}\alpha_n \le 1,\ \alpha_n \ge 0 "

@@ -30,7 +30,7 @@ import pandas as pd
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
-from hierlab.core.exceptions import DataError
+from hierlab.core.exceptions import DataError, ParameterError
 from hierlab.core.params import Param
 from hierlab.core.registry import register
 from hierlab.core.solver import Callback, Solver, SolverResult
@@ -64,18 +64,16 @@ VARIANTS = ("eq10", "eq13")
 _LAM = Param(
     "lam",
     "float",
-    1e-4,
+    0.5,
     low=0.0,
     low_open=True,
     log=True,
-    symbol="lambda",
-    help="weight of ||W||^2 against the mean loss; scikit-learn's C = 1 / (2 lambda N)",
-    note="Weight of the squared norm against the mean loss, lambda ||W||^2 + 1/N sum xi. "
-    "Multiplied by 1/(2 lambda) this is 1/2 ||W||^2 + C sum xi with C = 1 / (2 lambda N), "
-    "scikit-learn's and every other hierlab method's C: lambda = 1 / (2 C N), so C = 1 on "
-    "N = 10,000 rows is lambda = 5e-5. Select it on a hold-out set; the paper's grid "
-    "1e-8 … 1e2 (on the summed loss) is ours divided by N, so 1e-6 … 1e-2 is the useful "
-    "range here.",
+    symbol="λ",
+    help="weight of ||W||² against the summed loss (the paper's λ, eq. 3); C = 1 / (2 λ)",
+    note="The paper's λ (eq. 3, 10, 14): λ ||W||² + Σ_i ξ_i, the loss summed over the N "
+    "training rows. Divided by 2 λ this is ½ ||W||² + C Σ_i ξ_i with C = 1 / (2 λ), "
+    "scikit-learn's and every other hierlab method's C: the default 0.5 is C = 1. The "
+    "paper's grid 10⁻⁸ … 10² (Section 8.1) applies as printed; select on a hold-out set.",
 )
 _LOSS = Param(
     "loss",
@@ -152,6 +150,21 @@ _SOLVER = Param(
     "its dual tables are dense, so it suits taxonomies of up to a few hundred nodes.",
 )
 
+_INFERENCE = Param(
+    "inference",
+    "str",
+    "lp",
+    choices=("lp", "ip"),
+    help="multi-label training on a DAG: the LP relaxation of eq. 19 (the paper) or the exact "
+    "integer program",
+    note="Multi-label data on a DAG only (trees use exact dynamic programming). 'lp' trains on "
+    "the LP relaxation of the loss-augmented inference, as seed 003 does (Section 7.1): the "
+    "loss is then an upper bound of the exact one, still convex, and no integer program is "
+    "solved while training. 'ip' re-solves the rows whose LP optimum is fractional as binary "
+    "programs (the exact loss, slower). Prediction always uses the LP, then the IP when the "
+    "LP is fractional, as the paper tests.",
+)
+
 # NHSVM
 _ML_LOSS_ALPHA = replace(
     _ML_LOSS,
@@ -163,9 +176,12 @@ _ALPHA_RULE = Param(
     "str",
     "eq6",
     choices=ALPHA_RULES,
-    help="normalisation weights: eq. 6 (min sum alpha^rho) or eq. 7 (max min, directional)",
+    help="normalisation weights: eq. 6 (min sum alpha^rho), eq. 7 (max min, directional) or "
+    "eq. 6 with eq. 7's directional constraints",
     note="eq6: minimise sum alpha^rho (spreads weight over the path); eq7: maximise "
-    "the smallest alpha with alpha growing towards the leaves (directional constraint).",
+    "the smallest alpha with alpha growing towards the leaves (directional constraint); "
+    "eq6-directional: minimise sum alpha^rho with alpha growing towards the leaves (Section "
+    "8.1: rho = 2 with directional constraints).",
 )
 _RHO = Param(
     "rho",
@@ -196,7 +212,9 @@ _VARIANT = Param(
 
 # Shared SVM
 _SHARED = {
-    "lam": replace(_LAM, help="weight of the shared norm against the mean loss"),
+    "lam": replace(
+        _LAM, help="weight of the shared norm against the summed loss (eq. 14); C = 1 / (2 λ)"
+    ),
     "loss": replace(_LOSS, default="zero_one", help="fixed structural error Δ(l, l_i) of eq. 14"),
     "tol": replace(
         _TOL,
@@ -224,6 +242,19 @@ _EPOCHS_PER_ALPHA = Param(
     low=1,
     help="Pegasos epochs on V between alpha updates",
     note="Pegasos epochs on V between two alpha updates.",
+)
+_ALPHA_FLOOR = Param(
+    "alpha_floor",
+    "float",
+    0.0,
+    low=0.0,
+    high=1.0,
+    symbol="β",
+    help="not in the paper: keep alpha >= β alpha_init at every alpha step (0 = Algorithm 1, "
+    "1 = NHSVM's fixed alpha)",
+    note="An extension, not seed 003's: each alpha step solves eq. (20) with the extra bounds "
+    "alpha >= β alpha_init, so β = 0 is the paper's Shared SVM and β = 1 keeps NHSVM's alpha. "
+    "Pegasos alternation only; choose it on a hold-out set like lambda.",
 )
 _ALPHA_INIT = Param(
     "alpha_init",
@@ -304,17 +335,19 @@ def _subtree_max(S_leaf: np.ndarray, taxonomy: Taxonomy) -> np.ndarray:
 class HSVMClassifier(HierarchicalClassifier):
     """Hierarchical structured SVM (Cai & Hofmann 2004; seed 003 eq. 2-3), solved by Pegasos.
 
-    ``min_W lam ||W||_F^2 + mean_i max_y [ sum_{n in y} W_n x_i - sum_{n in y_i} W_n x_i
-    + Δ(y, y_i) ]``.
+    ``min_W lam ||W||_F^2 + sum_i max_y [ sum_{n in y} W_n x_i - sum_{n in y_i} W_n x_i
+    + Δ(y, y_i) ]`` (eq. 3, the loss summed over the N rows as in the paper).
 
     Parameters
     ----------
     taxonomy : Taxonomy, optional
         Tree or DAG; None = flat (then HSVM is the multi-class SVM of Crammer & Singer).
-    lam : float, default 1e-4
-        ``lambda`` for the mean loss (``lambda_paper / N`` for the paper's summed loss); > 0.
-        The objective ``lambda ||W||^2 + 1/N sum_i xi_i`` is ``2 lambda`` times scikit-learn's
-        ``1/2 ||W||^2 + C sum_i xi_i`` with ``C = 1 / (2 lambda N)``.
+    lam : float, default 0.5
+        The paper's ``lambda`` (> 0), on the summed loss: ``lambda ||W||^2 + sum_i xi_i`` is
+        ``2 lambda`` times scikit-learn's ``1/2 ||W||^2 + C sum_i xi_i`` with
+        ``C = 1 / (2 lambda)`` (0.5 is C = 1, every other hierlab method's default). The solvers
+        work on the same objective divided by N (``lambda / N`` against the mean loss), so
+        ``objective_``, ``lower_bound_`` and ``history_`` are on that per-row scale.
     loss : {"hamming", "sqrt_hamming", "zero_one"}, default "hamming"
         Single-label structural error ``Δ`` (eq. 2: Hamming ``|y Δ y'|``), a row of the shared
         loss table (:mod:`hierlab.core.losses`).
@@ -341,6 +374,12 @@ class HSVMClassifier(HierarchicalClassifier):
         (:mod:`hierlab.methods.nhsvm.dual`), single label only, with a certified lower bound
         (``lower_bound_``); ``epochs`` caps its passes. Meant for taxonomies up to a few
         hundred nodes (its dual tables are dense).
+    inference : {"lp", "ip"}, default "lp"
+        Multi-label data on a DAG: train on the LP relaxation of the loss-augmented inference
+        (eq. 19), as seed 003 does (default: the paper's training, an upper bound of the exact
+        loss that is still convex, with no integer program solved while training), or on the
+        exact IP (fractional LP rows re-solved by :func:`scipy.optimize.milp`). Trees and single
+        labels are exact either way; prediction is always exact.
 
     Attributes
     ----------
@@ -371,13 +410,14 @@ class HSVMClassifier(HierarchicalClassifier):
         _TOL,
         _SEED,
         _SOLVER,
+        _INFERENCE,
     )
 
     def __init__(
         self,
         *,
         taxonomy: Taxonomy | None = None,
-        lam: float = 1e-4,
+        lam: float = 0.5,
         loss: str = "hamming",
         ml_loss: str = "auto",
         label_space: str = "auto",
@@ -386,6 +426,7 @@ class HSVMClassifier(HierarchicalClassifier):
         tol: float = 1e-4,
         random_state: Any = 0,
         solver: str = "pegasos",
+        inference: str = "lp",
     ) -> None:
         super().__init__(taxonomy=taxonomy)
         self.lam = lam
@@ -397,6 +438,7 @@ class HSVMClassifier(HierarchicalClassifier):
         self.tol = tol
         self.random_state = random_state
         self.solver = solver
+        self.inference = inference
 
     # ---------------------------------------------------------------- hooks for the variants
     def _alpha(self, tax: Taxonomy) -> np.ndarray | None:
@@ -425,7 +467,16 @@ class HSVMClassifier(HierarchicalClassifier):
             lt, loss = True, self._single_loss()
         self.leaf_terminated_ = lt
         return HierarchicalHinge(
-            X, Y, tax, c, self.lam, loss, alpha, self._variant(), leaf_terminated=lt
+            X,
+            Y,
+            tax,
+            c,
+            float(self.lam) / X.shape[0],  # the paper's summed loss, divided by N
+            loss,
+            alpha,
+            self._variant(),
+            leaf_terminated=lt,
+            inference=str(getattr(self, "inference", "ip")),
         )
 
     def _fit(self, X: np.ndarray | sp.csr_matrix, Y: Any, callbacks: Sequence[Callback]) -> None:
@@ -561,17 +612,19 @@ class HSVMClassifier(HierarchicalClassifier):
 class NHSVMClassifier(HSVMClassifier):
     """Normalised hierarchical SVM (seed 003, eq. 10/12, variant eq. 13), solved by Pegasos.
 
-    ``min_W lam ||W||^2 + mean_i max_y [ sum_{n in y} sqrt(alpha_n) W_n x_i
+    ``min_W lam ||W||^2 + sum_i max_y [ sum_{n in y} sqrt(alpha_n) W_n x_i
     - sum_{n in y_i} sqrt(alpha_n) W_n x_i + Δ~(y, y_i) ]`` with ``Δ~`` of eq. (9) (the
     ``"normalized"`` row of the shared loss table).
 
     Parameters
     ----------
     taxonomy : Taxonomy, optional
-    lam : float, default 1e-4
-        As in :class:`HSVMClassifier` (``C = 1 / (2 lambda N)``).
-    alpha_rule : {"eq6", "eq7"}, default "eq6"
-        eq. (6) ``min sum alpha^rho`` or eq. (7) ``max min alpha`` with directional constraints.
+    lam : float, default 0.5
+        As in :class:`HSVMClassifier`: the paper's lambda on the summed loss,
+        ``C = 1 / (2 lambda)``.
+    alpha_rule : {"eq6", "eq7", "eq6-directional"}, default "eq6"
+        eq. (6) ``min sum alpha^rho``, eq. (7) ``max min alpha`` with directional constraints,
+        or eq. (6) with eq. (7)'s directional constraints ``alpha_n >= alpha_p`` (Section 8.1).
     rho : float, default 2.0
         Exponent of eq. (6), >= 1; eq. (6) needs rho > 1 (checked in ``fit``), eq. (7) is the
         rho = 1 rule and ignores it.
@@ -581,7 +634,7 @@ class NHSVMClassifier(HSVMClassifier):
         eq. (10)/(12), or eq. (13) (margin divided by ``||∧~(y) - ∧~(y_i)||``, single label).
     ml_loss : {"auto", "leaves", "nodes", "alpha"}, default "auto"
         As in :class:`HSVMClassifier`; ``"alpha"`` weights the multi-label Hamming by alpha.
-    label_space, epochs, batch_size, tol, random_state, solver
+    label_space, epochs, batch_size, tol, random_state, solver, inference
         As in :class:`HSVMClassifier`.
 
     Attributes
@@ -602,7 +655,7 @@ class NHSVMClassifier(HSVMClassifier):
         self,
         *,
         taxonomy: Taxonomy | None = None,
-        lam: float = 1e-4,
+        lam: float = 0.5,
         alpha_rule: str = "eq6",
         rho: float = 2.0,
         T: float = 1.5,
@@ -614,9 +667,11 @@ class NHSVMClassifier(HSVMClassifier):
         tol: float = 1e-4,
         random_state: Any = 0,
         solver: str = "pegasos",
+        inference: str = "lp",
     ) -> None:
         # not HSVM's constructor: NHSVM has no ``loss`` parameter (its loss is eq. 9's)
         HierarchicalClassifier.__init__(self, taxonomy=taxonomy)
+        self.inference = inference
         self.lam = lam
         self.alpha_rule = alpha_rule
         self.rho = rho
@@ -651,8 +706,9 @@ class SharedSVMClassifier(HSVMClassifier):
     Parameters
     ----------
     taxonomy : Taxonomy, optional
-    lam : float, default 1e-4
-        As in :class:`HSVMClassifier` (``C = 1 / (2 lambda N)``).
+    lam : float, default 0.5
+        As in :class:`HSVMClassifier`: the paper's lambda on the summed loss,
+        ``C = 1 / (2 lambda)``.
     loss : {"hamming", "sqrt_hamming", "zero_one"}, default "zero_one"
         The fixed (un-normalised) ``Δ(l, l_i)`` of eq. (14); 0/1 makes SSVM the multi-class SVM
         when sharing does not pay (Table 1).
@@ -672,6 +728,11 @@ class SharedSVMClassifier(HSVMClassifier):
         Section 7.2's alternation with SGD epochs on ``V``, or with exact V-steps by BCFW
         (warm-started) and a certified lower bound on the joint optimum
         (:mod:`hierlab.methods.nhsvm.shared_dual`); ``lower_bound_`` holds it.
+    alpha_floor : float, default 0.0
+        Not in seed 003: ``beta`` in ``[0, 1]``; every alpha step keeps ``alpha >= beta
+        alpha0`` (eq. 20 with these bounds, :func:`~hierlab.methods.nhsvm.shared_alpha.
+        shared_alpha_floor`): 0 is the paper's Algorithm 1, 1 is NHSVM's fixed alpha. Pegasos
+        only (``solver="bcfw"`` certifies the paper's joint problem).
 
     Attributes
     ----------
@@ -687,15 +748,15 @@ class SharedSVMClassifier(HSVMClassifier):
     _supports_dag = False
     _parameters: ClassVar[tuple[Param, ...]] = _amend(
         HSVMClassifier._parameters,
-        drop=("ml_loss", "label_space", "epochs"),
-        add=(*_SHARED.values(), _ROUNDS, _EPOCHS_PER_ALPHA, _ALPHA_INIT),
+        drop=("ml_loss", "label_space", "epochs", "inference"),
+        add=(*_SHARED.values(), _ROUNDS, _EPOCHS_PER_ALPHA, _ALPHA_INIT, _ALPHA_FLOOR),
     )
 
     def __init__(
         self,
         *,
         taxonomy: Taxonomy | None = None,
-        lam: float = 1e-4,
+        lam: float = 0.5,
         loss: str = "zero_one",
         rounds: int = 5,
         epochs_per_alpha: int = 5,
@@ -704,9 +765,11 @@ class SharedSVMClassifier(HSVMClassifier):
         tol: float = 1e-3,
         random_state: Any = 0,
         solver: str = "pegasos",
+        alpha_floor: float = 0.0,
     ) -> None:
         # not HSVM's constructor: SSVM has neither ``epochs`` nor the multi-label parameters
         HierarchicalClassifier.__init__(self, taxonomy=taxonomy)
+        self.alpha_floor = alpha_floor
         self.lam = lam
         self.loss = loss
         self.rounds = rounds
@@ -741,6 +804,11 @@ class SharedSVMClassifier(HSVMClassifier):
     def _alternation(self, alpha0: np.ndarray) -> SharedSVMDual | SharedSVMSolver:
         """The alternating solver of ``solver``: exact BCFW V-steps, or Pegasos epochs."""
         if self.solver == "bcfw":
+            if float(self.alpha_floor) > 0.0:
+                raise ParameterError(
+                    "alpha_floor > 0 changes eq. (14), whose optimum solver='bcfw' certifies; "
+                    "use solver='pegasos' with a floor"
+                )
             return SharedSVMDual(
                 alpha0,
                 rounds=int(self.rounds),
@@ -755,6 +823,7 @@ class SharedSVMClassifier(HSVMClassifier):
             batch_size=int(self.batch_size),
             tol=float(self.tol),
             random_state=self.random_state,
+            alpha_floor=float(self.alpha_floor),
         )
 
 

@@ -13,8 +13,10 @@ the paper it is not a node of the model (its class attribute and its weight ``al
   (:data:`MULTILABEL_LOSSES`, node weights of this family).
 * Normalisation weights ``alpha`` (eq. 4): eq. (6) ``min sum alpha^rho`` (a QP for rho = 2,
   solved through its smooth dual), eq. (7) ``max min alpha`` with directional constraints (an LP,
-  :func:`scipy.optimize.linprog`), and the DAG relaxation ``1 <= sum_{A+(l)} alpha <= T`` of
-  eq. (8).
+  :func:`scipy.optimize.linprog`), eq. (6) with eq. (7)'s directional constraints
+  ``alpha_n >= alpha_p`` (the "rho = 2 with directional constraints" variant of Section 8.1;
+  the same dual with one more non-negative multiplier per edge), and the DAG relaxation
+  ``1 <= sum_{A+(l)} alpha <= T`` of eq. (8).
 * Loss-augmented inference (eq. 18-19): enumeration of the leaves (single label), dynamic
   programming in O(M) on trees, the LP relaxation of eq. (19) on DAGs with
   :func:`scipy.optimize.milp` when the LP optimum is fractional.
@@ -52,8 +54,9 @@ __all__ = [
     "tree_max_label",
 ]
 
-#: the rules for the normalisation weights: eq. (6) and eq. (7)
-ALPHA_RULES = ("eq6", "eq7")
+#: the rules for the normalisation weights: eq. (6), eq. (7), and eq. (6) with the directional
+#: constraints of eq. (7) (Section 8.1: "rho = 2 is tested with directional constraints")
+ALPHA_RULES = ("eq6", "eq7", "eq6-directional")
 
 #: the fixed structural errors ``Δ(y, y')`` of eq. (2) / eq. (14): rows of the shared loss
 #: table :data:`hierlab.core.losses.LOSSES` (a missing row fails at import)
@@ -82,59 +85,91 @@ def leaf_path_matrix(taxonomy: Taxonomy) -> sp.csr_matrix:
     return sp.csr_matrix(A, dtype=np.float64)
 
 
-def _alpha_eq6(P: sp.csr_matrix, rho: float, T: float) -> np.ndarray:
+def _directional_matrix(taxonomy: Taxonomy) -> sp.csr_matrix:
+    """The directional constraints ``alpha_c - alpha_p >= 0`` of eq. (7) as ``E alpha >= 0``.
+
+    Returns
+    -------
+    csr_matrix of shape (n_edges, n_nodes - 1)
+        One row per edge ``p -> c`` with a non-root parent ``p``: ``+1`` at ``c``, ``-1`` at
+        ``p`` (columns are node ids minus one, as in :func:`leaf_path_matrix`).
+    """
+    rows, cols, vals = [], [], []
+    r = 0
+    for c in range(1, taxonomy.n_nodes):
+        for p in taxonomy.parents(c):
+            if p == 0:
+                continue
+            rows += [r, r]
+            cols += [c - 1, int(p) - 1]
+            vals += [1.0, -1.0]
+            r += 1
+    return sp.csr_matrix((vals, (rows, cols)), shape=(r, taxonomy.n_nodes - 1))
+
+
+def _alpha_eq6(
+    P: sp.csr_matrix, rho: float, T: float, E: sp.csr_matrix | None = None
+) -> np.ndarray:
     """Solve eq. (6) (with the eq. (8) relaxation when ``T > 1``) through its smooth dual.
 
-    Primal: ``min sum_n alpha_n^rho`` s.t. ``1 <= P alpha <= T``, ``alpha >= 0``. For dual
-    variables ``mu = mu_lo - mu_hi`` and ``v = P^T mu`` the minimiser over ``alpha`` is
-    ``alpha(v) = (max(v, 0) / rho)^(1 / (rho - 1))`` and the dual
+    Primal: ``min sum_n alpha_n^rho`` s.t. ``1 <= P alpha <= T``, ``alpha >= 0`` and, when
+    ``E`` is given, the directional constraints ``E alpha >= 0`` (``alpha_c >= alpha_p``). For
+    dual variables ``mu = mu_lo - mu_hi``, ``nu >= 0`` and ``v = P^T mu + E^T nu`` the minimiser
+    over ``alpha >= 0`` is ``alpha(v) = (max(v, 0) / rho)^(1 / (rho - 1))`` and the dual
     ``g = 1.mu_lo - T 1.mu_hi - (rho - 1) sum alpha^rho`` is concave and C1 with gradient
-    ``(1 - P alpha, P alpha - T)``; it is maximised with L-BFGS-B.
+    ``(1 - P alpha, P alpha - T, -E alpha)``; it is maximised with L-BFGS-B (bounds
+    ``nu >= 0``, and ``mu_lo, mu_hi >= 0`` when ``T > 1``).
     """
     L = P.shape[0]
+    k = 0 if E is None else E.shape[0]
     expo = 1.0 / (rho - 1.0)
     PT = sp.csr_matrix(P.T)
+    ET = None if E is None else sp.csr_matrix(E.T)
     equality = T <= 1.0
+    n_mu = L if equality else 2 * L
 
-    def alpha_of(mu: np.ndarray) -> np.ndarray:
+    def alpha_of(z: np.ndarray) -> np.ndarray:
+        mu = z[:L] if equality else z[:L] - z[L : 2 * L]
         v = PT @ mu
+        if ET is not None:
+            v = v + ET @ z[n_mu:]
         return (np.maximum(v, 0.0) / rho) ** expo
 
+    def f(z: np.ndarray) -> tuple[float, np.ndarray]:
+        a = alpha_of(z)
+        Pa = P @ a
+        if equality:
+            g = z[:L].sum() - (rho - 1.0) * np.sum(a**rho)
+            grad = [1.0 - Pa]
+        else:
+            g = z[:L].sum() - T * z[L : 2 * L].sum() - (rho - 1.0) * np.sum(a**rho)
+            grad = [1.0 - Pa, Pa - T]
+        if E is not None:
+            grad.append(-(E @ a))
+        return -g, -np.concatenate(grad)
+
+    bounds: list[tuple[float | None, float | None]]
     if equality:
-
-        def f(mu: np.ndarray) -> tuple[float, np.ndarray]:
-            a = alpha_of(mu)
-            g = mu.sum() - (rho - 1.0) * np.sum(a**rho)
-            grad = 1.0 - P @ a
-            return -g, -grad
-
-        x0 = np.full(L, rho * (1.0 / max(1, P.sum(axis=1).max())) ** (rho - 1.0))
-        res = minimize(
-            f, x0, jac=True, method="L-BFGS-B", options={"maxiter": 20000, "gtol": 1e-12, "ftol": 0}
-        )
-        mu = res.x
+        mu0 = np.full(L, rho * (1.0 / max(1, P.sum(axis=1).max())) ** (rho - 1.0))
+        bounds = [(None, None)] * L
     else:
-
-        def f2(z: np.ndarray) -> tuple[float, np.ndarray]:
-            lo, hi = z[:L], z[L:]
-            a = alpha_of(lo - hi)
-            Pa = P @ a
-            g = lo.sum() - T * hi.sum() - (rho - 1.0) * np.sum(a**rho)
-            return -g, -np.concatenate([1.0 - Pa, Pa - T])
-
-        z0 = np.concatenate([np.full(L, 1.0), np.zeros(L)])
-        res = minimize(
-            f2,
-            z0,
-            jac=True,
-            method="L-BFGS-B",
-            bounds=[(0.0, None)] * (2 * L),
-            options={"maxiter": 20000, "gtol": 1e-12, "ftol": 0},
-        )
-        mu = res.x[:L] - res.x[L:]
-    alpha = alpha_of(mu)
+        mu0 = np.concatenate([np.full(L, 1.0), np.zeros(L)])
+        bounds = [(0.0, None)] * (2 * L)
+    z0 = np.concatenate([mu0, np.zeros(k)])
+    res = minimize(
+        f,
+        z0,
+        jac=True,
+        method="L-BFGS-B",
+        bounds=bounds + [(0.0, None)] * k,
+        options={"maxiter": 20000, "gtol": 1e-12, "ftol": 0},
+    )
+    alpha = alpha_of(res.x)
     if equality and rho == 2.0:
-        alpha = _polish_min_norm(P, alpha)
+        if E is None:
+            alpha = _polish_min_norm(P, alpha)
+        else:
+            alpha = _polish_directional(P, E, alpha)
     return alpha
 
 
@@ -152,6 +187,64 @@ def _polish_min_norm(P: sp.csr_matrix, alpha: np.ndarray) -> np.ndarray:
         out[support] = np.maximum(sol, 0.0)
         if np.max(np.abs(P @ out - 1.0)) <= np.max(np.abs(P @ alpha - 1.0)) + 1e-12:
             return out
+    return alpha
+
+
+def _polish_directional(P: sp.csr_matrix, E: sp.csr_matrix, alpha: np.ndarray) -> np.ndarray:
+    """For rho = 2 with directional constraints: the exact solution on the dual's active set.
+
+    Nodes tied by an active directional constraint (``|alpha_c - alpha_p|`` at round-off) share
+    one value; nodes at 0 are dropped. With group sizes ``s_g`` and the grouped path matrix
+    ``Q`` the problem on the active set is ``min sum_g s_g a_g^2`` s.t. ``Q a = 1``, whose
+    solution is ``a = S^-1 Q^T (Q S^-1 Q^T)^+ 1``. It is kept when it is feasible (``a >= 0``,
+    the directional constraints hold, path sums 1, all to 1e-10) and costs at most a relative
+    1e-6 more than the dual's ``alpha`` (which satisfies the constraints only to ~1e-8).
+    """
+    m = len(alpha)
+    scale = max(1.0, float(alpha.max()))
+    zero = alpha <= 1e-9 * scale
+    # union-find over the tied edges between non-zero nodes
+    root = np.arange(m)
+
+    def find(i: int) -> int:
+        while root[i] != i:
+            root[i] = root[root[i]]
+            i = root[i]
+        return i
+
+    Ec = sp.coo_matrix(E)
+    plus = Ec.col[Ec.data > 0]
+    minus = Ec.col[Ec.data < 0]
+    rows_p = Ec.row[Ec.data > 0]
+    rows_m = Ec.row[Ec.data < 0]
+    child = np.empty(E.shape[0], dtype=np.int64)
+    par = np.empty(E.shape[0], dtype=np.int64)
+    child[rows_p] = plus
+    par[rows_m] = minus
+    for c, p in zip(child.tolist(), par.tolist()):
+        if not zero[c] and not zero[p] and abs(alpha[c] - alpha[p]) <= 1e-7 * scale:
+            rc, rp = find(c), find(p)
+            if rc != rp:
+                root[rc] = rp
+    groups = np.array([find(i) for i in range(m)])
+    keep = ~zero
+    uniq, gid = np.unique(groups[keep], return_inverse=True)
+    G = sp.csr_matrix((np.ones(int(keep.sum())), (np.flatnonzero(keep), gid)), shape=(m, len(uniq)))
+    Q = np.asarray((P @ G).todense())
+    sizes = np.asarray(G.sum(axis=0)).ravel()
+    QS = Q / sizes[None, :]
+    lam, *_ = np.linalg.lstsq(QS @ Q.T, np.ones(P.shape[0]), rcond=None)
+    a = (Q.T @ lam) / sizes
+    out = np.asarray(G @ a).ravel()
+    feasible = (
+        np.all(out >= -1e-12)
+        and np.all(E @ out >= -1e-10)
+        and np.max(np.abs(P @ out - 1.0)) <= 1e-10
+    )
+    # the dual's alpha is optimal to the solver's tolerance (its constraints hold to ~1e-8):
+    # the exact point on its active set may cost that much more, not more
+    if feasible and float(out @ out) <= float(alpha @ alpha) * (1.0 + 1e-6):
+        return np.maximum(out, 0.0)
     return alpha
 
 
@@ -208,11 +301,14 @@ def normalization_alpha(
     ----------
     taxonomy : Taxonomy
         A tree or a DAG.
-    rule : {"eq6", "eq7"}
+    rule : {"eq6", "eq7", "eq6-directional"}
         ``"eq6"``: ``min sum alpha_n^rho`` (rho > 1; rho = 2 is the paper's QP). ``"eq7"``: the
         rho = 1 rule ``max min alpha_n`` with the directional constraints ``alpha_n >= alpha_p``.
+        ``"eq6-directional"``: eq. (6) with eq. (7)'s directional constraints ``alpha_n >=
+        alpha_p`` for every edge below the root (Section 8.1's "rho = 2 with directional
+        constraints").
     rho : float, default 2.0
-        Exponent of eq. (6); must be > 1 (ignored by eq. 7).
+        Exponent of eq. (6) and of ``"eq6-directional"``; must be > 1 (ignored by eq. 7).
     T : float, default 1.5
         DAG relaxation of eq. (8): the path sums may lie in ``[1, T]``. Used for DAG
         taxonomies only; on trees every path sums to exactly 1 (eq. 4).
@@ -230,12 +326,13 @@ def normalization_alpha(
     if Tval < 1.0:
         raise ParameterError(f"T must be >= 1 (eq. 8), got {T}")
     P = leaf_path_matrix(taxonomy)
-    if rule == "eq6":
+    if rule in ("eq6", "eq6-directional"):
         if not rho > 1.0:
             raise ParameterError(
                 f"rho must be > 1 for eq. (6) (use rule='eq7' for rho=1), got {rho}"
             )
-        a = _alpha_eq6(P, float(rho), Tval)
+        E = _directional_matrix(taxonomy) if rule == "eq6-directional" else None
+        a = _alpha_eq6(P, float(rho), Tval, E)
     else:
         a = _alpha_eq7(P, taxonomy, Tval)
     return np.concatenate([[0.0], a])
@@ -458,6 +555,7 @@ def dag_max_label(
     leaf_terminated: bool = True,
     batch: int = 32,
     return_stats: bool = False,
+    relaxed: bool = False,
 ) -> Any:
     """``max_y sum_{n in y} R[:, n]`` on a DAG: LP relaxation of eq. (19), then the IP if needed.
 
@@ -477,11 +575,16 @@ def dag_max_label(
     batch : int, default 32
         Examples per LP.
     return_stats : bool, default False
-        Also return ``{"lp": rows solved by the LP, "ip": rows that needed the IP}``.
+        Also return ``{"lp": rows solved by the LP, "ip": rows that needed the IP,
+        "fractional": rows kept fractional (``relaxed``)}``.
+    relaxed : bool, default False
+        Return the LP optimum as it is, fractional or not (no IP): what seed 003 trains on
+        (Section 7.1, "we relax the integer program into a linear program for training"); its
+        value is an upper bound of the IP's.
 
     Returns
     -------
-    Z : ndarray of bool, shape (b, n_nodes)
+    Z : ndarray of bool, shape (b, n_nodes); float in ``[0, 1]`` when ``relaxed``
     value : ndarray of shape (b,)
     """
     R = np.asarray(R, dtype=np.float64)
@@ -495,23 +598,16 @@ def dag_max_label(
     A1, b1 = _dag_lp_blocks(taxonomy, leaf_terminated)
     lo1 = np.zeros(M)
     lo1[0] = 1.0
-    Z = np.zeros((b, M), dtype=bool)
-    n_ip = 0
+    Z = np.zeros((b, M), dtype=np.float64 if relaxed else bool)
+    n_ip = n_frac = 0
     for s in range(0, b, batch):
         e = min(b, s + batch)
-        k = e - s
-        A = sp.kron(sp.identity(k, format="csr"), A1, format="csr")
-        res = linprog(
-            -R[s:e].ravel(),
-            A_ub=A,
-            b_ub=np.tile(b1, k),
-            bounds=np.column_stack([np.tile(lo1, k), np.ones(k * M)]),
-            method="highs",
-        )
-        if res.status != 0:
-            raise ConvergenceError(f"LP relaxation of eq. (19) failed: {res.message}")
-        z = res.x.reshape(k, M)
+        z = _lp_block(R[s:e], A1, b1, lo1)
         frac = np.any(np.minimum(np.abs(z), np.abs(1.0 - z)) > 1e-6, axis=1)
+        if relaxed:  # integral rows rounded (a vertex: 0/1 to round-off), fractional kept
+            Z[s:e] = np.where(frac[:, None], np.clip(z, 0.0, 1.0), np.rint(z))
+            n_frac += int(frac.sum())
+            continue
         Z[s:e] = z > 0.5
         for i in np.flatnonzero(frac):
             n_ip += 1
@@ -526,8 +622,30 @@ def dag_max_label(
             Z[s + i] = ip.x > 0.5
     value = np.einsum("ij,ij->i", R, Z)
     if return_stats:
-        return Z, value, {"lp": b - n_ip, "ip": n_ip}
+        return Z, value, {"lp": b - n_ip, "ip": n_ip, "fractional": n_frac}
     return Z, value
+
+
+def _lp_block(R: np.ndarray, A1: sp.csr_matrix, b1: np.ndarray, lo1: np.ndarray) -> np.ndarray:
+    """The LP relaxation of eq. (19) for the rows of ``R`` as one block-diagonal HiGHS problem.
+
+    Returns
+    -------
+    ndarray of shape (b, n_nodes)
+        The LP optimum of every row (fractional or not).
+    """
+    k, M = R.shape
+    A = sp.kron(sp.identity(k, format="csr"), A1, format="csr")
+    res = linprog(
+        -R.ravel(),
+        A_ub=A,
+        b_ub=np.tile(b1, k),
+        bounds=np.column_stack([np.tile(lo1, k), np.ones(k * M)]),
+        method="highs",
+    )
+    if res.status != 0:
+        raise ConvergenceError(f"LP relaxation of eq. (19) failed: {res.message}")
+    return np.asarray(res.x).reshape(k, M)
 
 
 def closure_cut(R: np.ndarray, taxonomy: Taxonomy, batch: int = 32) -> np.ndarray:
@@ -656,19 +774,25 @@ def _closure_lp(R: np.ndarray, taxonomy: Taxonomy, batch: int) -> np.ndarray:
 
 
 def label_space_max(
-    R: np.ndarray, taxonomy: Taxonomy, leaf_terminated: bool = True
+    R: np.ndarray, taxonomy: Taxonomy, leaf_terminated: bool = True, relaxed: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
     """Dispatch: :func:`tree_max_label` on trees, :func:`dag_max_label` on DAGs.
 
+    ``relaxed`` (DAGs with leaf-terminated sets): the LP optimum of eq. (19), possibly
+    fractional; trees (exact dynamic programming) and ancestor-closed sets (a totally
+    unimodular LP) are integral either way.
+
     Returns
     -------
-    Z : ndarray of bool, shape (b, n_nodes)
+    Z : ndarray of bool (float when ``relaxed`` on a DAG), shape (b, n_nodes)
     value : ndarray of shape (b,)
     """
     if taxonomy.is_tree:
         Z, v, _, _ = tree_max_label(R, taxonomy, leaf_terminated)
         return Z, v
-    out: tuple[np.ndarray, np.ndarray] = dag_max_label(R, taxonomy, leaf_terminated)
+    out: tuple[np.ndarray, np.ndarray] = dag_max_label(
+        R, taxonomy, leaf_terminated, relaxed=relaxed
+    )
     return out
 
 
@@ -757,6 +881,12 @@ class HierarchicalHinge:
     leaf_terminated : bool
         Multi-label label space: ``Y_m`` (every internal node of ``y`` has a child in ``y``)
         or every ancestor-closed set.
+    inference : {"ip", "lp"}
+        Multi-label loss-augmented inference on a DAG (eq. 19): ``"ip"`` is exact (the LP, and
+        the IP for rows whose LP optimum is fractional); ``"lp"`` keeps the LP optimum, so the
+        loss is the LP relaxation's, an upper bound of the IP loss and still convex in ``W``
+        (a maximum of linear functions over a polytope), as seed 003 trains. Prediction is
+        always exact.
     """
 
     def __init__(
@@ -770,9 +900,13 @@ class HierarchicalHinge:
         alpha: Any = None,
         variant: str = "margin",
         leaf_terminated: bool = True,
+        inference: str = "ip",
     ) -> None:
+        if inference not in ("ip", "lp"):
+            raise ParameterError(f"inference must be 'ip' or 'lp', got {inference!r}")
         self.X = X
         self.taxonomy = taxonomy
+        self.inference = inference
         self.lam = float(lam)
         self.variant = variant
         self.leaf_terminated = leaf_terminated
@@ -910,7 +1044,9 @@ class HierarchicalHinge:
         Yb = self.Yc[idx].toarray()
         U = P * self.c[None, :]
         R = U + self.w[None, :] * (1.0 - 2.0 * Yb)
-        Z, best = label_space_max(R, self.taxonomy, self.leaf_terminated)
+        Z, best = label_space_max(
+            R, self.taxonomy, self.leaf_terminated, relaxed=self.inference == "lp"
+        )
         const = np.einsum("ij,ij->i", U, Yb) - Yb @ self.w
         q = best - const
         losses = np.maximum(q, 0.0)

@@ -25,10 +25,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+from scipy.optimize import minimize
 
-from hierlab.core.exceptions import ParameterError, TaxonomyError
+from hierlab.core.exceptions import ConvergenceError, ParameterError, TaxonomyError
 from hierlab.core.solver import Solver, SolverState
 from hierlab.core.taxonomy import Taxonomy
+from hierlab.methods.nhsvm.model import leaf_path_matrix
 from hierlab.solvers.sgd import PegasosSGD
 
 __all__ = [
@@ -36,6 +38,7 @@ __all__ = [
     "SharedSVMSolver",
     "alpha_step",
     "shared_alpha",
+    "shared_alpha_floor",
     "shared_norm_objective",
 ]
 
@@ -90,7 +93,88 @@ def shared_alpha(U: np.ndarray, taxonomy: Taxonomy) -> np.ndarray:
     return alpha
 
 
-def alpha_step(U: np.ndarray, taxonomy: Taxonomy) -> tuple[np.ndarray, np.ndarray]:
+def shared_alpha_floor(U: np.ndarray, taxonomy: Taxonomy, floor: np.ndarray) -> np.ndarray:
+    """The alpha step of eq. (20) with a floor: ``min sum_n ||U_n||^2 / alpha_n`` s.t.
+    ``sum_{n in A+(l)} alpha_n <= 1`` for every leaf and ``alpha_n >= floor_n`` (the root 0).
+
+    Not in seed 003: Shared SVM with ``alpha_floor = beta`` uses ``floor = beta alpha0`` (an
+    eq. 6/7 solution, whose paths sum to 1), so ``beta = 0`` is Algorithm 1 and ``beta = 1`` is
+    NHSVM's fixed alpha. Solved through the smooth concave dual: for multipliers ``mu >= 0`` of
+    the path constraints and ``v = P^T mu``, the minimiser over ``floor <= alpha <= 1`` (the
+    upper bound is implied by the paths) is ``alpha_n = clip(sqrt(s_n / v_n), floor_n, 1)``
+    (``floor_n`` where ``s_n = ||U_n||^2 = 0``),
+    and ``g(mu) = sum_n (s_n / alpha_n + v_n alpha_n) - 1^T mu`` has gradient ``P alpha - 1``
+    (maximised with L-BFGS-B). The result is then pulled towards ``floor`` just enough to
+    satisfy every path constraint exactly.
+
+    Parameters
+    ----------
+    U : ndarray of shape (n_nodes, n_features) or (n_nodes,)
+        Node vectors, or their squared norms.
+    taxonomy : Taxonomy
+        A tree.
+    floor : ndarray of shape (n_nodes,)
+        Lower bounds (>= 0, paths summing to at most 1; ``floor[0]`` is ignored).
+
+    Returns
+    -------
+    alpha : ndarray of shape (n_nodes,)
+        ``alpha[0] = 0``.
+    """
+    if not taxonomy.is_tree:
+        raise TaxonomyError("the alpha step of Shared SVM needs a tree")
+    U = np.asarray(U, dtype=np.float64)
+    sq = (U if U.ndim == 1 else np.einsum("ij,ij->i", U, U))[1:]
+    f = np.maximum(np.asarray(floor, dtype=np.float64)[1:], 0.0)
+    P = leaf_path_matrix(taxonomy)
+    Pf = P @ f
+    if np.any(Pf > 1.0 + 1e-9):
+        raise ParameterError("the alpha floor must leave every path sum <= 1")
+    top = float(sq.max()) if sq.size else 0.0
+    if top <= 0.0:
+        return np.r_[0.0, f]
+    s = sq / top  # the minimiser does not depend on the scale of s
+    pos = s > 0.0
+    PT = P.T.tocsr()
+
+    def alpha_of(mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        v = np.maximum(PT @ mu, 1e-300)
+        a = f.copy()
+        # alpha <= 1 holds at every feasible point: the box keeps g finite where v = 0
+        a[pos] = np.clip(np.sqrt(s[pos] / v[pos]), f[pos], 1.0)
+        return a, v
+
+    def neg_dual(mu: np.ndarray) -> tuple[float, np.ndarray]:
+        a, v = alpha_of(mu)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cost = np.where(pos, s / np.where(a > 0, a, 1.0), 0.0)
+        g = float(np.sum(cost + v * a) - mu.sum())
+        return -g, -(P @ a - 1.0)
+
+    L = P.shape[0]
+    res = minimize(
+        neg_dual,
+        np.ones(L),
+        jac=True,
+        method="L-BFGS-B",
+        bounds=[(0.0, None)] * L,
+        options={"maxiter": 20000, "gtol": 1e-12, "ftol": 0.0},
+    )
+    a, _ = alpha_of(res.x)
+    if not np.all(np.isfinite(a)):
+        raise ConvergenceError("the floored alpha step did not converge")
+    # feasibility: alpha = f + t (a - f) with the largest t <= 1 keeping every path sum <= 1
+    extra = P @ (a - f)
+    room = 1.0 - Pf
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(extra > 0, room / np.where(extra > 0, extra, 1.0), np.inf)
+    t = min(1.0, float(ratio.min())) if ratio.size else 1.0
+    return np.r_[0.0, f + t * (a - f)]
+
+
+def alpha_step(
+    U: np.ndarray, taxonomy: Taxonomy, floor: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """The alpha step of Shared SVM at fixed ``U``: Algorithm 1, then ``V = U / sqrt(alpha)``.
 
     Parameters
@@ -98,6 +182,8 @@ def alpha_step(U: np.ndarray, taxonomy: Taxonomy) -> tuple[np.ndarray, np.ndarra
     U : ndarray of shape (n_nodes, n_features)
     taxonomy : Taxonomy
         A tree.
+    floor : ndarray of shape (n_nodes,), optional
+        Lower bounds on alpha (:func:`shared_alpha_floor`); None (or all zero) is Algorithm 1.
 
     Returns
     -------
@@ -106,7 +192,10 @@ def alpha_step(U: np.ndarray, taxonomy: Taxonomy) -> tuple[np.ndarray, np.ndarra
     V : ndarray of shape (n_nodes, n_features)
         ``U_n / sqrt(alpha_n)``, and 0 where ``alpha_n = 0`` (then ``U_n = 0``).
     """
-    alpha = shared_alpha(U, taxonomy)
+    if floor is not None and np.any(np.asarray(floor)[1:] > 0.0):
+        alpha = shared_alpha_floor(U, taxonomy, floor)
+    else:
+        alpha = shared_alpha(U, taxonomy)
     alpha[0] = 0.0
     s = np.sqrt(alpha)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -203,6 +292,9 @@ class SharedSVMSolver(AlphaAlternation):
     tol : float, default 1e-3
         Converged when an alpha round improves the objective by less than ``tol`` (relative).
     random_state : int, optional
+    alpha_floor : float, default 0.0
+        ``beta`` in ``[0, 1]``: every alpha step keeps ``alpha >= beta alpha0``
+        (:func:`shared_alpha_floor`); 0 is the paper's Algorithm 1, 1 keeps ``alpha0``.
 
     Attributes
     ----------
@@ -218,10 +310,14 @@ class SharedSVMSolver(AlphaAlternation):
         batch_size: int = 64,
         tol: float = 1e-3,
         random_state: Any = None,
+        alpha_floor: float = 0.0,
     ) -> None:
         super().__init__(alpha0, rounds, epochs_per_alpha, tol)
         self.batch_size = int(batch_size)
         self.random_state = random_state
+        if not 0.0 <= alpha_floor <= 1.0:
+            raise ParameterError(f"alpha_floor must lie in [0, 1], got {alpha_floor}")
+        self.alpha_floor = float(alpha_floor)
 
     def iterate(self, objective: Any) -> Iterator[SolverState]:
         """Yield one state per SGD epoch; ``extra["alpha_step"]`` marks the epochs after which
@@ -249,7 +345,8 @@ class SharedSVMSolver(AlphaAlternation):
                     yield SolverState(epoch, 0.0, float(best), None, extra)
             # alpha step from the averaged iterate: U = sqrt(alpha) V_bar
             U = np.sqrt(alpha)[:, None] * V_bar
-            alpha, V_new = alpha_step(U, tax)
+            floor = self.alpha_floor * self._initial_alpha() if self.alpha_floor > 0 else None
+            alpha, V_new = alpha_step(U, tax, floor)
             objective.set_attributes(np.sqrt(alpha))
             V = V_new.copy()
             V_bar = V_new.copy()
