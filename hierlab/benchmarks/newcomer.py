@@ -40,6 +40,7 @@ __all__ = [
     "main",
     "newcomer_times",
     "start_app",
+    "stop_app",
     "wait_healthy",
 ]
 
@@ -116,6 +117,15 @@ def start_app(port: int, log: Path | None = None) -> subprocess.Popen[Any]:
     )
 
 
+def stop_app(proc: subprocess.Popen[Any]) -> None:
+    """Stop the server ``start_app`` started (killed if it has not exited after 10 s)."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
 def newcomer_times(timeout: float = 120.0) -> dict[str, float]:
     """Start the app cold, open it, click the first run; return the wall times in seconds.
 
@@ -154,11 +164,7 @@ def newcomer_times(timeout: float = 120.0) -> dict[str, float]:
             out["states"] = float(text.split()[0].strip("*"))
             browser.close()
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_app(proc)
     return out
 
 

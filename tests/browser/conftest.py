@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from collections.abc import Iterator
 
 import pytest
@@ -15,6 +14,7 @@ from hierlab.benchmarks.newcomer import (  # the app's start-up, shared with the
     ROOT,
     free_port,
     start_app,
+    stop_app,
     wait_healthy,
 )
 
@@ -47,8 +47,4 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         wait_healthy(url, proc)
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_app(proc)

@@ -31,6 +31,17 @@ _RDA_BOUNDS = (
     "stops when the gap is below `max(tol, rtol * upper)`."
 )
 
+#: the presets paragraph of the five seed-000 cards (ORTHOGNL adds its own sentence)
+_PAPER_PRESET = (
+    "`paper` is Section 6's setting: Algorithm 1 (RDA with certified bounds) with its "
+    "printed weights 1/t and C = 1 on the paper's mean loss, i.e. C = 1/N on "
+    "hierlab's summed loss (the word '1/n', resolved at fit: `C_`). It converges as "
+    "O(ln t / t): expect thousands of iterations for a tight tol. `fast` (the "
+    "defaults) solves the same objective with C = 1 on the summed loss by BCFW on the "
+    "dual, certified too and usually far fewer passes; with solver='rda' the default "
+    "weights are the line search."
+)
+
 _SIBLING_HINGE = (
     r"C\sum_{k=1}^{N} \max\Big\{0,\ \max_{i \in \mathcal A^+(y_k),\ "
     r"j \in \mathcal S(i)} 1 - w_i^\top x_k + w_j^\top x_k\Big\}"
@@ -78,14 +89,9 @@ ORTHOGNL_CARD = MethodCard(
     r"\mathrm{sign}(w_i^\top w_j) K_{ij} w_j$.",
     bounds=_RDA_BOUNDS,
     citation=_CITE_000,
-    presets=(
-        "`paper` is Section 6's setting: Algorithm 1 (RDA with certified bounds) with its "
-        "printed weights 1/t and C = 1 on the paper's mean loss, i.e. C = 1/N on "
-        "hierlab's summed loss (the word '1/n', resolved at fit: `C_`). It converges as "
-        "O(ln t / t): expect thousands of iterations for a tight tol. `fast` (the "
-        "defaults) solves the same objective with C = 1 on the summed loss by BCFW on the "
-        "dual, certified too and usually far fewer passes; with solver='rda' the default "
-        "weights are the line search. The split is the paper's Psi = lambda_min/2 ||w||^2 "
+    presets=_PAPER_PRESET
+    + (
+        " The split is the paper's Psi = lambda_min/2 ||w||^2 "
         "(Section 4.3); alpha stays 'auto' in both: the paper's alpha = 1 is admissible "
         "on its RCV1 trees only (pass alpha=1 where it is)."
     ),
@@ -111,15 +117,7 @@ FLATMULT_CARD = MethodCard(
     bounds=_RDA_BOUNDS,
     citation="K. Crammer, Y. Singer. *On the algorithmic implementation of multiclass "
     "kernel-based vector machines.* JMLR 2001; as the FLATMULT baseline of " + _CITE_000,
-    presets=(
-        "`paper` is Section 6's setting: Algorithm 1 (RDA with certified bounds) with its "
-        "printed weights 1/t and C = 1 on the paper's mean loss, i.e. C = 1/N on "
-        "hierlab's summed loss (the word '1/n', resolved at fit: `C_`). It converges as "
-        "O(ln t / t): expect thousands of iterations for a tight tol. `fast` (the "
-        "defaults) solves the same objective with C = 1 on the summed loss by BCFW on the "
-        "dual, certified too and usually far fewer passes; with solver='rda' the default "
-        "weights are the line search."
-    ),
+    presets=_PAPER_PRESET,
 )
 
 
@@ -144,15 +142,7 @@ HIERMULT_CARD = MethodCard(
     bounds=_RDA_BOUNDS + " The reported bounds are the sums over the node problems.",
     citation="S. Dumais, H. Chen. *Hierarchical classification of Web content.* SIGIR 2000;"
     " as the HIERMULT baseline of " + _CITE_000,
-    presets=(
-        "`paper` is Section 6's setting: Algorithm 1 (RDA with certified bounds) with its "
-        "printed weights 1/t and C = 1 on the paper's mean loss, i.e. C = 1/N on "
-        "hierlab's summed loss (the word '1/n', resolved at fit: `C_`). It converges as "
-        "O(ln t / t): expect thousands of iterations for a tight tol. `fast` (the "
-        "defaults) solves the same objective with C = 1 on the summed loss by BCFW on the "
-        "dual, certified too and usually far fewer passes; with solver='rda' the default "
-        "weights are the line search."
-    ),
+    presets=_PAPER_PRESET,
 )
 
 
@@ -173,15 +163,7 @@ TRANSFER_CARD = MethodCard(
     solver=_RDA_SOLVER + r" $\Psi$ is the whole quadratic regulariser (closed-form step).",
     bounds=_RDA_BOUNDS,
     citation=_CITE_000 + " (TRANSFER baseline, after Cai & Hofmann 2004, Dekel et al. 2004).",
-    presets=(
-        "`paper` is Section 6's setting: Algorithm 1 (RDA with certified bounds) with its "
-        "printed weights 1/t and C = 1 on the paper's mean loss, i.e. C = 1/N on "
-        "hierlab's summed loss (the word '1/n', resolved at fit: `C_`). It converges as "
-        "O(ln t / t): expect thousands of iterations for a tight tol. `fast` (the "
-        "defaults) solves the same objective with C = 1 on the summed loss by BCFW on the "
-        "dual, certified too and usually far fewer passes; with solver='rda' the default "
-        "weights are the line search."
-    ),
+    presets=_PAPER_PRESET,
 )
 
 
@@ -207,13 +189,5 @@ TREELOSS_CARD = MethodCard(
     bounds=_RDA_BOUNDS,
     citation="L. Cai, T. Hofmann. *Hierarchical document categorization with support "
     "vector machines.* CIKM 2004; as the TREELOSS baseline of " + _CITE_000,
-    presets=(
-        "`paper` is Section 6's setting: Algorithm 1 (RDA with certified bounds) with its "
-        "printed weights 1/t and C = 1 on the paper's mean loss, i.e. C = 1/N on "
-        "hierlab's summed loss (the word '1/n', resolved at fit: `C_`). It converges as "
-        "O(ln t / t): expect thousands of iterations for a tight tol. `fast` (the "
-        "defaults) solves the same objective with C = 1 on the summed loss by BCFW on the "
-        "dual, certified too and usually far fewer passes; with solver='rda' the default "
-        "weights are the line search."
-    ),
+    presets=_PAPER_PRESET,
 )
