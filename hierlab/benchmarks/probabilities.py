@@ -16,6 +16,7 @@ cross-fitted Platt maps, or ``train``: the in-sample maps ``fit`` leaves), and p
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 import warnings
 from collections.abc import Callable
@@ -52,7 +53,8 @@ def run(
     Returns
     -------
     summary : DataFrame
-        One row per method: ``au_prc``, ``brier``, ``ece``, ``fit_s``, ``calibrate_s``.
+        One row per method: ``au_prc``, ``brier``, ``ece``, ``fit_s``, ``calibrate_s`` and
+        ``unscored`` (test rows whose class the method's taxonomy lacks: an induced tree).
     thresholds : DataFrame
         One row per method and threshold (the columns of
         :func:`~hierlab.evaluation.curves.threshold_curve`).
@@ -80,8 +82,11 @@ def run(
                 "ece": rep["ece"],
                 "fit_s": fit_s,
                 "calibrate_s": cal_s,
+                "unscored": rep["unscored_rows"],
             }
         )
+        # each method's figures as soon as they exist (a long run keeps what it measured)
+        print(f"{data} {name}: {rows[-1]}", file=sys.stderr, flush=True)
         tables.append(rep["thresholds"].assign(method=name))
     summary = pd.DataFrame(rows).set_index("method")
     table = pd.concat(tables, ignore_index=True).set_index(["method", "threshold"])

@@ -245,12 +245,23 @@ def probability_report(
     -------
     dict
         ``au_prc`` (pooled, from ``node_proba``), ``brier``, ``ece``, ``node_proba``
-        (the array), ``reliability`` and ``pr_curve`` (DataFrames) and, for single-label
-        data, ``thresholds`` (the :func:`threshold_curve` table).
+        (the array), ``reliability`` and ``pr_curve`` (DataFrames), ``unscored_rows`` (test
+        rows whose label is not a node of the estimator's taxonomy, e.g. a class that no
+        training row had under an induced tree: left out) and, for single-label data,
+        ``thresholds`` (the :func:`threshold_curve` table).
     """
     tax = estimator.taxonomy_
-    P = estimator.node_proba(X)
     y = _names(y)  # the user's labels may be ints: names, not ids
+    # a tree induced from the training labels (MF-Tree, CMTL) lacks the classes the training
+    # rows never had: those test rows cannot be scored against it and are counted, not scored
+    known = np.array(
+        [all(v in tax for v in lab) if isinstance(lab, tuple) else lab in tax for lab in y],
+        dtype=bool,
+    )
+    if not known.all():
+        keep = np.flatnonzero(known)
+        X, y = _take_rows(X, keep), y[keep]
+    P = estimator.node_proba(X)
     Y = label_indicator(y, tax, closure=True).toarray()
     rel = reliability(Y, P)
     pr = pr_curve(Y, P)  # its area is au_prc(Y, P): one sort of the pairs, not two
@@ -261,11 +272,17 @@ def probability_report(
         "node_proba": P,
         "reliability": rel,
         "pr_curve": pr,
+        "unscored_rows": int((~known).sum()),
     }
     if not is_multilabel(y):
         pred = _names(estimator.predict(X))
         out["thresholds"] = threshold_curve(y, P, pred, tax, thresholds)
     return out
+
+
+def _take_rows(X: Any, rows: np.ndarray) -> Any:
+    """Rows ``rows`` of an array, sparse matrix or DataFrame."""
+    return X.iloc[rows] if hasattr(X, "iloc") else X[rows]
 
 
 def _names(y: Any) -> np.ndarray:

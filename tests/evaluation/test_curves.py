@@ -95,3 +95,23 @@ def test_probability_report_and_errors(fitted) -> None:
         curves.threshold_curve([("a1",)], rep["node_proba"][:1], [("a1",)], TAX)
     with pytest.raises(DataError, match="taxonomy"):
         curves.pr_curve(list(y), rep["node_proba"])
+
+
+def test_probability_report_leaves_out_classes_an_induced_tree_lacks() -> None:
+    """MF-Tree induces its tree from the training labels: a test row of a class no training row
+    had cannot be scored against it, and is counted instead of raising."""
+    from hierlab import MFTreeClassifier, make_hieron_synthetic
+    from hierlab.evaluation.curves import probability_report
+
+    tr, te = make_hieron_synthetic(
+        n_train_per_label=5, n_test_per_label=2, depth=2, branching=3, random_state=0
+    )
+    y_tr = np.asarray(tr.y, dtype=object)
+    gone = y_tr[0]
+    keep = y_tr != gone
+    est = MFTreeClassifier().fit(tr.X[keep], y_tr[keep])
+    y_te = np.asarray(te.y, dtype=object)
+    rep = probability_report(est, te.X, y_te)
+    assert rep["unscored_rows"] == int((y_te == gone).sum()) > 0
+    scored = probability_report(est, te.X[y_te != gone], y_te[y_te != gone])
+    assert rep["au_prc"] == scored["au_prc"] and scored["unscored_rows"] == 0
