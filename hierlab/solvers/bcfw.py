@@ -74,6 +74,7 @@ from hierlab.core.model import DualBlocks, dense
 from hierlab.core.objective import Objective
 from hierlab.core.regularizers import DualMetric
 from hierlab.core.solver import Solver, SolverState
+from hierlab.solvers.bcfw_flat import FLAT_PASS_KERNEL, FlatBlocks
 from hierlab.solvers.rda import check_budget
 
 __all__ = ["BCFW"]
@@ -137,27 +138,39 @@ class _Dual:
     def __init__(self, objective: Objective, dual_init: np.ndarray | None = None) -> None:
         X = objective.X
         self.n, self.m, self.n_blocks = X.shape[0], objective.shape[0], objective.n_blocks
-        blocks: DualBlocks = objective.model.dual_blocks(objective.y)
-        self.U, self.L, self.lab_ptr = _csr_tables(blocks.tables, objective.C, self.m)
-        #: labels of each table (the null label last)
-        self.sizes = np.diff(self.lab_ptr)
+        implicit = getattr(objective.model, "implicit_blocks", None)
+        #: the flat models' blocks without tables (labels formed on the fly), or None
+        self.flat: FlatBlocks | None = (
+            implicit(objective.y, objective.C) if implicit is not None else None
+        )
+        if self.flat is not None:  # one block per example, each its own "table"
+            self.sizes = self.flat.rows
+            self.bex = self.btab = np.arange(self.n, dtype=np.int64)
+            self.table_block = np.zeros(self.n, dtype=np.int64)
+            max_loss = self.flat.max_loss
+        else:
+            blocks: DualBlocks = objective.model.dual_blocks(objective.y)
+            self.U, self.L, self.lab_ptr = _csr_tables(blocks.tables, objective.C, self.m)
+            #: labels of each table (the null label last)
+            self.sizes = np.diff(self.lab_ptr)
+            self.bex = np.asarray(blocks.block_example, dtype=np.int64)
+            self.btab = np.asarray(blocks.block_table, dtype=np.int64)
+            # separable problems (HIERMULT): the objective block of each table (its rows' block)
+            bor = np.asarray(objective.block_of_row, dtype=np.int64)
+            ip = self.U.indptr
+            nonempty = np.diff(ip) > 0
+            label_block = np.full(len(self.L), self.n_blocks, dtype=np.int64)
+            if self.U.nnz:
+                label_block[nonempty] = np.minimum.reduceat(bor[self.U.indices], ip[:-1][nonempty])
+            self.table_block = np.minimum.reduceat(label_block, self.lab_ptr[:-1])
+            max_loss = float(np.max(np.abs(self.L)))
         self.R = int(self.sizes.max())
-        self.bex = np.asarray(blocks.block_example, dtype=np.int64)
-        self.btab = np.asarray(blocks.block_table, dtype=np.int64)
         self.bstart = np.asarray(np.searchsorted(self.bex, np.arange(self.n + 1)), dtype=np.int64)
         self.a_ptr = np.r_[0, np.cumsum(self.sizes[self.btab])].astype(np.int64)
-        # separable problems (HIERMULT): the objective block of each table (its rows' block)
-        bor = np.asarray(objective.block_of_row, dtype=np.int64)
-        ip = self.U.indptr
-        nonempty = np.diff(ip) > 0
-        label_block = np.full(len(self.L), self.n_blocks, dtype=np.int64)
-        if self.U.nnz:
-            label_block[nonempty] = np.minimum.reduceat(bor[self.U.indices], ip[:-1][nonempty])
-        self.table_block = np.minimum.reduceat(label_block, self.lab_ptr[:-1])
         self.Xs = sp.csr_matrix(X)
         self.sqn = np.asarray(self.Xs.multiply(self.Xs).sum(axis=1)).ravel()  # ||x_k||^2
         self.XT = objective.XT if objective.XT is not None else sp.csr_matrix(self.Xs.T)
-        self.eps = 1e-12 * max(float(np.max(np.abs(self.L))), 1e-300)
+        self.eps = 1e-12 * max(max_loss, 1e-300)
         self.metric: DualMetric = objective.regularizer.dual_metric()
         self.alpha = self.initial_alpha(dual_init)
         # W^T: rows of the sparse X index rows of WT; W(alpha) of a warm start
@@ -225,6 +238,8 @@ class _Dual:
 
         Frank-Wolfe keeps ``alpha`` sparse (a block's mass sits on the labels its steps
         touched), so ``B`` is one sparse product over the labels with mass."""
+        if self.flat is not None:
+            return self.flat.dual_point(alpha, self.a_ptr, self.n)
         idx = np.flatnonzero(alpha)
         blk = np.searchsorted(self.a_ptr, idx, side="right") - 1
         a = alpha[idx]
@@ -356,6 +371,8 @@ class BCFW(Solver):
     # ------------------------------------------------------------------ one epoch
     def _kernel_pass(self, dual: _Dual, order: np.ndarray, epoch: int) -> int:
         """The examples of ``order`` through the compiled kernel; returns the steps taken."""
+        if dual.flat is not None:
+            return self._flat_kernel_pass(dual, dual.flat, order, epoch)
         Xs, U, pdiag = dual.Xs, dual.U, dual.metric.pdiag
         steps = int(
             _PASS_KERNEL(
@@ -369,8 +386,33 @@ class BCFW(Solver):
             raise _diverged(epoch)
         return steps
 
+    def _flat_kernel_pass(
+        self, dual: _Dual, flat: FlatBlocks, order: np.ndarray, epoch: int
+    ) -> int:
+        """:meth:`_kernel_pass` for the flat models' implicit labels (:mod:`.bcfw_flat`)."""
+        Xs, pdiag = dual.Xs, dual.metric.pdiag
+        steps = int(
+            FLAT_PASS_KERNEL(
+                order, Xs.indptr, Xs.indices, Xs.data, dual.sqn, *flat.kernel_args(),
+                dual.a_ptr, dual.alpha, dual.WT, dual.metric.P,
+                pdiag if pdiag is not None else dual.sqn[:0], pdiag is not None, dual.eps,
+                self.inner, self.inner_rtol,
+            )
+        )  # fmt: skip
+        if steps < 0:
+            raise _diverged(epoch)
+        return steps
+
     def _python_pass(self, dual: _Dual, order: np.ndarray, epoch: int) -> int:
         """The Python form of :func:`_pass_kernel` (``alpha`` and ``WT`` updated in place)."""
+        if dual.flat is not None:
+            with np.errstate(over="ignore", invalid="ignore"):
+                return dual.flat.python_pass(
+                    dual.Xs, dual.sqn, dual.a_ptr, dual.alpha, dual.WT, order,
+                    lambda al, U, L, S, sq, acc: self._pairwise_steps(
+                        dual, al, U, L, S, sq, acc, epoch
+                    ),
+                )  # fmt: skip
         steps = 0
         WT = dual.WT
         # overflow (absurd C or feature scales) is caught per step and once per epoch
