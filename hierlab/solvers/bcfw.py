@@ -74,7 +74,7 @@ from hierlab.core.model import DualBlocks, dense
 from hierlab.core.objective import Objective
 from hierlab.core.regularizers import DualMetric
 from hierlab.core.solver import Solver, SolverState
-from hierlab.solvers.bcfw_flat import FLAT_PASS_KERNEL, FlatBlocks
+from hierlab.solvers.bcfw_flat import FlatBlocks
 from hierlab.solvers.rda import check_budget
 
 __all__ = ["BCFW"]
@@ -172,7 +172,11 @@ class _Dual:
         self.XT = objective.XT if objective.XT is not None else sp.csr_matrix(self.Xs.T)
         self.eps = 1e-12 * max(max_loss, 1e-300)
         self.metric: DualMetric = objective.regularizer.dual_metric()
-        self.alpha = self.initial_alpha(dual_init)
+        if self.flat is not None:  # the flat models keep the labels with mass only
+            self.flat.start_alpha(dual_init, self.a_ptr)
+            self.alpha = np.zeros(0)  # unused: the active sets of ``flat`` hold the dual
+        else:
+            self.alpha = self.initial_alpha(dual_init)
         # W^T: rows of the sparse X index rows of WT; W(alpha) of a warm start
         if dual_init is None:
             self.WT = np.zeros((objective.shape[1], self.m))
@@ -212,6 +216,8 @@ class _Dual:
             alpha = np.zeros(int(self.a_ptr[-1]))
             alpha[self.a_ptr[1:] - 1] = 1.0
             return alpha
+        if sp.issparse(dual_init):  # a sparse row (:attr:`BCFW.alpha_sparse_`)
+            dual_init = sp.csr_matrix(dual_init).toarray().ravel()
         given = np.array(dual_init, dtype=np.float64)
         if given.ndim == 2 and given.shape == (nb, R):
             if np.any(given[np.arange(R)[None, :] >= rows[:, None]] != 0):
@@ -225,8 +231,35 @@ class _Dual:
         total = np.add.reduceat(given, self.a_ptr[:-1]) if nb else given[:0]
         return given / np.repeat(total, rows)
 
+    def normalise(self) -> None:
+        """Put every block's dual variables back on its simplex (rounding)."""
+        if self.flat is not None:
+            self.flat.normalise(self.a_ptr)
+        elif len(self.alpha):
+            self.alpha /= np.repeat(
+                np.add.reduceat(self.alpha, self.a_ptr[:-1]), np.diff(self.a_ptr)
+            )
+
+    def finite(self) -> bool:
+        """Whether every dual variable is finite."""
+        a = self.flat.act_a if self.flat is not None else self.alpha
+        return bool(np.isfinite(a).all())
+
+    def flat_alpha(self) -> np.ndarray:
+        """The dual variables, flat (block ``b``'s labels at ``a_ptr[b]:a_ptr[b + 1]``); for
+        the flat models formed from the active sets, O(n x candidates), on request."""
+        return self.flat.flat_alpha(self.a_ptr) if self.flat is not None else self.alpha
+
+    def sparse_alpha(self) -> sp.csr_matrix:
+        """The dual variables as a sparse row (1, n_alpha): the labels with mass only."""
+        if self.flat is not None:
+            return self.flat.sparse_alpha(self.a_ptr)
+        return sp.csr_matrix(self.alpha.reshape(1, -1))
+
     def padded(self, alpha: np.ndarray) -> np.ndarray:
         """``alpha`` as (n_blocks, R): block ``b``'s labels, then zeros."""
+        if self.flat is not None:
+            return self.flat.padded()
         rows = self.sizes[self.btab]
         out = np.zeros((len(self.bex), self.R))
         out[np.arange(self.R)[None, :] < rows[:, None]] = alpha
@@ -238,8 +271,8 @@ class _Dual:
 
         Frank-Wolfe keeps ``alpha`` sparse (a block's mass sits on the labels its steps
         touched), so ``B`` is one sparse product over the labels with mass."""
-        if self.flat is not None:
-            return self.flat.dual_point(alpha, self.a_ptr, self.n)
+        if self.flat is not None:  # from the active sets (``alpha`` is not used)
+            return self.flat.dual_point(self.n)
         idx = np.flatnonzero(alpha)
         blk = np.searchsorted(self.a_ptr, idx, side="right") - 1
         a = alpha[idx]
@@ -306,7 +339,13 @@ class BCFW(Solver):
     @property
     def alpha_flat_(self) -> np.ndarray:
         """The dual variables, flat: block ``b``'s labels at ``a_ptr[b]:a_ptr[b + 1]``."""
-        return self._dual.alpha
+        return self._dual.flat_alpha()
+
+    @property
+    def alpha_sparse_(self) -> sp.csr_matrix:
+        """The dual variables as a sparse row of shape (1, n_alpha) (the flat layout): the
+        labels with mass only, what a warm start (``dual_init``) needs."""
+        return self._dual.sparse_alpha()
 
     def __init__(
         self,
@@ -390,14 +429,9 @@ class BCFW(Solver):
         self, dual: _Dual, flat: FlatBlocks, order: np.ndarray, epoch: int
     ) -> int:
         """:meth:`_kernel_pass` for the flat models' implicit labels (:mod:`.bcfw_flat`)."""
-        Xs, pdiag = dual.Xs, dual.metric.pdiag
-        steps = int(
-            FLAT_PASS_KERNEL(
-                order, Xs.indptr, Xs.indices, Xs.data, dual.sqn, *flat.kernel_args(),
-                dual.a_ptr, dual.alpha, dual.WT, dual.metric.P,
-                pdiag if pdiag is not None else dual.sqn[:0], pdiag is not None, dual.eps,
-                self.inner, self.inner_rtol,
-            )
+        steps = flat.kernel_pass(
+            dual.Xs, dual.sqn, dual.WT, order, dual.metric.P, dual.metric.pdiag, dual.eps,
+            self.inner, self.inner_rtol,
         )  # fmt: skip
         if steps < 0:
             raise _diverged(epoch)
@@ -408,7 +442,7 @@ class BCFW(Solver):
         if dual.flat is not None:
             with np.errstate(over="ignore", invalid="ignore"):
                 return dual.flat.python_pass(
-                    dual.Xs, dual.sqn, dual.a_ptr, dual.alpha, dual.WT, order,
+                    dual.Xs, dual.sqn, dual.WT, order,
                     lambda al, U, L, S, sq, acc: self._pairwise_steps(
                         dual, al, U, L, S, sq, acc, epoch
                     ),
@@ -501,14 +535,13 @@ class BCFW(Solver):
         sigma_steps : int
             Iterations of the metric's relaxation step (ORTHOGNL's ``sigma``).
         """
-        alpha, metric = dual.alpha, dual.metric
-        if len(alpha):  # stay on the simplices (rounding)
-            alpha /= np.repeat(np.add.reduceat(alpha, dual.a_ptr[:-1]), np.diff(dual.a_ptr))
-        B, ell = dual.dual_point(alpha)
+        metric = dual.metric
+        dual.normalise()  # stay on the simplices (rounding)
+        B, ell = dual.dual_point(dual.alpha)
         VT = dense(dual.XT @ B)
         sig_steps = metric.sigma_step(VT.T @ VT) if metric.sigma is not None else 0
         WT = metric.apply(VT)
-        if not (np.isfinite(WT).all() and np.isfinite(alpha).all()):
+        if not (np.isfinite(WT).all() and dual.finite()):
             raise _diverged(epoch, "the weights overflowed")
         dual.WT = WT
         D = ell[: objective.n_blocks] - 0.5 * objective.row_dot(VT.T, WT.T)

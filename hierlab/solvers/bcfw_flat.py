@@ -37,6 +37,8 @@ __all__ = ["FlatBlocks"]
 
 #: explicit tables of the Python pass kept at once (the most recent labels)
 _TABLE_CACHE = 64
+#: dual variables laid out densely at once when the blocks are normalised
+_NORMALISE_ENTRIES = 2**18
 
 
 class FlatBlocks:
@@ -108,6 +110,117 @@ class FlatBlocks:
         self.pos = np.where(present, pos, len(self.cand)).astype(np.int64)
         self.rows = (len(self.cand) - present + 1).astype(np.int64)
         self._tables: dict[int, tuple[sp.csr_matrix, np.ndarray]] = {}
+        #: the dual variables as one active set per block: labels ``act_r[k, :act_n[k]]``
+        #: (increasing) with masses ``act_a[k, :act_n[k]] > 0``; the capacity doubles when a
+        #: block outgrows it (:meth:`set_alpha`)
+        self.act_r = np.zeros((len(self.y), 0), dtype=np.int64)
+        self.act_a = np.zeros((len(self.y), 0))
+        self.act_n = np.zeros(len(self.y), dtype=np.int64)
+
+    # ------------------------------------------------------------------ the dual variables
+    def set_alpha(self, blk: np.ndarray, r: np.ndarray, a: np.ndarray) -> None:
+        """Set the dual variables from the labels with mass: block ``blk[i]``, label ``r[i]``,
+        mass ``a[i] > 0``, sorted by block then label (every block has some mass)."""
+        n = len(self.y)
+        cnt = np.bincount(blk, minlength=n)
+        cap = max(4, int(cnt.max(initial=0)))
+        self.act_r = np.zeros((n, cap), dtype=np.int64)
+        self.act_a = np.zeros((n, cap))
+        start = np.r_[0, np.cumsum(cnt)[:-1]]
+        col = np.arange(len(blk)) - start[blk]
+        self.act_r[blk, col] = r
+        self.act_a[blk, col] = a
+        self.act_n = cnt.astype(np.int64)
+
+    def start_alpha(self, dual_init: Any, a_ptr: np.ndarray) -> None:
+        """The starting point: every block at its null label, or ``dual_init`` (flat of shape
+        (n_alpha,), padded (n_blocks, max_labels), or a sparse (1, n_alpha) row) normalised.
+
+        Only the labels with mass are kept: a sparse ``dual_init`` costs its non-zeros."""
+        n = len(self.y)
+        if dual_init is None:
+            self.set_alpha(np.arange(n), self.rows - 1, np.ones(n))
+            return
+        n_alpha, R = int(a_ptr[-1]), int(self.rows.max(initial=1))
+        if sp.issparse(dual_init):
+            row = sp.csr_matrix(dual_init, dtype=np.float64)
+            row.sum_duplicates()
+            if row.shape != (1, n_alpha):
+                raise ParameterError(f"dual_init must be of shape (1, {n_alpha}), got {row.shape}")
+            idx, val = row.indices.astype(np.int64), row.data
+        else:
+            given = np.array(dual_init, dtype=np.float64)
+            if given.ndim == 2 and given.shape == (n, R):
+                if np.any(given[np.arange(R)[None, :] >= self.rows[:, None]] != 0):
+                    raise ParameterError("dual_init puts mass on labels a block does not have")
+                k, r = np.nonzero(given)
+                idx, val = a_ptr[k] + r, given[k, r]
+            elif given.shape == (n_alpha,):
+                idx = np.flatnonzero(given)
+                val = given[idx]
+            else:
+                raise ParameterError(
+                    f"dual_init must be non-negative of shape {(n_alpha,)} or {(n, R)}, "
+                    f"got {np.shape(dual_init)}"
+                )
+        if (val < 0).any() or not np.isfinite(val).all():
+            raise ParameterError("dual_init must be finite and non-negative")
+        keep = val > 0
+        idx, val = idx[keep], val[keep]
+        order = np.argsort(idx, kind="stable")
+        idx, val = idx[order], val[order]
+        blk = np.searchsorted(a_ptr, idx, side="right") - 1
+        total = np.bincount(blk, weights=val, minlength=n)
+        if np.any(total <= 0):
+            raise ParameterError("dual_init must put some mass on every block")
+        self.set_alpha(blk, idx - a_ptr[blk], val)
+        self.normalise(a_ptr)  # as the table solver does, to the last bit
+
+    def mass(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The labels with mass: blocks, labels and masses, sorted by block then label."""
+        take = np.arange(self.act_r.shape[1])[None, :] < self.act_n[:, None]
+        blk = np.nonzero(take)[0]
+        return blk, self.act_r[take], self.act_a[take]
+
+    def normalise(self, a_ptr: np.ndarray) -> None:
+        """Put every block back on its simplex (rounding).
+
+        The blocks' sums are those of the table solver to the last bit (``np.add.reduceat``
+        over each block's dense labels, whose pairwise summation depends on where the masses
+        sit): the pairwise line search leaves exact ties between labels, and a last-bit
+        difference would break them otherwise. A chunk of blocks at a time: O(2^18) memory."""
+        n = len(self.y)
+        total = np.empty(n)
+        step = max(1, _NORMALISE_ENTRIES // int(self.rows.max(initial=1)))
+        cols = np.arange(self.act_r.shape[1])[None, :]
+        for b0 in range(0, n, step):
+            b1 = min(n, b0 + step)
+            k, e = np.nonzero(cols < self.act_n[b0:b1, None])
+            seg = np.zeros(int(a_ptr[b1] - a_ptr[b0]))
+            seg[a_ptr[b0 + k] - a_ptr[b0] + self.act_r[b0 + k, e]] = self.act_a[b0 + k, e]
+            total[b0:b1] = np.add.reduceat(seg, a_ptr[b0:b1] - a_ptr[b0])
+        self.act_a /= total[:, None]
+
+    def flat_alpha(self, a_ptr: np.ndarray) -> np.ndarray:
+        """The dual variables in the flat layout of the table solver, shape (n_alpha,):
+        O(n x candidates) memory, formed only on request."""
+        blk, r, a = self.mass()
+        out = np.zeros(int(a_ptr[-1]))
+        out[a_ptr[blk] + r] = a
+        return out
+
+    def sparse_alpha(self, a_ptr: np.ndarray) -> sp.csr_matrix:
+        """The dual variables as a sparse row of shape (1, n_alpha): O(labels with mass)."""
+        blk, r, a = self.mass()
+        cols = a_ptr[blk] + r
+        return sp.csr_matrix((a, (np.zeros(len(a), dtype=np.int64), cols)), shape=(1, a_ptr[-1]))
+
+    def padded(self) -> np.ndarray:
+        """The dual variables as (n_blocks, max_labels): O(n x candidates), on request."""
+        blk, r, a = self.mass()
+        out = np.zeros((len(self.y), int(self.rows.max(initial=1))))
+        out[blk, r] = a
+        return out
 
     @property
     def max_loss(self) -> float:
@@ -133,27 +246,22 @@ class FlatBlocks:
             self._tables[v] = got
         return got
 
-    def dual_point(
-        self, alpha: np.ndarray, a_ptr: np.ndarray, n: int
-    ) -> tuple[sp.csr_matrix, np.ndarray]:
+    def dual_point(self, n: int) -> tuple[sp.csr_matrix, np.ndarray]:
         """``B`` (n, m) with ``V = X^T B`` and the linear dual term ``sum alpha L`` (one
         objective block, then the blocks' null labels' 0).
 
         Only the labels with mass are formed: O(n_active D) memory. ``B`` is the product of the
         same masses and rows as the table form's, summed in the same order."""
-        idx = np.flatnonzero(alpha)
-        blk = np.searchsorted(a_ptr, idx, side="right") - 1
-        r = idx - a_ptr[blk]
+        blk, r, a = self.mass()
         real = r < self.rows[blk] - 1  # the null label has no row and no loss
-        idx, blk, r = idx[real], blk[real], r[real]
-        a = alpha[idx]
+        blk, r, a = blk[real], r[real], a[real]
         ys, cs = self.y[blk], self.candidate(blk, r)
         d = self.pair_delta(ys, cs)
         U = sp.csr_matrix(sp.diags(d) @ (self.M[ys] - self.M[cs]), dtype=np.float64)
         U.sum_duplicates()
         U.eliminate_zeros()
         U = sp.csr_matrix(U * self.C, dtype=np.float64)
-        mass = sp.csr_matrix((a, (blk, np.arange(len(idx)))), shape=(n, len(idx)))
+        mass = sp.csr_matrix((a, (blk, np.arange(len(a)))), shape=(n, len(a)))
         B = sp.csr_matrix(mass @ U)
         ell = np.bincount(np.zeros(len(a), dtype=np.int64), weights=a * (self.C * d), minlength=2)
         return B, ell
@@ -163,8 +271,6 @@ class FlatBlocks:
         self,
         Xs: sp.csr_matrix,
         sqn: np.ndarray,
-        a_ptr: np.ndarray,
-        alpha: np.ndarray,
         WT: np.ndarray,
         order: np.ndarray,
         steps_of: Callable[..., tuple[np.ndarray | None, int]],
@@ -180,12 +286,46 @@ class FlatBlocks:
             Wk = WT[c_k]
             S = v_k @ Wk
             U, L = self.scaled_table(int(self.y[k]))
-            acc, taken = steps_of(alpha[a_ptr[k] : a_ptr[k + 1]], U, L, S, sqn[k], None)
+            al = np.zeros(self.rows[k])  # the block's simplex, dense while it is visited
+            na = self.act_n[k]
+            al[self.act_r[k, :na]] = self.act_a[k, :na]
+            acc, taken = steps_of(al, U, L, S, sqn[k], None)
             steps += taken
+            r = np.flatnonzero(al > 0)
+            if len(r) > self.act_r.shape[1]:
+                self._grow(len(r))
+            self.act_n[k] = len(r)
+            self.act_r[k, : len(r)] = r
+            self.act_a[k, : len(r)] = al[r]
             if acc is not None:
                 Wk += np.multiply.outer(v_k, acc)
                 WT[c_k] = Wk
         return steps
+
+    def _grow(self, need: int) -> None:
+        cap = max(need, 2 * self.act_r.shape[1])
+        self.act_r = np.pad(self.act_r, ((0, 0), (0, cap - self.act_r.shape[1])))
+        self.act_a = np.pad(self.act_a, ((0, 0), (0, cap - self.act_a.shape[1])))
+
+    def kernel_pass(
+        self,
+        Xs: sp.csr_matrix,
+        sqn: np.ndarray,
+        WT: np.ndarray,
+        order: np.ndarray,
+        P: np.ndarray,
+        pdiag: np.ndarray | None,
+        eps: float,
+        inner: int,
+        inner_rtol: float,
+    ) -> int:
+        """One epoch through :func:`_flat_pass_kernel`; returns the steps (-1: overflow)."""
+        steps, self.act_r, self.act_a = FLAT_PASS_KERNEL(
+            order, Xs.indptr, Xs.indices, Xs.data, sqn, *self.kernel_args(), self.act_r,
+            self.act_a, self.act_n, WT, P, pdiag if pdiag is not None else sqn[:0],
+            pdiag is not None, eps, inner, inner_rtol,
+        )  # fmt: skip
+        return int(steps)
 
     def kernel_args(self) -> tuple[Any, ...]:
         """The arrays :func:`_flat_pass_kernel` reads about the labels."""
@@ -287,8 +427,9 @@ def _flat_pass_kernel(
     zero_one: bool,
     dtab: np.ndarray,
     C: float,
-    a_ptr: np.ndarray,
-    alpha: np.ndarray,
+    act_r: np.ndarray,
+    act_a: np.ndarray,
+    act_n: np.ndarray,
     WT: np.ndarray,
     P: np.ndarray,
     pdiag: np.ndarray,
@@ -296,7 +437,9 @@ def _flat_pass_kernel(
     eps: float,
     inner: int,
     inner_rtol: float,
-) -> int:  # pragma: no cover - compiled by numba (its numpy form: FlatBlocks.python_pass)
+) -> tuple[
+    int, np.ndarray, np.ndarray
+]:  # pragma: no cover - numba (numpy form: FlatBlocks.python_pass)
     """One BCFW epoch of a flat model, its labels formed on the fly.
 
     The steps of :func:`hierlab.solvers.bcfw._pass_kernel` on one block per example: the scan
@@ -316,6 +459,7 @@ def _flat_pass_kernel(
     atouched = np.empty(m, dtype=np.int64)
     ridx = np.empty(m, dtype=np.int64)
     rsgn = np.empty(m)
+    hbuf = np.empty(cand.shape[0] + 1)
     steps = 0
     for oi in range(order.shape[0]):
         k = order[oi]
@@ -324,14 +468,11 @@ def _flat_pass_kernel(
         na = 0
         moved = False
         rows = nrows[k]
-        a0 = a_ptr[k]
         stop = eps
         for _ in range(inner):
             # the pair: a = argmax h, v = argmin h over labels with mass (first wins)
             hmax = -np.inf
             ia = 0
-            hmin = np.inf
-            iv = 0
             for r in range(rows):
                 if r == rows - 1:
                     h = 0.0 - 0.0  # the null label: L = 0, U = 0
@@ -345,11 +486,16 @@ def _flat_pass_kernel(
                     for e in range(nt):
                         s += (rsgn[e] * dc) * S[ridx[e]]
                     h = C * d - s
+                hbuf[r] = h
                 if h > hmax:
                     hmax = h
                     ia = r
-                if alpha[a0 + r] > 0.0 and h < hmin:
-                    hmin = h
+            hmin = np.inf
+            iv = 0
+            for e in range(act_n[k]):  # labels increasing, as the table scan meets them
+                r = act_r[k, e]
+                if act_a[k, e] > 0.0 and hbuf[r] < hmin:
+                    hmin = hbuf[r]
                     iv = r
             gp = hmax - hmin
             if gp <= stop:
@@ -392,12 +538,43 @@ def _flat_pass_kernel(
                     q += db[touched[e]] * Pd[touched[e]]
             q *= sq
             if not q < np.inf:
-                return -1
-            gam = alpha[a0 + iv]
+                return -1, act_r, act_a
+            # the masses of a and v in the active set (a joins it if new, v leaves at 0)
+            na_k = act_n[k]
+            ev = 0
+            while act_r[k, ev] != iv:
+                ev += 1
+            ea = 0
+            while ea < na_k and act_r[k, ea] < ia:
+                ea += 1
+            if ea == na_k or act_r[k, ea] != ia:  # insert a at ea
+                if na_k == act_r.shape[1]:
+                    cap = 2 * act_r.shape[1]
+                    nr = np.zeros((act_r.shape[0], cap), dtype=np.int64)
+                    nv = np.zeros((act_r.shape[0], cap))
+                    nr[:, : act_r.shape[1]] = act_r
+                    nv[:, : act_r.shape[1]] = act_a
+                    act_r = nr
+                    act_a = nv
+                for e in range(na_k, ea, -1):
+                    act_r[k, e] = act_r[k, e - 1]
+                    act_a[k, e] = act_a[k, e - 1]
+                act_r[k, ea] = ia
+                act_a[k, ea] = 0.0
+                na_k += 1
+                act_n[k] = na_k
+                if ev >= ea:
+                    ev += 1
+            gam = act_a[k, ev]
             if q > 0.0 and gp < gam * q:
                 gam = gp / q
-            alpha[a0 + ia] += gam
-            alpha[a0 + iv] -= gam
+            act_a[k, ea] += gam
+            act_a[k, ev] -= gam
+            if act_a[k, ev] == 0.0:  # v leaves the active set
+                for e in range(ev, na_k - 1):
+                    act_r[k, e] = act_r[k, e + 1]
+                    act_a[k, e] = act_a[k, e + 1]
+                act_n[k] = na_k - 1
             gs = gam * sq
             if use_pdiag:
                 for e in range(nt):
@@ -433,7 +610,7 @@ def _flat_pass_kernel(
                 sparse_row_update(WT, indptr, indices, data, k, acc)
                 for j in range(m):
                     acc[j] = 0.0
-    return steps
+    return steps, act_r, act_a
 
 
 #: the kernel and its building blocks (None without numba; the numpy pass then runs)

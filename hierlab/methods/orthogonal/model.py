@@ -436,12 +436,24 @@ class FlatModel(LinearModel):
 
         ``Delta`` is formed for the distinct labels of ``y`` against the candidates only."""
         cand = self.cand_
-        labels, inv = np.unique(y, return_inverse=True)
-        D = label_loss(self.delta_name, self.taxonomy, labels, cand)[inv]
         rows = np.arange(len(y))
-        L = D * np.maximum(0.0, 1.0 - S[rows, y][:, None] + S[:, cand])
+        L = S[:, cand]  # becomes Delta(y, c) max(0, 1 - s_y + s_c), in place
+        L += (1.0 - S[rows, y])[:, None]
+        np.maximum(L, 0.0, out=L)
+        labels, inv = np.unique(y, return_inverse=True)
+        if get_loss(self.delta_name).transform is None:  # zero-one: Delta(y, y) = 0 only
+            pos = np.searchsorted(cand, y)
+            hit = np.flatnonzero((pos < len(cand)) & (cand[np.minimum(pos, len(cand) - 1)] == y))
+            L[hit, pos[hit]] = 0.0
+        else:  # one row of Delta per label, never (n_samples x candidates)
+            D = label_loss(self.delta_name, self.taxonomy, labels, cand)
+            order = np.argsort(inv, kind="stable")
+            bounds = np.searchsorted(inv[order], np.arange(len(labels) + 1))
+            for j in range(len(labels)):
+                group = order[bounds[j] : bounds[j + 1]]
+                L[group] *= D[j]
         a = np.argmax(L, axis=1)
-        return L[rows, a], a, D[rows, a]
+        return L[rows, a], a, self.pair_delta(y, cand[a])
 
     def loss(self, S: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, sp.csr_matrix]:
         """Summed slack-rescaled hinge and its subgradient with respect to ``S``."""
@@ -514,7 +526,7 @@ class FlatModel(LinearModel):
             max_delta = 1.0 if len(cand) > 1 or (len(cand) == 1 and not present.all()) else 0.0
         else:  # the largest Delta of any label's row, a chunk of labels at a time
             max_delta = 0.0
-            step = max(1, 2**20 // max(len(cand), 1))
+            step = max(1, 2**18 // max(len(cand), 1))
             for i in range(0, len(labels), step):
                 D = label_loss(self.delta_name, self.taxonomy, labels[i : i + step], cand)
                 max_delta = max(max_delta, float(D.max(initial=0.0)))
