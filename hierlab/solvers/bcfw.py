@@ -24,8 +24,10 @@ labels, O(m D) for the flat models (D the depth), not O(m^2); with a diagonal me
 touches only the nodes of ``u_a - u_v``. The certificate's losses are evaluated a chunk of
 examples at a time (:meth:`~hierlab.core.objective.Objective.summed_loss`). On IPC titles (645
 leaves, 52,530 rows) one FLATMULT epoch went from about 100 s to 2.5 s and the peak from
-10 GB to 1.4 GB. What still grows with m^2: the flat models' tables (one per distinct training
-label, each over all candidates) and the dual variables (one per example and candidate).
+10 GB to 1.4 GB. The flat models (FLATMULT, TREELOSS) keep no tables at all: a block's labels
+are formed on the fly from the ancestor rows (:mod:`hierlab.solvers.bcfw_flat`, the same
+arithmetic as the tables), and their dual variables are one active set per block (the labels
+with mass), so nothing grows with (labels x candidates) or (examples x candidates).
 
 **Certificate.** Any feasible ``alpha`` gives ``D(alpha) <= J*`` (weak duality) and any ``W``
 gives ``J* <= J(W)``. After every epoch ``W(alpha)`` is recomputed exactly from the dual variables
@@ -132,7 +134,10 @@ class _Dual:
     floating-point operations for dense and sparse ``X`` (exact ties between labels, which the
     pairwise line search creates, are then broken identically).
     Memory: the non-zeros of the tables, one dual variable per (block, label of its table), and
-    ``W``; never a (labels x nodes) or (examples x nodes) dense array.
+    ``W``; never a (labels x nodes) or (examples x nodes) dense array. For the flat models
+    (``flat``, :class:`~hierlab.solvers.bcfw_flat.FlatBlocks`) no tables and only the labels
+    with mass: O(m D + n x active); ``alpha`` is then unused and the flat or padded layouts
+    are formed on request (:meth:`flat_alpha`, :meth:`padded`, O(n x candidates)).
     """
 
     def __init__(self, objective: Objective, dual_init: np.ndarray | None = None) -> None:

@@ -16,6 +16,13 @@ tables did, and ``Delta`` comes from the size of the same symmetric difference
 (``|A+(y) Δ A+(c)|``, the quantity every unweighted loss of :mod:`hierlab.core.losses`
 transforms). Memory: the ancestor rows (O(m D)) and O(m) scratch.
 
+The dual variables are kept as one active set per block (the labels with mass, increasing, in
+an (n, capacity) pair of arrays whose capacity doubles when a block outgrows it): Frank-Wolfe
+moves mass between the most violated label and the worst active one, so a block holds a few
+labels, not all candidates (IPC: 52,530 x 645 floats, 271 MB, as a flat vector). The flat and
+padded layouts of the table solver are formed only on request (O(n x candidates)); a warm
+start is passed as a sparse row (:meth:`FlatBlocks.sparse_alpha`, O(labels with mass)).
+
 The arithmetic is the explicit tables' to the last bit: the same row entries in the same order
 (increasing node id), the same products ``(± Delta C) s_j`` summed from 0, the same direction
 ``u_a - u_v`` (``a``'s entries first) and the same tie-breaking (first label wins), so the
