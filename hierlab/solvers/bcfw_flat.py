@@ -102,6 +102,13 @@ class FlatBlocks:
                 raise ParameterError(f"FlatBlocks: {name} must have sorted 0/1 rows")
         self.M, self.anc = M, anc
         self.same = M is anc
+        #: ``a_c = e_c`` (FLATMULT): a label's row is ``C Delta (e_y - e_c)``, two entries
+        self.identity = bool(
+            M.shape[0] == M.shape[1]
+            and M.nnz == M.shape[0]
+            and np.array_equal(M.indices, np.arange(M.shape[0]))
+            and np.array_equal(M.indptr, np.arange(M.shape[0] + 1))
+        )
         self.zero_one = dtab is None
         self.dtab = np.zeros(1) if dtab is None else np.asarray(dtab, dtype=np.float64)
         if not self.zero_one and np.any(self.dtab[1:] <= 0):
@@ -339,6 +346,7 @@ class FlatBlocks:
         return (
             self.y, self.cand, self.pos, self.rows, self.M.indptr, self.M.indices,
             self.anc.indptr, self.anc.indices, self.same, self.zero_one, self.dtab, self.C,
+            self.identity,
         )  # fmt: skip
 
 
@@ -434,6 +442,7 @@ def _flat_pass_kernel(
     zero_one: bool,
     dtab: np.ndarray,
     C: float,
+    identity: bool,
     act_r: np.ndarray,
     act_a: np.ndarray,
     act_n: np.ndarray,
@@ -480,7 +489,21 @@ def _flat_pass_kernel(
             # the pair: a = argmax h, v = argmin h over labels with mass (first wins)
             hmax = -np.inf
             ia = 0
-            for r in range(rows):
+            if identity and zero_one:  # FLATMULT: h_c = C - (C s_y + (-C) s_c), no merge
+                pk = pos[k]
+                csy = C * S[y[k]]
+                for r in range(rows - 1):
+                    c = cand[r + 1] if r >= pk else cand[r]
+                    h = C - (csy + (-C) * S[c])
+                    hbuf[r] = h
+                    if h > hmax:
+                        hmax = h
+                        ia = r
+                hbuf[rows - 1] = 0.0
+                if 0.0 > hmax:
+                    hmax = 0.0
+                    ia = rows - 1
+            for r in range(0 if identity and zero_one else rows):  # the general scan
                 if r == rows - 1:
                     h = 0.0 - 0.0  # the null label: L = 0, U = 0
                 else:
