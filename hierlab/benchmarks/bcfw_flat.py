@@ -61,6 +61,7 @@ def _run(obj: Objective, epochs: int, implicit: bool) -> tuple[float, float, flo
         tracemalloc.stop()
     finally:
         FlatModel.implicit_blocks = saved  # type: ignore[method-assign]
+    assert res.final is not None
     return seconds, peak, res.final.upper
 
 

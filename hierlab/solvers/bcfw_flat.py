@@ -376,6 +376,27 @@ def _sym_diff(
     return n
 
 
+def _row_dot(
+    ptr: np.ndarray, idx: np.ndarray, y: int, c: int, S: np.ndarray, dc: float
+) -> float:  # pragma: no cover - compiled by numba
+    """``U_c . S`` with ``U_c = dc (a_y - a_c)``: the entries of :func:`_sym_diff` in the same
+    order, summed from 0 as the table scan sums a sparse row (no buffers written)."""
+    i, ie = ptr[y], ptr[y + 1]
+    j, je = ptr[c], ptr[c + 1]
+    s = 0.0
+    while i < ie or j < je:
+        if j >= je or (i < ie and idx[i] < idx[j]):
+            s += (1.0 * dc) * S[idx[i]]
+            i += 1
+        elif i >= ie or idx[j] < idx[i]:
+            s += (-1.0 * dc) * S[idx[j]]
+            j += 1
+        else:
+            i += 1
+            j += 1
+    return s
+
+
 def _count_diff(ptr: np.ndarray, idx: np.ndarray, y: int, c: int) -> int:  # pragma: no cover
     """``|A+(y) Δ A+(c)|`` from two sorted rows (compiled by numba)."""
     i, ie = ptr[y], ptr[y + 1]
@@ -507,15 +528,12 @@ def _flat_pass_kernel(
                 if r == rows - 1:
                     h = 0.0 - 0.0  # the null label: L = 0, U = 0
                 else:
-                    nt, d = _LABEL_ROW(
-                        k, r, y, cand, pos, m_ptr, m_idx, an_ptr, an_idx, same, zero_one,
-                        dtab, ridx, rsgn,
-                    )  # fmt: skip
-                    dc = d * C
-                    s = 0.0
-                    for e in range(nt):
-                        s += (rsgn[e] * dc) * S[ridx[e]]
-                    h = C * d - s
+                    c = cand[r + 1] if r >= pos[k] else cand[r]
+                    if zero_one:
+                        d = 1.0
+                    else:
+                        d = dtab[_COUNT_DIFF(an_ptr, an_idx, y[k], c)]
+                    h = C * d - _ROW_DOT(m_ptr, m_idx, y[k], c, S, d * C)
                 hbuf[r] = h
                 if h > hmax:
                     hmax = h
@@ -646,5 +664,6 @@ def _flat_pass_kernel(
 #: the kernel and its building blocks (None without numba; the numpy pass then runs)
 _SYM_DIFF: Any = njit(_sym_diff)
 _COUNT_DIFF: Any = njit(_count_diff)
+_ROW_DOT: Any = njit(_row_dot)
 _LABEL_ROW: Any = njit(_label_row)
 FLAT_PASS_KERNEL: Any = njit(_flat_pass_kernel)
