@@ -74,6 +74,9 @@ ROUTINGS = ("flat", "recursive")
 #: float64 per array), so that a family's per-call cost (a copy of its weights) is paid a
 #: few times, not once per few thousand rows, and memory stays bounded on large data
 BLOCK_ENTRIES = 2**23
+#: the calibration's gathers use smaller blocks (8 MB per array): the margins of a block make
+#: several (rows x nodes) temporaries, and they are read only at a few (row, node) pairs
+GATHER_ENTRIES = 2**20
 #: a map is fitted on at most this many (score, target) pairs (a seeded sample beyond):
 #: two Platt parameters or an isotonic curve need far fewer, and the cost stays linear
 MAX_PAIRS_PER_MAP = 50_000
@@ -276,9 +279,12 @@ def calibration_pairs(
     return rows, nodes, target
 
 
-def row_blocks(n: int, n_nodes: int) -> list[np.ndarray]:
-    """Consecutive row indices in blocks of about ``BLOCK_ENTRIES / n_nodes`` rows."""
-    size = max(1024, BLOCK_ENTRIES // max(n_nodes, 1))
+def row_blocks(
+    n: int, n_nodes: int, entries: int = BLOCK_ENTRIES, min_rows: int = 1024
+) -> list[np.ndarray]:
+    """Consecutive row indices in blocks of about ``entries / n_nodes`` rows (at least
+    ``min_rows``)."""
+    size = max(min_rows, entries // max(n_nodes, 1))
     return [np.arange(b0, min(n, b0 + size)) for b0 in range(0, n, size)]
 
 
@@ -305,7 +311,7 @@ def gather_pairs(
     ndarray of shape (n_pairs,)
     """
     out = np.empty(len(rows))
-    for idx in row_blocks(n, n_nodes):
+    for idx in row_blocks(n, n_nodes, GATHER_ENTRIES, 64):
         b0, b1 = idx[0], idx[-1] + 1
         sel = np.flatnonzero((rows >= b0) & (rows < b1))
         if len(sel):

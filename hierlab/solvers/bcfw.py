@@ -24,8 +24,10 @@ labels, O(m D) for the flat models (D the depth), not O(m^2); with a diagonal me
 touches only the nodes of ``u_a - u_v``. The certificate's losses are evaluated a chunk of
 examples at a time (:meth:`~hierlab.core.objective.Objective.summed_loss`). On IPC titles (645
 leaves, 52,530 rows) one FLATMULT epoch went from about 100 s to 2.5 s and the peak from
-10 GB to 1.4 GB. What still grows with m^2: the flat models' tables (one per distinct training
-label, each over all candidates) and the dual variables (one per example and candidate).
+10 GB to 1.4 GB. The flat models (FLATMULT, TREELOSS) keep no tables at all: a block's labels
+are formed on the fly from the ancestor rows (:mod:`hierlab.solvers.bcfw_flat`, the same
+arithmetic as the tables), and their dual variables are one active set per block (the labels
+with mass), so nothing grows with (labels x candidates) or (examples x candidates).
 
 **Certificate.** Any feasible ``alpha`` gives ``D(alpha) <= J*`` (weak duality) and any ``W``
 gives ``J* <= J(W)``. After every epoch ``W(alpha)`` is recomputed exactly from the dual variables
@@ -81,6 +83,7 @@ from hierlab.core.model import DualBlocks, dense
 from hierlab.core.objective import Objective
 from hierlab.core.regularizers import DualMetric
 from hierlab.core.solver import Solver, SolverState
+from hierlab.solvers.bcfw_flat import FlatBlocks
 from hierlab.solvers.rda import check_budget
 
 __all__ = ["BCFW"]
@@ -138,38 +141,57 @@ class _Dual:
     floating-point operations for dense and sparse ``X`` (exact ties between labels, which the
     pairwise line search creates, are then broken identically).
     Memory: the non-zeros of the tables, one dual variable per (block, label of its table), and
-    ``W``; never a (labels x nodes) or (examples x nodes) dense array.
+    ``W``; never a (labels x nodes) or (examples x nodes) dense array. For the flat models
+    (``flat``, :class:`~hierlab.solvers.bcfw_flat.FlatBlocks`) no tables and only the labels
+    with mass: O(m D + n x active); ``alpha`` is then unused and the flat or padded layouts
+    are formed on request (:meth:`flat_alpha`, :meth:`padded`, O(n x candidates)).
     """
 
     def __init__(self, objective: Objective, dual_init: np.ndarray | None = None) -> None:
         X = objective.X
         self.n, self.m, self.n_blocks = X.shape[0], objective.shape[0], objective.n_blocks
-        blocks: DualBlocks = objective.model.dual_blocks(objective.y)
-        self.U, self.L, self.lab_ptr = _csr_tables(blocks.tables, objective.C, self.m)
-        #: labels of each table (the null label last)
-        self.sizes = np.diff(self.lab_ptr)
+        implicit = getattr(objective.model, "implicit_blocks", None)
+        #: the flat models' blocks without tables (labels formed on the fly), or None
+        self.flat: FlatBlocks | None = (
+            implicit(objective.y, objective.C) if implicit is not None else None
+        )
+        if self.flat is not None:  # one block per example, each its own "table"
+            self.sizes = self.flat.rows
+            self.bex = self.btab = np.arange(self.n, dtype=np.int64)
+            self.table_block = np.zeros(self.n, dtype=np.int64)
+            max_loss = self.flat.max_loss
+        else:
+            blocks: DualBlocks = objective.model.dual_blocks(objective.y)
+            self.U, self.L, self.lab_ptr = _csr_tables(blocks.tables, objective.C, self.m)
+            #: labels of each table (the null label last)
+            self.sizes = np.diff(self.lab_ptr)
+            self.bex = np.asarray(blocks.block_example, dtype=np.int64)
+            self.btab = np.asarray(blocks.block_table, dtype=np.int64)
+            # separable problems (HIERMULT): the objective block of each table (its rows' block)
+            bor = np.asarray(objective.block_of_row, dtype=np.int64)
+            ip = self.U.indptr
+            nonempty = np.diff(ip) > 0
+            label_block = np.full(len(self.L), self.n_blocks, dtype=np.int64)
+            if self.U.nnz:
+                label_block[nonempty] = np.minimum.reduceat(bor[self.U.indices], ip[:-1][nonempty])
+            self.table_block = np.minimum.reduceat(label_block, self.lab_ptr[:-1])
+            max_loss = float(np.max(np.abs(self.L)))
         self.R = int(self.sizes.max())
-        self.bex = np.asarray(blocks.block_example, dtype=np.int64)
-        self.btab = np.asarray(blocks.block_table, dtype=np.int64)
         self.bstart = np.asarray(np.searchsorted(self.bex, np.arange(self.n + 1)), dtype=np.int64)
         self.a_ptr = np.r_[0, np.cumsum(self.sizes[self.btab])].astype(np.int64)
-        # separable problems (HIERMULT): the objective block of each table (its rows' block)
-        bor = np.asarray(objective.block_of_row, dtype=np.int64)
-        ip = self.U.indptr
-        nonempty = np.diff(ip) > 0
-        label_block = np.full(len(self.L), self.n_blocks, dtype=np.int64)
-        if self.U.nnz:
-            label_block[nonempty] = np.minimum.reduceat(bor[self.U.indices], ip[:-1][nonempty])
-        self.table_block = np.minimum.reduceat(label_block, self.lab_ptr[:-1])
         self.Xs = sp.csr_matrix(X)
         #: dense X: ``V = X^T B`` as ``(B^T X)^T`` (same sums in the same order as the CSR
         #: product, bit for bit, without a sparse-sparse product of a full matrix)
         self.Xd = None if sp.issparse(X) else np.asarray(X, dtype=np.float64)
         self.sqn = np.asarray(self.Xs.multiply(self.Xs).sum(axis=1)).ravel()  # ||x_k||^2
         self.XT = objective.XT if objective.XT is not None else sp.csr_matrix(self.Xs.T)
-        self.eps = 1e-12 * max(float(np.max(np.abs(self.L))), 1e-300)
+        self.eps = 1e-12 * max(max_loss, 1e-300)
         self.metric: DualMetric = objective.regularizer.dual_metric()
-        self.alpha = self.initial_alpha(dual_init)
+        if self.flat is not None:  # the flat models keep the labels with mass only
+            self.flat.start_alpha(dual_init, self.a_ptr)
+            self.alpha = np.zeros(0)  # unused: the active sets of ``flat`` hold the dual
+        else:
+            self.alpha = self.initial_alpha(dual_init)
         #: Frank-Wolfe gap of each example's blocks at its last visit (their sum: the running
         #: duality-gap estimate of Lacoste-Julien et al. 2013); NaN until visited
         self.fw_gap = np.full(self.n, np.nan)
@@ -212,6 +234,8 @@ class _Dual:
             alpha = np.zeros(int(self.a_ptr[-1]))
             alpha[self.a_ptr[1:] - 1] = 1.0
             return alpha
+        if sp.issparse(dual_init):  # a sparse row (:attr:`BCFW.alpha_sparse_`)
+            dual_init = sp.csr_matrix(dual_init).toarray().ravel()
         given = np.array(dual_init, dtype=np.float64)
         if given.ndim == 2 and given.shape == (nb, R):
             if np.any(given[np.arange(R)[None, :] >= rows[:, None]] != 0):
@@ -225,8 +249,35 @@ class _Dual:
         total = np.add.reduceat(given, self.a_ptr[:-1]) if nb else given[:0]
         return given / np.repeat(total, rows)
 
+    def normalise(self) -> None:
+        """Put every block's dual variables back on its simplex (rounding)."""
+        if self.flat is not None:
+            self.flat.normalise(self.a_ptr)
+        elif len(self.alpha):
+            self.alpha /= np.repeat(
+                np.add.reduceat(self.alpha, self.a_ptr[:-1]), np.diff(self.a_ptr)
+            )
+
+    def finite(self) -> bool:
+        """Whether every dual variable is finite."""
+        a = self.flat.act_a if self.flat is not None else self.alpha
+        return bool(np.isfinite(a).all())
+
+    def flat_alpha(self) -> np.ndarray:
+        """The dual variables, flat (block ``b``'s labels at ``a_ptr[b]:a_ptr[b + 1]``); for
+        the flat models formed from the active sets, O(n x candidates), on request."""
+        return self.flat.flat_alpha(self.a_ptr) if self.flat is not None else self.alpha
+
+    def sparse_alpha(self) -> sp.csr_matrix:
+        """The dual variables as a sparse row (1, n_alpha): the labels with mass only."""
+        if self.flat is not None:
+            return self.flat.sparse_alpha(self.a_ptr)
+        return sp.csr_matrix(self.alpha.reshape(1, -1))
+
     def padded(self, alpha: np.ndarray) -> np.ndarray:
         """``alpha`` as (n_blocks, R): block ``b``'s labels, then zeros."""
+        if self.flat is not None:
+            return self.flat.padded()
         rows = self.sizes[self.btab]
         out = np.zeros((len(self.bex), self.R))
         out[np.arange(self.R)[None, :] < rows[:, None]] = alpha
@@ -238,6 +289,8 @@ class _Dual:
 
         Frank-Wolfe keeps ``alpha`` sparse (a block's mass sits on the labels its steps
         touched), so ``B`` is one sparse product over the labels with mass."""
+        if self.flat is not None:  # from the active sets (``alpha`` is not used)
+            return self.flat.dual_point(self.n)
         idx = np.flatnonzero(alpha)
         blk = np.searchsorted(self.a_ptr, idx, side="right") - 1
         a = alpha[idx]
@@ -322,7 +375,13 @@ class BCFW(Solver):
     @property
     def alpha_flat_(self) -> np.ndarray:
         """The dual variables, flat: block ``b``'s labels at ``a_ptr[b]:a_ptr[b + 1]``."""
-        return self._dual.alpha
+        return self._dual.flat_alpha()
+
+    @property
+    def alpha_sparse_(self) -> sp.csr_matrix:
+        """The dual variables as a sparse row of shape (1, n_alpha) (the flat layout): the
+        labels with mass only, what a warm start (``dual_init``) needs."""
+        return self._dual.sparse_alpha()
 
     def __init__(
         self,
@@ -469,6 +528,8 @@ class BCFW(Solver):
     # ------------------------------------------------------------------ one epoch
     def _kernel_pass(self, dual: _Dual, order: np.ndarray, epoch: int) -> int:
         """The examples of ``order`` through the compiled kernel; returns the steps taken."""
+        if dual.flat is not None:
+            return self._flat_kernel_pass(dual, dual.flat, order, epoch)
         Xs, U, pdiag = dual.Xs, dual.U, dual.metric.pdiag
         steps = int(
             _PASS_KERNEL(
@@ -482,8 +543,29 @@ class BCFW(Solver):
             raise _diverged(epoch)
         return steps
 
+    def _flat_kernel_pass(
+        self, dual: _Dual, flat: FlatBlocks, order: np.ndarray, epoch: int
+    ) -> int:
+        """:meth:`_kernel_pass` for the flat models' implicit labels (:mod:`.bcfw_flat`)."""
+        steps = flat.kernel_pass(
+            dual.Xs, dual.sqn, dual.WT, order, dual.metric.P, dual.metric.pdiag, dual.eps,
+            self.inner, self.inner_rtol, dual.fw_gap,
+        )  # fmt: skip
+        if steps < 0:
+            raise _diverged(epoch)
+        return steps
+
     def _python_pass(self, dual: _Dual, order: np.ndarray, epoch: int) -> int:
         """The Python form of :func:`_pass_kernel` (``alpha`` and ``WT`` updated in place)."""
+        if dual.flat is not None:
+            with np.errstate(over="ignore", invalid="ignore"):
+                return dual.flat.python_pass(
+                    dual.Xs, dual.sqn, dual.WT, order,
+                    lambda al, U, L, S, sq, acc: self._pairwise_steps(
+                        dual, al, U, L, S, sq, acc, epoch
+                    ),
+                    dual.fw_gap,
+                )  # fmt: skip
         steps = 0
         WT = dual.WT
         # overflow (absurd C or feature scales) is caught per step and once per epoch
@@ -576,14 +658,13 @@ class BCFW(Solver):
         sigma_steps : int
             Iterations of the metric's relaxation step (ORTHOGNL's ``sigma``).
         """
-        alpha, metric = dual.alpha, dual.metric
-        if len(alpha):  # stay on the simplices (rounding)
-            alpha /= np.repeat(np.add.reduceat(alpha, dual.a_ptr[:-1]), np.diff(dual.a_ptr))
-        B, ell = dual.dual_point(alpha)
+        metric = dual.metric
+        dual.normalise()  # stay on the simplices (rounding)
+        B, ell = dual.dual_point(dual.alpha)
         VT = dual.VT(B)
         sig_steps = metric.sigma_step(VT.T @ VT) if metric.sigma is not None else 0
         WT = metric.apply(VT)
-        if not (np.isfinite(WT).all() and np.isfinite(alpha).all()):
+        if not (np.isfinite(WT).all() and dual.finite()):
             raise _diverged(epoch, "the weights overflowed")
         dual.WT = WT
         D = ell[: objective.n_blocks] - 0.5 * objective.row_dot(VT.T, WT.T)

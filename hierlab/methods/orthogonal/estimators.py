@@ -330,7 +330,7 @@ class _RDAClassifier(HierarchicalClassifier):
             solver, obj, callbacks, tol=float(self.tol), rtol=float(self.rtol)
         )
         if getattr(self, "_keep_dual", False) and isinstance(solver, BCFW):
-            self._warm_dual = solver.alpha_flat_
+            self._warm_dual = solver.alpha_sparse_  # the labels with mass only
         W = np.asarray(result.coef)
         self.weights_ = W
         self.coef_ = self._model.node_weights(W)

@@ -39,6 +39,7 @@ from hierlab.core.losses import delta as label_loss
 from hierlab.core.losses import get_loss
 from hierlab.core.model import DualBlocks, LinearModel, per_label_blocks, product, sparse_table
 from hierlab.core.taxonomy import Taxonomy
+from hierlab.solvers.bcfw_flat import FlatBlocks
 
 __all__ = [
     "FlatModel",
@@ -510,14 +511,23 @@ class FlatModel(LinearModel):
         rows = np.arange(len(y))
         if self.delta_name == "zero_one":
             return self._most_violated_zero_one(S, y)
-        labels, inv = np.unique(y, return_inverse=True)
-        D = label_loss(self.delta_name, self.taxonomy, labels, cand)[inv]
-        L = S[:, cand]  # a copy (fancy indexing)
-        L += 1.0 - S[rows, y][:, None]
+        L = S[:, cand]  # becomes Delta(y, c) max(0, 1 - s_y + s_c), in place
+        L += (1.0 - S[rows, y])[:, None]
         np.maximum(L, 0.0, out=L)
-        L *= D
+        labels, inv = np.unique(y, return_inverse=True)
+        if get_loss(self.delta_name).transform is None:  # zero-one: Delta(y, y) = 0 only
+            pos = np.searchsorted(cand, y)
+            hit = np.flatnonzero((pos < len(cand)) & (cand[np.minimum(pos, len(cand) - 1)] == y))
+            L[hit, pos[hit]] = 0.0
+        else:  # one row of Delta per label, never (n_samples x candidates)
+            D = label_loss(self.delta_name, self.taxonomy, labels, cand)
+            order = np.argsort(inv, kind="stable")
+            bounds = np.searchsorted(inv[order], np.arange(len(labels) + 1))
+            for j in range(len(labels)):
+                group = order[bounds[j] : bounds[j + 1]]
+                L[group] *= D[j]
         a = np.argmax(L, axis=1)
-        return L[rows, a], a, D[rows, a]
+        return L[rows, a], a, self.pair_delta(y, cand[a])
 
     def _most_violated_zero_one(self, S: np.ndarray, y: np.ndarray) -> tuple[Array, Array, Array]:
         """:meth:`_most_violated` for ``Delta = [y != c]`` (Crammer-Singer, eq. 12) in two
@@ -569,22 +579,75 @@ class FlatModel(LinearModel):
         G = sp.csr_matrix((np.r_[d, -d], (np.r_[k, k], np.r_[c, y[k]])), shape=S.shape)
         return np.array([val.sum()]), G
 
+    def label_table(self, v: int) -> tuple[sp.csr_matrix, Array]:
+        """The dual table of label ``v``: rows ``c`` among the candidates with ``Delta(v, c) >
+        0`` (increasing), ``L = Delta``, ``U = Delta (a_v - a_c)``, then the null label;
+        shape (R, n_nodes). O(candidates x D) non-zeros: formed one label at a time."""
+        m, cand = self.n_rows, self.cand_
+        M = self.A if self.path_sum else sp.identity(m, format="csr")
+        dlt = label_loss(self.delta_name, self.taxonomy, [v], cand)[0]
+        keep = (cand != v) & (dlt > 0)
+        d = dlt[keep]
+        own = sp.csr_matrix(np.ones((len(d), 1))) @ M[[v]]  # a_v on every row
+        U = sp.diags(d) @ (own - M[cand[keep]])
+        return sparse_table(U, d, 1.0)
+
     def dual_blocks(self, y: np.ndarray) -> DualBlocks:
         """One block per example: labels ``c`` among the candidates with ``Delta(y, c) > 0``,
         ``L = Delta``, ``U = Delta (a_y - a_c)`` with ``a`` the row of the ancestor matrix
-        (path sums, TREELOSS) or the unit vector, weight 1 (slack rescaling)."""
-        m, cand = self.n_rows, self.cand_
-        M = self.A if self.path_sum else sp.identity(m, format="csr")
+        (path sums, TREELOSS) or the unit vector, weight 1 (slack rescaling).
 
-        def make(v: int) -> tuple[Any, Array]:
-            dlt = label_loss(self.delta_name, self.taxonomy, [v], cand)[0]
-            keep = (cand != v) & (dlt > 0)
-            d = dlt[keep]
-            own = sp.csr_matrix(np.ones((len(d), 1))) @ M[[v]]  # a_v on every row
-            U = sp.diags(d) @ (own - M[cand[keep]])
-            return sparse_table(U, d, 1.0)
+        Explicit: one table per distinct label over all candidates, (labels x candidates x D)
+        non-zeros. BCFW uses :meth:`implicit_blocks` instead; these tables are the reference."""
+        return per_label_blocks(y, self.label_table)
 
-        return per_label_blocks(y, make)
+    def _delta_counts(self) -> np.ndarray | None:
+        """``Delta`` as a function of ``|A+(y) Δ A+(c)|`` (None for the zero-one loss)."""
+        transform = get_loss(self.delta_name).transform
+        if transform is None:
+            return None
+        size = np.arange(2 * int(self.taxonomy.max_depth) + 3, dtype=np.float64)
+        return np.asarray(transform(size), dtype=np.float64)
+
+    def pair_delta(self, ys: np.ndarray, cs: np.ndarray) -> np.ndarray:
+        """``Delta(ys[i], cs[i])`` elementwise, shape (k,): the values of :func:`~hierlab.core.
+        losses.delta` (the same transform of the same integer path difference)."""
+        ys, cs = np.asarray(ys, dtype=np.int64), np.asarray(cs, dtype=np.int64)
+        dtab = self._delta_counts()
+        if dtab is None:
+            return (ys != cs).astype(np.float64)
+        A = self.A
+        common = np.asarray(A[ys].multiply(A[cs]).sum(axis=1)).ravel()
+        deg = np.diff(A.indptr)
+        return dtab[(deg[ys] + deg[cs] - 2 * common).astype(np.int64)]
+
+    def implicit_blocks(self, y: np.ndarray, C: float) -> FlatBlocks | None:
+        """The blocks of :meth:`dual_blocks` without their tables (for BCFW): each label's row
+        is formed when it is scanned, O(m D) memory in all (:mod:`hierlab.solvers.bcfw_flat`).
+        None when the loss needs per-node weights (BCFW then uses the explicit tables)."""
+        loss = get_loss(self.delta_name)
+        if loss.weighted:
+            return None
+        y = np.asarray(y, dtype=np.int64)
+        cand = self.cand_
+        anc = sp.csr_matrix(self.A, dtype=np.float64)
+        if not anc.has_sorted_indices:
+            anc = anc.copy()
+            anc.sort_indices()
+        M = anc if self.path_sum else sp.identity(self.n_rows, format="csr", dtype=np.float64)
+        labels = np.unique(y)
+        if loss.transform is None:
+            present = np.isin(labels, cand)
+            max_delta = 1.0 if len(cand) > 1 or (len(cand) == 1 and not present.all()) else 0.0
+        else:  # the largest Delta of any label's row, a chunk of labels at a time
+            max_delta = 0.0
+            step = max(1, 2**18 // max(len(cand), 1))
+            for i in range(0, len(labels), step):
+                D = label_loss(self.delta_name, self.taxonomy, labels[i : i + step], cand)
+                max_delta = max(max_delta, float(D.max(initial=0.0)))
+        return FlatBlocks(
+            y, cand, M, anc, self._delta_counts(), max_delta, C, self.label_table, self.pair_delta
+        )
 
     def predict(self, S: np.ndarray) -> np.ndarray:
         """``argmax_{c in candidates} S[:, c]`` (eq. 2)."""

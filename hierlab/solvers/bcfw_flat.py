@@ -1,0 +1,682 @@
+"""Implicit label tables of the flat models (FLATMULT, TREELOSS) for BCFW.
+
+The dual of a flat model (:class:`~hierlab.methods.orthogonal.model.FlatModel`) has one block per
+example ``k`` with label ``y = y_k``, whose labels are the candidates ``c != y`` (then the null
+label), with
+
+    L_c = C Delta(y, c),    U_c = C Delta(y, c) (a_y - a_c),
+
+``a_c`` the row of the ancestor matrix (path sums, TREELOSS) or the unit vector ``e_c``
+(FLATMULT). Stored explicitly, one table per distinct label over all candidates, this is
+(labels x candidates x path length) non-zeros: quadratic in the number of classes (481 MB at
+2,000 leaves). Here nothing is stored per label: the compiled pass forms a candidate's row on
+the fly by merging the two sorted rows ``a_y`` and ``a_c`` (their symmetric difference; common
+ancestors cancel), so a block's scan costs O(candidates x D) (D the depth), as the explicit
+tables did, and ``Delta`` comes from the size of the same symmetric difference
+(``|A+(y) Δ A+(c)|``, the quantity every unweighted loss of :mod:`hierlab.core.losses`
+transforms). Memory: the ancestor rows (O(m D)) and O(m) scratch.
+
+The dual variables are kept as one active set per block (the labels with mass, increasing, in
+an (n, capacity) pair of arrays whose capacity doubles when a block outgrows it): Frank-Wolfe
+moves mass between the most violated label and the worst active one, so a block holds a few
+labels, not all candidates (IPC: 52,530 x 645 floats, 271 MB, as a flat vector). The flat and
+padded layouts of the table solver are formed only on request (O(n x candidates)); a warm
+start is passed as a sparse row (:meth:`FlatBlocks.sparse_alpha`, O(labels with mass)).
+
+The arithmetic is the explicit tables' to the last bit: the same row entries in the same order
+(increasing node id), the same products ``(± Delta C) s_j`` summed from 0, the same direction
+``u_a - u_v`` (``a``'s entries first) and the same tie-breaking (first label wins), so the
+implicit pass takes the very steps of the table pass (tested against it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from hierlab.core._jit import njit, sparse_row_times, sparse_row_update
+from hierlab.core.exceptions import ParameterError
+
+__all__ = ["FlatBlocks"]
+
+#: explicit tables of the Python pass kept at once (the most recent labels)
+_TABLE_CACHE = 64
+#: dual variables laid out densely at once when the blocks are normalised
+_NORMALISE_ENTRIES = 2**18
+
+
+class FlatBlocks:
+    """The blocks of a flat model's dual without their tables (one block per example).
+
+    Parameters
+    ----------
+    y : ndarray of int, shape (n,)
+        The label (node id) of each example: block ``k`` is example ``k``.
+    cand : ndarray of int, shape (n_cand,)
+        The candidates, increasing.
+    M : csr_matrix of shape (m, m), 0/1 entries, sorted rows
+        ``a_c`` per node: the ancestor matrix (path sums) or the identity.
+    anc : csr_matrix of shape (m, m), 0/1 entries, sorted rows
+        The ancestor matrix (``A+(c)`` per row), for ``Delta``.
+    dtab : ndarray of shape (max_count + 1,)
+        ``Delta`` as a function of ``|A+(y) Δ A+(c)|`` (the loss's transform); None for the
+        zero-one loss (``Delta = 1`` for ``c != y``).
+    max_delta : float
+        The largest ``Delta(y_k, c)`` over the blocks (the solver's tolerance scales with it).
+    C : float
+        The weight of the losses.
+    table : callable
+        ``table(v) -> (U, L)``: the explicit table of label ``v`` (unscaled, the null label
+        last), built on request by the Python pass and as the reference.
+    pair_delta : callable
+        ``pair_delta(ys, cs) -> Delta``, elementwise, shape (k,).
+
+    Attributes
+    ----------
+    rows : ndarray of int, shape (n,)
+        Labels of each block: the candidates other than ``y_k``, then the null label.
+    pos : ndarray of int, shape (n,)
+        Where ``y_k`` sits in ``cand`` (``n_cand`` when it is not a candidate): label ``r`` of
+        block ``k`` is the candidate ``cand[r + (r >= pos_k)]``.
+    """
+
+    def __init__(
+        self,
+        y: np.ndarray,
+        cand: np.ndarray,
+        M: sp.csr_matrix,
+        anc: sp.csr_matrix,
+        dtab: np.ndarray | None,
+        max_delta: float,
+        C: float,
+        table: Callable[[int], tuple[Any, np.ndarray]],
+        pair_delta: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    ) -> None:
+        self.y = np.asarray(y, dtype=np.int64)
+        self.cand = np.asarray(cand, dtype=np.int64)
+        for name, mat in (("M", M), ("anc", anc)):
+            if not (mat.has_sorted_indices and np.all(mat.data == 1.0)):
+                raise ParameterError(f"FlatBlocks: {name} must have sorted 0/1 rows")
+        self.M, self.anc = M, anc
+        self.same = M is anc
+        #: ``a_c = e_c`` (FLATMULT): a label's row is ``C Delta (e_y - e_c)``, two entries
+        self.identity = bool(
+            M.shape[0] == M.shape[1]
+            and M.nnz == M.shape[0]
+            and np.array_equal(M.indices, np.arange(M.shape[0]))
+            and np.array_equal(M.indptr, np.arange(M.shape[0] + 1))
+        )
+        self.zero_one = dtab is None
+        self.dtab = np.zeros(1) if dtab is None else np.asarray(dtab, dtype=np.float64)
+        if not self.zero_one and np.any(self.dtab[1:] <= 0):
+            raise ParameterError("FlatBlocks: Delta must be positive between distinct labels")
+        self.max_delta = float(max_delta)
+        self.C = float(C)
+        self.table = table
+        self.pair_delta = pair_delta
+        pos = np.searchsorted(self.cand, self.y)
+        present = np.zeros(len(self.y), dtype=bool)
+        inside = pos < len(self.cand)
+        present[inside] = self.cand[pos[inside]] == self.y[inside]
+        self.pos = np.where(present, pos, len(self.cand)).astype(np.int64)
+        self.rows = (len(self.cand) - present + 1).astype(np.int64)
+        self._tables: dict[int, tuple[sp.csr_matrix, np.ndarray]] = {}
+        #: the dual variables as one active set per block: labels ``act_r[k, :act_n[k]]``
+        #: (increasing) with masses ``act_a[k, :act_n[k]] > 0``; the capacity doubles when a
+        #: block outgrows it (:meth:`set_alpha`)
+        self.act_r = np.zeros((len(self.y), 0), dtype=np.int64)
+        self.act_a = np.zeros((len(self.y), 0))
+        self.act_n = np.zeros(len(self.y), dtype=np.int64)
+
+    # ------------------------------------------------------------------ the dual variables
+    def set_alpha(self, blk: np.ndarray, r: np.ndarray, a: np.ndarray) -> None:
+        """Set the dual variables from the labels with mass: block ``blk[i]``, label ``r[i]``,
+        mass ``a[i] > 0``, sorted by block then label (every block has some mass)."""
+        n = len(self.y)
+        cnt = np.bincount(blk, minlength=n)
+        cap = max(4, int(cnt.max(initial=0)))
+        self.act_r = np.zeros((n, cap), dtype=np.int64)
+        self.act_a = np.zeros((n, cap))
+        start = np.r_[0, np.cumsum(cnt)[:-1]]
+        col = np.arange(len(blk)) - start[blk]
+        self.act_r[blk, col] = r
+        self.act_a[blk, col] = a
+        self.act_n = cnt.astype(np.int64)
+
+    def start_alpha(self, dual_init: Any, a_ptr: np.ndarray) -> None:
+        """The starting point: every block at its null label, or ``dual_init`` (flat of shape
+        (n_alpha,), padded (n_blocks, max_labels), or a sparse (1, n_alpha) row) normalised.
+
+        Only the labels with mass are kept: a sparse ``dual_init`` costs its non-zeros."""
+        n = len(self.y)
+        if dual_init is None:
+            self.set_alpha(np.arange(n), self.rows - 1, np.ones(n))
+            return
+        n_alpha, R = int(a_ptr[-1]), int(self.rows.max(initial=1))
+        if sp.issparse(dual_init):
+            row = sp.csr_matrix(dual_init, dtype=np.float64)
+            row.sum_duplicates()
+            if row.shape != (1, n_alpha):
+                raise ParameterError(f"dual_init must be of shape (1, {n_alpha}), got {row.shape}")
+            idx, val = row.indices.astype(np.int64), row.data
+        else:
+            given = np.array(dual_init, dtype=np.float64)
+            if given.ndim == 2 and given.shape == (n, R):
+                if np.any(given[np.arange(R)[None, :] >= self.rows[:, None]] != 0):
+                    raise ParameterError("dual_init puts mass on labels a block does not have")
+                k, r = np.nonzero(given)
+                idx, val = a_ptr[k] + r, given[k, r]
+            elif given.shape == (n_alpha,):
+                idx = np.flatnonzero(given)
+                val = given[idx]
+            else:
+                raise ParameterError(
+                    f"dual_init must be non-negative of shape {(n_alpha,)} or {(n, R)}, "
+                    f"got {np.shape(dual_init)}"
+                )
+        if (val < 0).any() or not np.isfinite(val).all():
+            raise ParameterError("dual_init must be finite and non-negative")
+        keep = val > 0
+        idx, val = idx[keep], val[keep]
+        order = np.argsort(idx, kind="stable")
+        idx, val = idx[order], val[order]
+        blk = np.searchsorted(a_ptr, idx, side="right") - 1
+        total = np.bincount(blk, weights=val, minlength=n)
+        if np.any(total <= 0):
+            raise ParameterError("dual_init must put some mass on every block")
+        self.set_alpha(blk, idx - a_ptr[blk], val)
+        self.normalise(a_ptr)  # as the table solver does, to the last bit
+
+    def mass(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The labels with mass: blocks, labels and masses, sorted by block then label."""
+        take = np.arange(self.act_r.shape[1])[None, :] < self.act_n[:, None]
+        blk = np.nonzero(take)[0]
+        return blk, self.act_r[take], self.act_a[take]
+
+    def normalise(self, a_ptr: np.ndarray) -> None:
+        """Put every block back on its simplex (rounding).
+
+        The blocks' sums are those of the table solver to the last bit (``np.add.reduceat``
+        over each block's dense labels, whose pairwise summation depends on where the masses
+        sit): the pairwise line search leaves exact ties between labels, and a last-bit
+        difference would break them otherwise. A chunk of blocks at a time: O(2^18) memory."""
+        n = len(self.y)
+        total = np.empty(n)
+        step = max(1, _NORMALISE_ENTRIES // int(self.rows.max(initial=1)))
+        cols = np.arange(self.act_r.shape[1])[None, :]
+        for b0 in range(0, n, step):
+            b1 = min(n, b0 + step)
+            k, e = np.nonzero(cols < self.act_n[b0:b1, None])
+            seg = np.zeros(int(a_ptr[b1] - a_ptr[b0]))
+            seg[a_ptr[b0 + k] - a_ptr[b0] + self.act_r[b0 + k, e]] = self.act_a[b0 + k, e]
+            total[b0:b1] = np.add.reduceat(seg, a_ptr[b0:b1] - a_ptr[b0])
+        self.act_a /= total[:, None]
+
+    def flat_alpha(self, a_ptr: np.ndarray) -> np.ndarray:
+        """The dual variables in the flat layout of the table solver, shape (n_alpha,):
+        O(n x candidates) memory, formed only on request."""
+        blk, r, a = self.mass()
+        out = np.zeros(int(a_ptr[-1]))
+        out[a_ptr[blk] + r] = a
+        return out
+
+    def sparse_alpha(self, a_ptr: np.ndarray) -> sp.csr_matrix:
+        """The dual variables as a sparse row of shape (1, n_alpha): O(labels with mass)."""
+        blk, r, a = self.mass()
+        cols = a_ptr[blk] + r
+        return sp.csr_matrix((a, (np.zeros(len(a), dtype=np.int64), cols)), shape=(1, a_ptr[-1]))
+
+    def padded(self) -> np.ndarray:
+        """The dual variables as (n_blocks, max_labels): O(n x candidates), on request."""
+        blk, r, a = self.mass()
+        out = np.zeros((len(self.y), int(self.rows.max(initial=1))))
+        out[blk, r] = a
+        return out
+
+    @property
+    def max_loss(self) -> float:
+        """The largest ``L`` of any label: ``C max Delta``."""
+        return self.C * self.max_delta
+
+    def candidate(self, blocks: np.ndarray, r: np.ndarray) -> np.ndarray:
+        """The candidate of label ``r`` of each block in ``blocks`` (non-null labels)."""
+        return self.cand[r + (r >= self.pos[blocks])]
+
+    def scaled_table(self, v: int) -> tuple[sp.csr_matrix, np.ndarray]:
+        """The explicit table of label ``v`` scaled by ``C``: the rows of
+        :func:`hierlab.solvers.bcfw._csr_tables` (kept for the last few labels)."""
+        got = self._tables.get(v)
+        if got is None:
+            U, L = self.table(v)
+            U = sp.csr_matrix(U, dtype=np.float64)
+            U.sum_duplicates()
+            U.eliminate_zeros()
+            got = (sp.csr_matrix(U * self.C, dtype=np.float64), self.C * np.asarray(L, float))
+            if len(self._tables) >= _TABLE_CACHE:
+                self._tables.clear()
+            self._tables[v] = got
+        return got
+
+    def dual_point(self, n: int) -> tuple[sp.csr_matrix, np.ndarray]:
+        """``B`` (n, m) with ``V = X^T B`` and the linear dual term ``sum alpha L`` (one
+        objective block, then the blocks' null labels' 0).
+
+        Only the labels with mass are formed: O(n_active D) memory. ``B`` is the product of the
+        same masses and rows as the table form's, summed in the same order."""
+        blk, r, a = self.mass()
+        real = r < self.rows[blk] - 1  # the null label has no row and no loss
+        blk, r, a = blk[real], r[real], a[real]
+        ys, cs = self.y[blk], self.candidate(blk, r)
+        d = self.pair_delta(ys, cs)
+        U = sp.csr_matrix(sp.diags(d) @ (self.M[ys] - self.M[cs]), dtype=np.float64)
+        U.sum_duplicates()
+        U.eliminate_zeros()
+        U = sp.csr_matrix(U * self.C, dtype=np.float64)
+        mass = sp.csr_matrix((a, (blk, np.arange(len(a)))), shape=(n, len(a)))
+        B = sp.csr_matrix(mass @ U)
+        ell = np.bincount(np.zeros(len(a), dtype=np.int64), weights=a * (self.C * d), minlength=2)
+        return B, ell
+
+    # ------------------------------------------------------------------ the passes
+    def python_pass(
+        self,
+        Xs: sp.csr_matrix,
+        sqn: np.ndarray,
+        WT: np.ndarray,
+        order: np.ndarray,
+        steps_of: Callable[..., tuple[np.ndarray | None, int]],
+        fw_gap: np.ndarray,
+    ) -> int:
+        """One epoch in numpy: :meth:`hierlab.solvers.bcfw.BCFW._python_pass` with each
+        example's table built when it is visited (:meth:`scaled_table`), never all of them.
+
+        ``steps_of(alpha_block, U, L, S, sq, acc)`` makes the pairwise steps of one block;
+        ``fw_gap[k]`` gets the block's Frank-Wolfe gap before them."""
+        ip, ind, dat = Xs.indptr, Xs.indices, Xs.data
+        steps = 0
+        for k in order:
+            c_k, v_k = ind[ip[k] : ip[k + 1]], dat[ip[k] : ip[k + 1]]
+            Wk = WT[c_k]
+            S = v_k @ Wk
+            U, L = self.scaled_table(int(self.y[k]))
+            al = np.zeros(self.rows[k])  # the block's simplex, dense while it is visited
+            na = self.act_n[k]
+            al[self.act_r[k, :na]] = self.act_a[k, :na]
+            h = L - U @ S
+            fw_gap[k] = float(h.max() - al @ h)
+            acc, taken = steps_of(al, U, L, S, sqn[k], None)
+            steps += taken
+            r = np.flatnonzero(al > 0)
+            if len(r) > self.act_r.shape[1]:
+                self._grow(len(r))
+            self.act_n[k] = len(r)
+            self.act_r[k, : len(r)] = r
+            self.act_a[k, : len(r)] = al[r]
+            if acc is not None:
+                Wk += np.multiply.outer(v_k, acc)
+                WT[c_k] = Wk
+        return steps
+
+    def _grow(self, need: int) -> None:
+        cap = max(need, 2 * self.act_r.shape[1])
+        self.act_r = np.pad(self.act_r, ((0, 0), (0, cap - self.act_r.shape[1])))
+        self.act_a = np.pad(self.act_a, ((0, 0), (0, cap - self.act_a.shape[1])))
+
+    def kernel_pass(
+        self,
+        Xs: sp.csr_matrix,
+        sqn: np.ndarray,
+        WT: np.ndarray,
+        order: np.ndarray,
+        P: np.ndarray,
+        pdiag: np.ndarray | None,
+        eps: float,
+        inner: int,
+        inner_rtol: float,
+        fw_gap: np.ndarray,
+    ) -> int:
+        """One epoch through :func:`_flat_pass_kernel`; returns the steps (-1: overflow).
+        ``fw_gap[k]`` gets the Frank-Wolfe gap of each visited block."""
+        steps, self.act_r, self.act_a = FLAT_PASS_KERNEL(
+            order, Xs.indptr, Xs.indices, Xs.data, sqn, *self.kernel_args(), self.act_r,
+            self.act_a, self.act_n, WT, P, pdiag if pdiag is not None else sqn[:0],
+            pdiag is not None, eps, inner, inner_rtol, fw_gap,
+        )  # fmt: skip
+        return int(steps)
+
+    def kernel_args(self) -> tuple[Any, ...]:
+        """The arrays :func:`_flat_pass_kernel` reads about the labels."""
+        return (
+            self.y, self.cand, self.pos, self.rows, self.M.indptr, self.M.indices,
+            self.anc.indptr, self.anc.indices, self.same, self.zero_one, self.dtab, self.C,
+            self.identity,
+        )  # fmt: skip
+
+
+# ---------------------------------------------------------------------- the compiled pass
+def _sym_diff(
+    ptr: np.ndarray, idx: np.ndarray, y: int, c: int, out_idx: np.ndarray, out_sgn: np.ndarray
+) -> int:  # pragma: no cover - compiled by numba
+    """The entries of ``a_y - a_c`` (rows of a sorted 0/1 CSR), increasing: their nodes into
+    ``out_idx``, signs (+1: ``y``'s only, -1: ``c``'s only) into ``out_sgn``; returns how many."""
+    i, ie = ptr[y], ptr[y + 1]
+    j, je = ptr[c], ptr[c + 1]
+    n = 0
+    while i < ie or j < je:
+        if j >= je or (i < ie and idx[i] < idx[j]):
+            out_idx[n] = idx[i]
+            out_sgn[n] = 1.0
+            i += 1
+            n += 1
+        elif i >= ie or idx[j] < idx[i]:
+            out_idx[n] = idx[j]
+            out_sgn[n] = -1.0
+            j += 1
+            n += 1
+        else:  # a common ancestor cancels
+            i += 1
+            j += 1
+    return n
+
+
+def _row_dot(
+    ptr: np.ndarray, idx: np.ndarray, y: int, c: int, S: np.ndarray, dc: float
+) -> float:  # pragma: no cover - compiled by numba
+    """``U_c . S`` with ``U_c = dc (a_y - a_c)``: the entries of :func:`_sym_diff` in the same
+    order, summed from 0 as the table scan sums a sparse row (no buffers written)."""
+    i, ie = ptr[y], ptr[y + 1]
+    j, je = ptr[c], ptr[c + 1]
+    s = 0.0
+    while i < ie or j < je:
+        if j >= je or (i < ie and idx[i] < idx[j]):
+            s += (1.0 * dc) * S[idx[i]]
+            i += 1
+        elif i >= ie or idx[j] < idx[i]:
+            s += (-1.0 * dc) * S[idx[j]]
+            j += 1
+        else:
+            i += 1
+            j += 1
+    return s
+
+
+def _count_diff(ptr: np.ndarray, idx: np.ndarray, y: int, c: int) -> int:  # pragma: no cover
+    """``|A+(y) Δ A+(c)|`` from two sorted rows (compiled by numba)."""
+    i, ie = ptr[y], ptr[y + 1]
+    j, je = ptr[c], ptr[c + 1]
+    n = 0
+    while i < ie and j < je:
+        if idx[i] == idx[j]:
+            i += 1
+            j += 1
+        elif idx[i] < idx[j]:
+            i += 1
+            n += 1
+        else:
+            j += 1
+            n += 1
+    return n + (ie - i) + (je - j)
+
+
+def _label_row(
+    k: int,
+    r: int,
+    y: np.ndarray,
+    cand: np.ndarray,
+    pos: np.ndarray,
+    m_ptr: np.ndarray,
+    m_idx: np.ndarray,
+    a_ptr: np.ndarray,
+    a_idx: np.ndarray,
+    same: bool,
+    zero_one: bool,
+    dtab: np.ndarray,
+    out_idx: np.ndarray,
+    out_sgn: np.ndarray,
+) -> tuple[int, float]:  # pragma: no cover - compiled by numba
+    """Label ``r`` (not the null one) of block ``k``: its row's entries (``_sym_diff``) and
+    ``Delta(y_k, c)``; returns (entries, Delta)."""
+    c = cand[r + 1] if r >= pos[k] else cand[r]
+    yk = y[k]
+    nt = _SYM_DIFF(m_ptr, m_idx, yk, c, out_idx, out_sgn)
+    if zero_one:
+        d = 1.0
+    elif same:
+        d = dtab[nt]
+    else:
+        d = dtab[_COUNT_DIFF(a_ptr, a_idx, yk, c)]
+    return nt, d
+
+
+def _flat_pass_kernel(
+    order: np.ndarray,
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    data: np.ndarray,
+    sqn: np.ndarray,
+    y: np.ndarray,
+    cand: np.ndarray,
+    pos: np.ndarray,
+    nrows: np.ndarray,
+    m_ptr: np.ndarray,
+    m_idx: np.ndarray,
+    an_ptr: np.ndarray,
+    an_idx: np.ndarray,
+    same: bool,
+    zero_one: bool,
+    dtab: np.ndarray,
+    C: float,
+    identity: bool,
+    act_r: np.ndarray,
+    act_a: np.ndarray,
+    act_n: np.ndarray,
+    WT: np.ndarray,
+    P: np.ndarray,
+    pdiag: np.ndarray,
+    use_pdiag: bool,
+    eps: float,
+    inner: int,
+    inner_rtol: float,
+    fw_gap: np.ndarray,
+) -> tuple[
+    int, np.ndarray, np.ndarray
+]:  # pragma: no cover - numba (numpy form: FlatBlocks.python_pass)
+    """One BCFW epoch of a flat model, its labels formed on the fly.
+
+    The steps of :func:`hierlab.solvers.bcfw._pass_kernel` on one block per example: the scan
+    ``h_r = L_r - U_r . S`` over the block's labels (candidate rows from :func:`_sym_diff`,
+    ``L = C Delta``, ``U = C Delta (a_y - a_c)``), the pair ``(a, v)``, the exact line search
+    and the update of ``W``. ``fw_gap[k]`` gets the block's Frank-Wolfe gap
+    ``max_r h_r - alpha . h`` at the visit's first scan (the running gap estimate). Returns the
+    number of steps, or -1 when a step's curvature overflowed.
+    """
+    m = WT.shape[1]
+    S = np.empty(m)
+    acc = np.zeros(m)
+    db = np.zeros(m)
+    Pd = np.zeros(m)
+    mark = np.zeros(m, dtype=np.bool_)
+    touched = np.empty(m, dtype=np.int64)
+    amark = np.zeros(m, dtype=np.bool_)
+    atouched = np.empty(m, dtype=np.int64)
+    ridx = np.empty(m, dtype=np.int64)
+    rsgn = np.empty(m)
+    hbuf = np.empty(cand.shape[0] + 1)
+    steps = 0
+    for oi in range(order.shape[0]):
+        k = order[oi]
+        sq = sqn[k]
+        sparse_row_times(WT, indptr, indices, data, k, S)
+        na = 0
+        moved = False
+        rows = nrows[k]
+        stop = eps
+        for it in range(inner):
+            # the pair: a = argmax h, v = argmin h over labels with mass (first wins)
+            hmax = -np.inf
+            ia = 0
+            if identity and zero_one:  # FLATMULT: h_c = C - (C s_y + (-C) s_c), no merge
+                pk = pos[k]
+                csy = C * S[y[k]]
+                for r in range(rows - 1):
+                    c = cand[r + 1] if r >= pk else cand[r]
+                    h = C - (csy + (-C) * S[c])
+                    hbuf[r] = h
+                    if h > hmax:
+                        hmax = h
+                        ia = r
+                hbuf[rows - 1] = 0.0
+                if 0.0 > hmax:
+                    hmax = 0.0
+                    ia = rows - 1
+            for r in range(0 if identity and zero_one else rows):  # the general scan
+                if r == rows - 1:
+                    h = 0.0 - 0.0  # the null label: L = 0, U = 0
+                else:
+                    c = cand[r + 1] if r >= pos[k] else cand[r]
+                    if zero_one:
+                        d = 1.0
+                    else:
+                        d = dtab[_COUNT_DIFF(an_ptr, an_idx, y[k], c)]
+                    h = C * d - _ROW_DOT(m_ptr, m_idx, y[k], c, S, d * C)
+                hbuf[r] = h
+                if h > hmax:
+                    hmax = h
+                    ia = r
+            hmin = np.inf
+            iv = 0
+            for e in range(act_n[k]):  # labels increasing, as the table scan meets them
+                r = act_r[k, e]
+                if act_a[k, e] > 0.0 and hbuf[r] < hmin:
+                    hmin = hbuf[r]
+                    iv = r
+            if it == 0:  # the block's Frank-Wolfe gap before its steps
+                ah = 0.0
+                for e in range(act_n[k]):
+                    ah += act_a[k, e] * hbuf[act_r[k, e]]
+                fw_gap[k] = hmax - ah
+            gp = hmax - hmin
+            if gp <= stop:
+                break
+            if stop == eps:
+                stop = max(eps, inner_rtol * gp)
+            # the direction u_a - u_v (a's entries first), its support in `touched`
+            nt = 0
+            for which in range(2):
+                r = ia if which == 0 else iv
+                if r == rows - 1:
+                    continue
+                ne, d = _LABEL_ROW(
+                    k, r, y, cand, pos, m_ptr, m_idx, an_ptr, an_idx, same, zero_one, dtab,
+                    ridx, rsgn,
+                )  # fmt: skip
+                dc = d * C
+                for e in range(ne):
+                    j = ridx[e]
+                    if not mark[j]:
+                        mark[j] = True
+                        touched[nt] = j
+                        nt += 1
+                    if which == 0:
+                        db[j] += rsgn[e] * dc
+                    else:
+                        db[j] -= rsgn[e] * dc
+            q = 0.0
+            if use_pdiag:
+                for e in range(nt):
+                    j = touched[e]
+                    q += db[j] * db[j] * pdiag[j]
+            else:
+                for j in range(m):
+                    s = 0.0
+                    for e in range(nt):
+                        s += P[j, touched[e]] * db[touched[e]]
+                    Pd[j] = s
+                for e in range(nt):
+                    q += db[touched[e]] * Pd[touched[e]]
+            q *= sq
+            if not q < np.inf:
+                return -1, act_r, act_a
+            # the masses of a and v in the active set (a joins it if new, v leaves at 0)
+            na_k = act_n[k]
+            ev = 0
+            while act_r[k, ev] != iv:
+                ev += 1
+            ea = 0
+            while ea < na_k and act_r[k, ea] < ia:
+                ea += 1
+            if ea == na_k or act_r[k, ea] != ia:  # insert a at ea
+                if na_k == act_r.shape[1]:
+                    cap = 2 * act_r.shape[1]
+                    nr = np.zeros((act_r.shape[0], cap), dtype=np.int64)
+                    nv = np.zeros((act_r.shape[0], cap))
+                    nr[:, : act_r.shape[1]] = act_r
+                    nv[:, : act_r.shape[1]] = act_a
+                    act_r = nr
+                    act_a = nv
+                for e in range(na_k, ea, -1):
+                    act_r[k, e] = act_r[k, e - 1]
+                    act_a[k, e] = act_a[k, e - 1]
+                act_r[k, ea] = ia
+                act_a[k, ea] = 0.0
+                na_k += 1
+                act_n[k] = na_k
+                if ev >= ea:
+                    ev += 1
+            gam = act_a[k, ev]
+            if q > 0.0 and gp < gam * q:
+                gam = gp / q
+            act_a[k, ea] += gam
+            act_a[k, ev] -= gam
+            if act_a[k, ev] == 0.0:  # v leaves the active set
+                for e in range(ev, na_k - 1):
+                    act_r[k, e] = act_r[k, e + 1]
+                    act_a[k, e] = act_a[k, e + 1]
+                act_n[k] = na_k - 1
+            gs = gam * sq
+            if use_pdiag:
+                for e in range(nt):
+                    j = touched[e]
+                    pj = pdiag[j] * db[j]
+                    S[j] += gs * pj
+                    acc[j] += gam * pj
+                    if not amark[j]:
+                        amark[j] = True
+                        atouched[na] = j
+                        na += 1
+            else:
+                for j in range(m):
+                    S[j] += gs * Pd[j]
+                    acc[j] += gam * Pd[j]
+            for e in range(nt):
+                j = touched[e]
+                db[j] = 0.0
+                mark[j] = False
+            moved = True
+            steps += 1
+        if moved:
+            if use_pdiag:
+                for e in range(indptr[k], indptr[k + 1]):
+                    c = indices[e]
+                    x = data[e]
+                    for f in range(na):
+                        WT[c, atouched[f]] += x * acc[atouched[f]]
+                for f in range(na):
+                    acc[atouched[f]] = 0.0
+                    amark[atouched[f]] = False
+            else:
+                sparse_row_update(WT, indptr, indices, data, k, acc)
+                for j in range(m):
+                    acc[j] = 0.0
+    return steps, act_r, act_a
+
+
+#: the kernel and its building blocks (None without numba; the numpy pass then runs)
+_SYM_DIFF: Any = njit(_sym_diff)
+_COUNT_DIFF: Any = njit(_count_diff)
+_ROW_DOT: Any = njit(_row_dot)
+_LABEL_ROW: Any = njit(_label_row)
+FLAT_PASS_KERNEL: Any = njit(_flat_pass_kernel)
