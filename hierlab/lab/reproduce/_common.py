@@ -115,9 +115,7 @@ class IPCSize:
 
     def describe(self) -> str:
         """One line: what part of IPC this is."""
-        where = "all 8 sections" if self.sections is None else "sections " + "+".join(
-            self.sections
-        )
+        where = "all 8 sections" if self.sections is None else "sections " + "+".join(self.sections)
         tr = "all training rows" if self.max_train is None else f"<= {self.max_train:,} train"
         te = "all test rows" if self.max_test is None else f"<= {self.max_test:,} test"
         return f"IPC titles, {where}, {tr}, {te} (70/30 random split)"
@@ -210,9 +208,7 @@ def ipc_data(size: str | IPCSize, seed: int = 0) -> tuple[HierDataset, HierDatas
     else:
         wanted = set(spec.sections)
         leaves = [str(tax.names[i]) for i in tax.leaves]
-        section = {
-            name: str(tax.names[tax.path(int(i))[1]]) for name, i in zip(leaves, tax.leaves)
-        }
+        section = {name: str(tax.names[tax.path(int(i))[1]]) for name, i in zip(leaves, tax.leaves)}
         unknown = wanted - set(section.values())
         if unknown:
             raise ParameterError(f"unknown IPC sections {sorted(unknown)}")

@@ -49,7 +49,8 @@ TABLE3 = Transcription(
     values={
         key: token
         for tau, (f1, imp) in zip(
-            TAUS, (("0.3289", "22.6%"), ("0.3169", "32.3%"), ("0.3034", "37.8%"), ("0.2868", "39.5%"))
+            TAUS,
+            (("0.3289", "22.6%"), ("0.3169", "32.3%"), ("0.3034", "37.8%"), ("0.2868", "39.5%")),
         )
         for key, token in ((f"f1 tau={tau}", f1), (f"impr tau={tau}", imp))
     },

@@ -31,6 +31,7 @@ from hierlab.lab.reproduce._common import (
     add_common_arguments,
     ipc_data,
     mean_sd,
+    size_of,
     verdicts,
     write_json,
 )
@@ -125,7 +126,8 @@ def _make(method: str, tax: Taxonomy, lam_paper: float, n: int, epochs: int, see
 
 
 def _settings(args: argparse.Namespace) -> tuple[tuple[float, ...], int, int]:
-    s = SETTINGS[args.size]
+    size_of(args.size)  # a ParameterError naming the sizes when unknown
+    s = SETTINGS[str(args.size)]
     grid = tuple(float(v) for v in str(args.lambdas).split(",") if v.strip()) or s["grid"]
     return grid, int(args.epochs or s["epochs"]), int(args.repeats or s["repeats"])
 

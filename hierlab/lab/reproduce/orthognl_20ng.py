@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hierlab.core.exceptions import HierlabError
+from hierlab.core.exceptions import HierlabError, ParameterError
 from hierlab.lab.reproduce._common import Transcription, mean_sd, verdicts, write_json
 
 NAME = "orthognl-20ng"
@@ -92,7 +92,9 @@ TABLES: dict[str, Transcription] = {
 
 
 def _lowest(metric: str, method: str) -> Callable[[Mapping[str, float]], bool]:
-    return lambda v: all(v[f"{method} {metric}"] < v[f"{m} {metric}"] for m in METHODS if m != method)
+    return lambda v: all(
+        v[f"{method} {metric}"] < v[f"{m} {metric}"] for m in METHODS if m != method
+    )
 
 
 CLAIMS: dict[str, Callable[[Mapping[str, float]], bool]] = {
@@ -164,6 +166,8 @@ def measure(args: argparse.Namespace, progress: Callable[[float, str], None]) ->
     from hierlab.datasets.real import load_20newsgroups
     from hierlab.evaluation.metrics import micro_f1, tree_induced_error, zero_one_error
 
+    if args.size not in SIZES:
+        raise ParameterError(f"size must be one of {', '.join(SIZES)}; got {args.size!r}")
     s = SIZES[args.size]
     n_train = int(args.n_train or s["n_train"])
     progress(0.0, "loading 20 Newsgroups")
