@@ -32,6 +32,11 @@ FILE_OPTIONS = ("figure", "json")
 QUICK: dict[str, dict[str, Any]] = {
     "hieron": {"seeds": 2, "per_label": [20, 10], "literal": False},
     "nhsvm": {"quick": True, "n_samples": 600, "n_features": 50, "epochs": 3},
+    # the real-data tables: IPC sections D+E (3,000 titles) / three 20NG resamples
+    "hrsvm-ipc": {"size": "classroom"},
+    "nhsvm-ipc": {"size": "classroom"},
+    "mftree-ipc": {"size": "classroom"},
+    "orthognl-20ng": {"size": "classroom"},
 }
 
 st.title("Paper tables")
@@ -56,12 +61,15 @@ quick = st.toggle(
 )
 
 
-def option_value(name: str, default: Any, helptext: str, key: str) -> Any:
+def option_value(
+    name: str, default: Any, helptext: str, key: str, choices: tuple[Any, ...] | None = None
+) -> Any:
     """One option of the reproduction's command line, as a widget of its default's type."""
     label = name.replace("_", " ")
     if not isinstance(default, list | tuple):
         kind = {bool: "bool", int: "int", float: "float"}.get(type(default), "str")
-        return param_widget(Param(name, kind, default, symbol=label, help=helptext), key)
+        p = Param(name, kind, default, symbol=label, help=helptext, choices=choices)
+        return param_widget(p, key)
     text = st.text_input(label, value=" ".join(str(v) for v in default), key=key, help=helptext)
     try:
         return [type(default[0])(v) for v in text.split()] if default else []
@@ -78,7 +86,7 @@ with st.expander("Options", expanded=False):
             continue
         default = QUICK.get(name, {}).get(oname, opt["default"]) if quick else opt["default"]
         key = f"papers_opt_{name}_{oname}_{quick}"
-        overrides[oname] = option_value(oname, default, opt["help"] or "", key)
+        overrides[oname] = option_value(oname, default, opt["help"] or "", key, opt.get("choices"))
 
 res = stored_result(
     results,

@@ -112,8 +112,8 @@ def reproduction_options(name: str) -> list[dict[str, Any]]:
     Returns
     -------
     list of dict
-        ``{"name", "default", "type", "help"}`` per option (``name`` with underscores, as a
-        keyword of :func:`run_reproduction`).
+        ``{"name", "default", "type", "help", "choices"}`` per option (``name`` with
+        underscores, as a keyword of :func:`run_reproduction`; ``choices`` a tuple or None).
     """
     out = []
     for a in _parser(_module(name))._actions:
@@ -123,7 +123,16 @@ def reproduction_options(name: str) -> list[dict[str, Any]]:
         kind = type(default).__name__ if default is not None else "str"
         if isinstance(default, list | tuple):
             kind = "list"
-        out.append({"name": a.dest, "default": default, "type": kind, "help": a.help or ""})
+        choices = tuple(a.choices) if a.choices is not None else None
+        out.append(
+            {
+                "name": a.dest,
+                "default": default,
+                "type": kind,
+                "help": a.help or "",
+                "choices": choices,
+            }
+        )
     return out
 
 

@@ -137,3 +137,25 @@ def test_paper_table_runs_with_progress_and_published_numbers() -> None:
     assert list(t1["tree err (paper)"]) == [0.83, 1.35]
     assert len(at.get("plotly_chart")) == 1
     assert len(at.success) >= 1
+
+
+def test_real_data_paper_table_runs_at_classroom_size() -> None:
+    """The IPC tables are offered at classroom size (a select box for the size) and run."""
+    at = _page("papers.py")
+    options = {o.split(" — ")[0] for o in at.selectbox(key="papers_name").options}
+    assert {"hrsvm-ipc", "nhsvm-ipc", "mftree-ipc", "orthognl-20ng"} <= options
+    at.selectbox(key="papers_name").set_value("mftree-ipc")
+    at.run()
+    assert at.toggle(key="papers_quick_mftree-ipc").value is True
+    size = at.selectbox(key="papers_opt_mftree-ipc_size_True")
+    assert size.value == "classroom" and "full" in size.options
+    at.number_input(key="papers_opt_mftree-ipc_timing_repeats_True").set_value(1)
+    at.button(key="papers_run").click()
+    at.run()
+    _ok(at)
+    res = at.session_state["papers_results"]["mftree-ipc"]
+    assert res.args.size == "classroom"
+    table, verdict = _frames(at)[:2]
+    assert table["F1 (paper)"].tolist() == [0.3318, 0.3289, 0.3169, 0.3034, 0.2868]
+    assert list(verdict.columns) == ["pattern", "paper (Wiki2)", "ours"]
+    assert len(at.success) + len(at.warning) >= 1 + len(res.checks)
