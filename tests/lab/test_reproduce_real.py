@@ -239,11 +239,12 @@ def test_nhsvm_ipc_tiny() -> None:
     _check_common(res, nhsvm_ipc.CLAIMS)
 
 
-def test_nhsvm_lambda_mapping_is_paper_lambda_over_n() -> None:
+def test_nhsvm_lambda_mapping_is_the_papers_lambda() -> None:
+    """hierlab's ``lam`` is the paper's lambda on the summed loss (#19): no division by N."""
     p = nhsvm_ipc.estimator_params("NHSVM", 2.0, 400, 7)
-    assert p == {"lam": 2.0 / 400, "epochs": 7}
+    assert p == {"lam": 2.0, "epochs": 7}
     p = nhsvm_ipc.estimator_params("SSVM", 2.0, 400, 7)
-    assert p["lam"] == 2.0 / 400 and p["rounds"] * p["epochs_per_alpha"] <= 7
+    assert p["lam"] == 2.0 and p["rounds"] * p["epochs_per_alpha"] <= 7
 
 
 def test_mftree_ipc_tiny() -> None:

@@ -9,9 +9,8 @@ FlatSVM beats HSVM (un-normalised HSVM does not exploit the hierarchy), SSVM >= 
 Here: ``hierlab.load_ipc`` titles, hierlab's ``ssvm``, ``nhsvm``, ``hsvm`` and ``hsvm`` on the
 flat taxonomy (FlatSVM, as in ``hierlab reproduce nhsvm``), Pegasos SGD for ``--epochs``.
 **The lambda mapping lives in** :func:`estimator_params` **only**: the grid is on the paper's
-scale (lambda times the *sum* of the losses) and our estimators' ``lam`` weighs the *mean*
-loss, so ``lam = lambda_paper / N``; if NHSVM's scale changes, that function is the one place
-to adapt.
+scale (``lambda ||W||^2 + sum_i loss_i``), which is also the scale of hierlab's ``lam``
+(scikit-learn's ``C = 1 / (2 lambda)``), so ``lam = lambda_paper``.
 """
 
 from __future__ import annotations
@@ -106,9 +105,11 @@ def estimator_params(method: str, lam_paper: float, n_train: int, epochs: int) -
     Returns
     -------
     dict
-        ``make_estimator`` keywords: ``lam = lam_paper / N`` (ours weighs the mean loss).
+        ``make_estimator`` keywords: ``lam = lam_paper`` (hierlab's ``lam`` is the paper's,
+        on the summed loss; ``n_train`` is kept for the signature's other callers).
     """
-    p: dict[str, Any] = {"lam": float(lam_paper) / max(int(n_train), 1)}
+    del n_train  # the paper's scale is ours: no division by N
+    p: dict[str, Any] = {"lam": float(lam_paper)}
     if method == "SSVM":
         p.update(rounds=2, epochs_per_alpha=max(1, epochs // 2))
     else:
