@@ -106,10 +106,12 @@ _SOLVER_PARAMS: tuple[Param, ...] = (
     Param(
         "rtol",
         "float",
-        1e-3,
+        1e-2,
         low=0.0,
         help="relative tolerance: stop when gap <= rtol * upper",
-        note="Relative version of tol: 1e-3 stops at a 0.1% certified gap.",
+        note="Relative version of tol: the default 1e-2 stops at a 1% certified gap (as HR-SVM's "
+        "tol), where the predictions have settled (FLATMULT on the Hieron set and IPC titles: "
+        "the same accuracy as at 1e-3 in half the epochs); 1e-3 for precise comparisons.",
     ),
     Param(
         "solver",
@@ -239,7 +241,7 @@ class _RDAClassifier(HierarchicalClassifier):
         ``C/N sum xi_k`` with its ``C = 1`` is ``C = 1/N`` here, the word ``"1/n"``), ``C > 0``.
     tol : float, default 1e-4
         Absolute tolerance on the certified gap ``upper - lower``.
-    rtol : float, default 1e-3
+    rtol : float, default 1e-2
         Relative tolerance: stop when ``upper - lower <= max(tol, rtol * upper)``.
     solver : {"bcfw", "rda"}, default "bcfw"
         Block-coordinate Frank-Wolfe on the dual (:class:`~hierlab.solvers.bcfw.BCFW`) or
@@ -282,7 +284,7 @@ class _RDAClassifier(HierarchicalClassifier):
         taxonomy: Taxonomy | None = None,
         C: float = 1.0,
         tol: float = 1e-4,
-        rtol: float = 1e-3,
+        rtol: float = 1e-2,
         solver: str = "bcfw",
         max_iter: int = 2000,
         max_time: float | None = None,
@@ -407,7 +409,7 @@ class OrthogonalTransferClassifier(_RDAClassifier):
         C: float = 1.0,
         split: str = "lambda_min",
         tol: float = 1e-4,
-        rtol: float = 1e-3,
+        rtol: float = 1e-2,
         solver: str = "bcfw",
         max_iter: int = 2000,
         averaging: str = "linesearch",
