@@ -31,6 +31,7 @@ __all__ = [
     "IPCSize",
     "Transcription",
     "add_common_arguments",
+    "app_result",
     "ipc_data",
     "verdicts",
 ]
@@ -251,3 +252,17 @@ def write_json(path: str, payload: dict[str, Any]) -> None:
     from pathlib import Path
 
     Path(path).write_text(json.dumps(payload, indent=1, default=float))
+
+
+def app_result(
+    numbers: Mapping[str, Any],
+    claims: Mapping[str, Callable[[Mapping[str, Any]], Any]],
+    lines: Sequence[str],
+    tables: dict[str, pd.DataFrame],
+) -> dict[str, Any]:
+    """What the app's Paper tables page shows of a run (``run_tables`` of each module):
+    its ``tables``, the ``checks`` (each published pattern's verdict, computed from our
+    ``numbers``) and the ``text`` (``lines``: the data, where the published numbers are, what
+    differs)."""
+    checks = {claim: bool(fn(numbers)) for claim, fn in claims.items()}
+    return {"tables": tables, "figure": None, "text": "\n".join(lines), "checks": checks}

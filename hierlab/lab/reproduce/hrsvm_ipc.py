@@ -26,6 +26,7 @@ import pandas as pd
 from hierlab.lab.reproduce._common import (
     Transcription,
     add_common_arguments,
+    app_result,
     ipc_data,
     verdicts,
     write_json,
@@ -156,17 +157,10 @@ DIFFERENCES = (
 def run_tables(args: argparse.Namespace, progress: Callable[[float, str], None]) -> dict[str, Any]:
     """For the app (:func:`hierlab.lab.tables.run_reproduction`): tables, checks and notes."""
     res = measure(args, progress)
-    tabs = tables(res["numbers"])
-    checks = {claim: bool(fn(res["numbers"])) for claim, fn in CLAIMS.items()}
-    text = "\n".join(
-        [
-            f"Data: {res['data']}",
-            f"Published: seed {TABLE2.seed_file[:3]}, {TABLE2.where}; {TABLE3.where}.",
-            DIFFERENCES,
-        ]
-    )
     write_json(args.json, {"ours": res["numbers"], "paper": published(), "data": res["data"]})
-    return {"tables": tabs, "figure": None, "text": text, "checks": checks}
+    where = f"Published: seed {TABLE2.seed_file[:3]}, {TABLE2.where}; {TABLE3.where}."
+    lines = [f"Data: {res['data']}", where, DIFFERENCES]
+    return app_result(res["numbers"], CLAIMS, lines, tables(res["numbers"]))
 
 
 def run(args: argparse.Namespace) -> int:

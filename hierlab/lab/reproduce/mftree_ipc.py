@@ -23,6 +23,7 @@ import pandas as pd
 from hierlab.lab.reproduce._common import (
     Transcription,
     add_common_arguments,
+    app_result,
     ipc_data,
     non_decreasing,
     non_increasing,
@@ -165,21 +166,10 @@ DIFFERENCES = (
 def run_tables(args: argparse.Namespace, progress: Callable[[float, str], None]) -> dict[str, Any]:
     """For the app (:func:`hierlab.lab.tables.run_reproduction`): tables, checks and notes."""
     res = measure(args, progress)
-    checks = {claim: bool(fn(res["numbers"])) for claim, fn in CLAIMS.items()}
-    text = "\n".join(
-        [
-            f"Data: {res['data']}.",
-            f"Published: seed {TABLE3.seed_file[:3]}, {TABLE3.where}; {FULL.where}.",
-            DIFFERENCES,
-        ]
-    )
     write_json(args.json, {**res, "paper": published()})
-    return {
-        "tables": tables(res["numbers"], res["seconds"], res["depth"]),
-        "figure": None,
-        "text": text,
-        "checks": checks,
-    }
+    where = f"Published: seed {TABLE3.seed_file[:3]}, {TABLE3.where}; {FULL.where}."
+    tabs = tables(res["numbers"], res["seconds"], res["depth"])
+    return app_result(res["numbers"], CLAIMS, [f"Data: {res['data']}.", where, DIFFERENCES], tabs)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -28,6 +28,7 @@ from hierlab.core.taxonomy import Taxonomy
 from hierlab.lab.reproduce._common import (
     Transcription,
     add_common_arguments,
+    app_result,
     ipc_data,
     mean_sd,
     size_of,
@@ -216,21 +217,13 @@ DIFFERENCES = (
 def run_tables(args: argparse.Namespace, progress: Callable[[float, str], None]) -> dict[str, Any]:
     """For the app (:func:`hierlab.lab.tables.run_reproduction`): tables, checks and notes."""
     res = measure(args, progress)
-    checks = {claim: bool(fn(res["numbers"])) for claim, fn in CLAIMS.items()}
-    text = "\n".join(
-        [
-            f"Data: {res['data']}; {res['epochs']} epochs; {res['repeats']} split(s).",
-            f"Published: seed {TABLE4.seed_file[:3]}, {TABLE4.where}.",
-            DIFFERENCES,
-        ]
-    )
     write_json(args.json, {**res, "paper": published()})
-    return {
-        "tables": tables(res["numbers"], res["chosen"]),
-        "figure": None,
-        "text": text,
-        "checks": checks,
-    }
+    lines = [
+        f"Data: {res['data']}; {res['epochs']} epochs; {res['repeats']} split(s).",
+        f"Published: seed {TABLE4.seed_file[:3]}, {TABLE4.where}.",
+        DIFFERENCES,
+    ]
+    return app_result(res["numbers"], CLAIMS, lines, tables(res["numbers"], res["chosen"]))
 
 
 def run(args: argparse.Namespace) -> int:

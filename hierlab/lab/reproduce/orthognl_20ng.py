@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from hierlab.core.exceptions import HierlabError, ParameterError
-from hierlab.lab.reproduce._common import Transcription, mean_sd, verdicts, write_json
+from hierlab.lab.reproduce._common import Transcription, app_result, mean_sd, verdicts, write_json
 
 NAME = "orthognl-20ng"
 HELP = (
@@ -248,13 +248,10 @@ DIFFERENCES = (
 def run_tables(args: argparse.Namespace, progress: Callable[[float, str], None]) -> dict[str, Any]:
     """For the app (:func:`hierlab.lab.tables.run_reproduction`): tables, checks and notes."""
     res = measure(args, progress)
-    checks = {claim: bool(fn(res["numbers"])) for claim, fn in CLAIMS.items()}
-    where = "; ".join(t.where for t in TABLES.values())
-    text = "\n".join(
-        [f"Data: {res['data']}.", f"Published: seed 000, {where}.", DIFFERENCES, *res["notes"]]
-    )
     write_json(args.json, {**res, "paper": {t: published(t) for t in TABLES}})
-    return {"tables": tables(res["numbers"]), "figure": None, "text": text, "checks": checks}
+    where = "; ".join(t.where for t in TABLES.values())
+    lines = [f"Data: {res['data']}.", f"Published: seed 000, {where}.", DIFFERENCES, *res["notes"]]
+    return app_result(res["numbers"], CLAIMS, lines, tables(res["numbers"]))
 
 
 def run(args: argparse.Namespace) -> int:
