@@ -176,9 +176,15 @@ class MFTreeClassifier(_InducedTreeClassifier):
         return np.asarray(self._sides() @ r.T).T
 
     def _what_ran(self) -> tuple[str, str]:
+        split = (
+            "argmax_j G_kj as printed"
+            if self.split_rule == "argmax"
+            else "the sign of the first eigenvector"
+        )
+        route = "argmax p" if self.routing == "argmax" else "the sign of the centred p1"
         what = (
-            "MF-Tree of seed 004: HSIC splits by the top eigenvectors of D (Algorithm 1), "
-            "routing by p = G^T Y^T k (Algorithm 2)"
+            f"MF-Tree of seed 004: HSIC splits by the top eigenvectors of D, classes split by "
+            f"{split} (Algorithm 1); routing by p = G^T Y^T k, {route} (Algorithm 2)"
         )
         if int(self.tau) > 0:
             what += f", approximate above depth tau = {int(self.tau)} (Algorithm 3)"
