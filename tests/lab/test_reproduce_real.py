@@ -285,3 +285,12 @@ def test_orthognl_20ng_parameters_follow_the_paper() -> None:
     assert "alpha" not in orthognl_20ng.estimator_params("FLATMULT", 500, args)
     with pytest.raises(ParameterError, match="size"):
         run_reproduction("orthognl-20ng", size="huge")
+
+
+def test_the_command_prints_tables_verdicts_and_differences(capsys) -> None:  # type: ignore[no-untyped-def]
+    from hierlab.cli import main
+
+    assert main(["reproduce", "mftree-ipc", "--size", "tiny", "--timing-repeats", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "Table 3 (seed 004): ours on IPC beside the paper's Wiki2" in out
+    assert "Published patterns" in out and "What differs:" in out

@@ -33,6 +33,7 @@ __all__ = [
     "add_common_arguments",
     "app_result",
     "ipc_data",
+    "print_result",
     "verdicts",
 ]
 
@@ -266,3 +267,14 @@ def app_result(
     differs)."""
     checks = {claim: bool(fn(numbers)) for claim, fn in claims.items()}
     return {"tables": tables, "figure": None, "text": "\n".join(lines), "checks": checks}
+
+
+def print_result(out: Mapping[str, Any]) -> int:
+    """Print an :func:`app_result` for ``hierlab reproduce``: each table under its title, then
+    the text; returns the exit code 0."""
+    for title, table in out["tables"].items():
+        print(title)
+        print(table.to_string(index=False))
+        print()
+    print(out["text"])
+    return 0

@@ -28,6 +28,7 @@ from hierlab.lab.reproduce._common import (
     add_common_arguments,
     app_result,
     ipc_data,
+    print_result,
     verdicts,
     write_json,
 )
@@ -165,10 +166,4 @@ def run_tables(args: argparse.Namespace, progress: Callable[[float, str], None])
 
 def run(args: argparse.Namespace) -> int:
     """Print our IPC numbers beside Table 2's, the verdicts and what differs."""
-    out = run_tables(args, lambda f, t: None)
-    for title, table in out["tables"].items():
-        print(title)
-        print(table.to_string(index=False))
-        print()
-    print(out["text"])
-    return 0
+    return print_result(run_tables(args, lambda f, t: None))

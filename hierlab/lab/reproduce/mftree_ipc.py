@@ -27,6 +27,7 @@ from hierlab.lab.reproduce._common import (
     ipc_data,
     non_decreasing,
     non_increasing,
+    print_result,
     verdicts,
     write_json,
 )
@@ -174,10 +175,4 @@ def run_tables(args: argparse.Namespace, progress: Callable[[float, str], None])
 
 def run(args: argparse.Namespace) -> int:
     """Print our tau rows beside Table 3's, the verdicts and what differs."""
-    out = run_tables(args, lambda f, t: None)
-    for title, table in out["tables"].items():
-        print(title)
-        print(table.to_string(index=False))
-        print()
-    print(out["text"])
-    return 0
+    return print_result(run_tables(args, lambda f, t: None))

@@ -31,6 +31,7 @@ from hierlab.lab.reproduce._common import (
     app_result,
     ipc_data,
     mean_sd,
+    print_result,
     size_of,
     verdicts,
     write_json,
@@ -228,10 +229,4 @@ def run_tables(args: argparse.Namespace, progress: Callable[[float, str], None])
 
 def run(args: argparse.Namespace) -> int:
     """Print our IPC accuracies beside Table 4's, the verdicts and what differs."""
-    out = run_tables(args, lambda f, t: None)
-    for title, table in out["tables"].items():
-        print(title)
-        print(table.to_string(index=False))
-        print()
-    print(out["text"])
-    return 0
+    return print_result(run_tables(args, lambda f, t: None))

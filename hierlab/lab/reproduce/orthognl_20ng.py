@@ -28,7 +28,14 @@ import numpy as np
 import pandas as pd
 
 from hierlab.core.exceptions import HierlabError, ParameterError
-from hierlab.lab.reproduce._common import Transcription, app_result, mean_sd, verdicts, write_json
+from hierlab.lab.reproduce._common import (
+    Transcription,
+    app_result,
+    mean_sd,
+    print_result,
+    verdicts,
+    write_json,
+)
 
 NAME = "orthognl-20ng"
 HELP = (
@@ -256,10 +263,4 @@ def run_tables(args: argparse.Namespace, progress: Callable[[float, str], None])
 
 def run(args: argparse.Namespace) -> int:
     """Print ours beside Tables 2-4, the verdicts and what differs."""
-    out = run_tables(args, lambda f, t: None)
-    for title, table in out["tables"].items():
-        print(title)
-        print(table.to_string(index=False))
-        print()
-    print(out["text"])
-    return 0
+    return print_result(run_tables(args, lambda f, t: None))
