@@ -152,7 +152,7 @@ def _cmd_methods(args: argparse.Namespace) -> int:
         print(f"{name:<16} [{spec.seed}] {spec.summary}")
         if params:
             print(f"{'':<16} params: {params}")
-        paper = getattr(spec, "presets", {}).get("paper")
+        paper = spec.presets.get("paper")
         if paper:
             shown = ", ".join(f"{k}={v!r}" for k, v in paper.items())
             print(f"{'':<16} --preset paper: {shown}")
@@ -247,7 +247,7 @@ def _cmd_tune(args: argparse.Namespace) -> int:
 def _threshold_report(est: Any, test: Any, y_pred: np.ndarray, t: float) -> dict[str, Any]:
     """Depth of the thresholded predictions and the share stopped above the method's own."""
     tax = est.taxonomy_
-    if est.multilabel_ if hasattr(est, "multilabel_") else False:
+    if getattr(est, "multilabel_", False):
         return {"threshold": t}
     cut = tax.index([str(v) for v in y_pred])
     own = tax.index([str(v) for v in est.predict(test.X)])
@@ -578,17 +578,14 @@ def _add_list_parsers(sub: _Sub) -> None:
 _DATA_HELP = "a built-in data set name or a data file"
 
 #: Help of DATA, ``--taxonomy`` and ``--test`` of each sub-command that reads a data set.
+_FIT_DATA = (
+    _DATA_HELP + " (CSV, svmlight, ARFF)",
+    "taxonomy file (edge list, a/b/c paths, JSON)",
+    "a separate test file (else a random split)",
+)
 _DATA_ARGUMENTS = {
-    "fit": (
-        _DATA_HELP + " (CSV, svmlight, ARFF)",
-        "taxonomy file (edge list, a/b/c paths, JSON)",
-        "a separate test file (else a random split)",
-    ),
-    "tune": (
-        _DATA_HELP + " (CSV, svmlight, ARFF)",
-        "taxonomy file (edge list, a/b/c paths, JSON)",
-        "a separate test file (else a random split)",
-    ),
+    "fit": _FIT_DATA,
+    "tune": _FIT_DATA,
     "compare": (_DATA_HELP, "taxonomy file", "a separate test file (then split='given')"),
     "induce": (_DATA_HELP, "the given taxonomy, to compare with (MSE)", argparse.SUPPRESS),
 }
