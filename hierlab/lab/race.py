@@ -35,7 +35,7 @@ from sklearn.exceptions import ConvergenceWarning
 from hierlab.core.dataset import encode_labels
 from hierlab.core.exceptions import DataError, ParameterError
 from hierlab.core.objective import Objective
-from hierlab.core.registry import get_method, make_estimator
+from hierlab.core.registry import make_estimator
 from hierlab.core.solver import Solver, SolverState, solve
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.methods.base import check_X
@@ -145,7 +145,6 @@ def race_objective(
         raise ParameterError(
             f"the race runs the seed-000 methods {', '.join(RACE_METHODS)}, not {method!r}"
         )
-    get_method(key)
     est = make_estimator(key, taxonomy=taxonomy, C=C, **(params or {}))
     Xv = check_X(X)
     y_arr = np.asarray(y)
@@ -170,32 +169,18 @@ def _trace(states: list[SolverState], J0: float) -> pd.DataFrame:
     """The states as a trace (see :class:`RaceResult`), after the common start: ``W = 0`` at 0
     seconds, ``upper = J(0)`` and ``lower = 0`` (every seed-000 objective is >= 0). The
     bounds are the best so far, the start included."""
-    rows = [
-        {
-            "seconds": 0.0,
-            "iteration": 0,
-            "upper": J0,
-            "lower": 0.0,
-            "gap": J0,
-            "relative_gap": 1.0 if J0 else 0.0,
-            "exact": True,
-        }
-    ]
+    rows = [{"seconds": 0.0, "iteration": 0, "upper": J0, "lower": 0.0, "exact": True}]
     for s in states:
-        lower = s.lower if s.lower is not None else np.nan
-        gap = s.upper - lower
         rows.append(
             {
                 "seconds": s.elapsed,
                 "iteration": s.iteration,
                 "upper": s.upper,
-                "lower": lower,
-                "gap": gap,
-                "relative_gap": gap / abs(s.upper) if s.upper else 0.0,
+                "lower": s.lower if s.lower is not None else np.nan,
                 "exact": bool(s.extra.get("exact", True)),
             }
         )
-    df = pd.DataFrame(rows, columns=list(COLUMNS))
+    df = pd.DataFrame(rows, columns=list(COLUMNS))  # gap and relative_gap: set below
     # the start is an iterate of every racer: its bounds stay certified after it (a solver
     # whose first own state is worse than J(0), e.g. BCFW after one epoch, keeps J(0))
     df["upper"] = np.minimum.accumulate(df["upper"].to_numpy(dtype=float))

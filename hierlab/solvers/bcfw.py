@@ -77,13 +77,13 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from hierlab.core._jit import jit_enabled, njit, sparse_row_times, sparse_row_update
+from hierlab.core._jit import jit_enabled, njit, sparse_row_times
 from hierlab.core.exceptions import ConvergenceError, ParameterError
 from hierlab.core.model import DualBlocks, dense
 from hierlab.core.objective import Objective
 from hierlab.core.regularizers import DualMetric
 from hierlab.core.solver import Solver, SolverState
-from hierlab.solvers.bcfw_flat import FlatBlocks
+from hierlab.solvers.bcfw_flat import CURVATURE, TAKE_STEP, UPDATE_W, FlatBlocks
 from hierlab.solvers.rda import check_budget
 
 __all__ = ["BCFW"]
@@ -825,20 +825,7 @@ def _pass_kernel(
                 if stop == eps:
                     stop = max(eps, inner_rtol * gp)
                 nt = _DIRECTION(u_ptr, u_idx, u_val, l0 + ia, l0 + iv, db, mark, touched)
-                q = 0.0
-                if use_pdiag:
-                    for e in range(nt):
-                        j = touched[e]
-                        q += db[j] * db[j] * pdiag[j]
-                else:
-                    for j in range(m):
-                        s = 0.0
-                        for e in range(nt):
-                            s += P[j, touched[e]] * db[touched[e]]
-                        Pd[j] = s
-                    for e in range(nt):
-                        q += db[touched[e]] * Pd[touched[e]]
-                q *= sq
+                q = CURVATURE(db, touched, nt, P, pdiag, use_pdiag, Pd, sq)
                 if not q < np.inf:
                     return -1
                 gam = alpha[a0 + iv]
@@ -846,42 +833,15 @@ def _pass_kernel(
                     gam = gp / q
                 alpha[a0 + ia] += gam
                 alpha[a0 + iv] -= gam
-                gs = gam * sq
-                if use_pdiag:
-                    for e in range(nt):
-                        j = touched[e]
-                        pj = pdiag[j] * db[j]
-                        S[j] += gs * pj
-                        acc[j] += gam * pj
-                        if not amark[j]:
-                            amark[j] = True
-                            atouched[na] = j
-                            na += 1
-                else:
-                    for j in range(m):
-                        S[j] += gs * Pd[j]
-                        acc[j] += gam * Pd[j]
-                for e in range(nt):
-                    j = touched[e]
-                    db[j] = 0.0
-                    mark[j] = False
+                na = TAKE_STEP(
+                    gam, gam * sq, db, Pd, pdiag, use_pdiag, mark, touched, nt, S, acc, amark,
+                    atouched, na,
+                )  # fmt: skip
                 moved = True
                 steps += 1
         fw_gap[k] = gk
         if moved:
-            if use_pdiag:
-                for e in range(indptr[k], indptr[k + 1]):
-                    c = indices[e]
-                    x = data[e]
-                    for f in range(na):
-                        WT[c, atouched[f]] += x * acc[atouched[f]]
-                for f in range(na):
-                    acc[atouched[f]] = 0.0
-                    amark[atouched[f]] = False
-            else:
-                sparse_row_update(WT, indptr, indices, data, k, acc)
-                for j in range(m):
-                    acc[j] = 0.0
+            UPDATE_W(WT, indptr, indices, data, k, acc, use_pdiag, amark, atouched, na)
     return steps
 
 

@@ -357,6 +357,105 @@ class FlatBlocks:
 
 
 # ---------------------------------------------------------------------- the compiled pass
+def _curvature(
+    db: np.ndarray,
+    touched: np.ndarray,
+    nt: int,
+    P: np.ndarray,
+    pdiag: np.ndarray,
+    use_pdiag: bool,
+    Pd: np.ndarray,
+    sq: float,
+) -> float:  # pragma: no cover - compiled by numba
+    """``||x_k||^2 d^T P d`` of a step's direction ``d = u_a - u_v`` (dense scratch ``db``,
+    support ``touched[:nt]``); with a dense metric ``Pd = P d`` is written too. Shared by both
+    passes (:func:`hierlab.solvers.bcfw._pass_kernel`, :func:`_flat_pass_kernel`)."""
+    q = 0.0
+    if use_pdiag:
+        for e in range(nt):
+            j = touched[e]
+            q += db[j] * db[j] * pdiag[j]
+    else:
+        for j in range(Pd.shape[0]):
+            s = 0.0
+            for e in range(nt):
+                s += P[j, touched[e]] * db[touched[e]]
+            Pd[j] = s
+        for e in range(nt):
+            q += db[touched[e]] * Pd[touched[e]]
+    q *= sq
+    return q
+
+
+def _take_step(
+    gam: float,
+    gs: float,
+    db: np.ndarray,
+    Pd: np.ndarray,
+    pdiag: np.ndarray,
+    use_pdiag: bool,
+    mark: np.ndarray,
+    touched: np.ndarray,
+    nt: int,
+    S: np.ndarray,
+    acc: np.ndarray,
+    amark: np.ndarray,
+    atouched: np.ndarray,
+    na: int,
+) -> int:  # pragma: no cover - compiled by numba
+    """A step of size ``gam`` along ``P d``: ``S += gs P d``, ``acc += gam P d`` (with a
+    diagonal metric only on ``d``'s support, recorded in ``atouched``), then ``db`` and
+    ``mark`` cleared. Returns the new size of ``acc``'s support ``na``."""
+    if use_pdiag:
+        for e in range(nt):
+            j = touched[e]
+            pj = pdiag[j] * db[j]
+            S[j] += gs * pj
+            acc[j] += gam * pj
+            if not amark[j]:
+                amark[j] = True
+                atouched[na] = j
+                na += 1
+    else:
+        for j in range(S.shape[0]):
+            S[j] += gs * Pd[j]
+            acc[j] += gam * Pd[j]
+    for e in range(nt):
+        j = touched[e]
+        db[j] = 0.0
+        mark[j] = False
+    return na
+
+
+def _update_w(
+    WT: np.ndarray,
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    data: np.ndarray,
+    k: int,
+    acc: np.ndarray,
+    use_pdiag: bool,
+    amark: np.ndarray,
+    atouched: np.ndarray,
+    na: int,
+) -> None:  # pragma: no cover - compiled by numba
+    """``W^T[cols of x_k] += x_k acc`` (with a diagonal metric on ``acc``'s support
+    ``atouched[:na]`` only), then ``acc`` and ``amark`` cleared."""
+    if use_pdiag:
+        for e in range(indptr[k], indptr[k + 1]):
+            c = indices[e]
+            x = data[e]
+            for f in range(na):
+                WT[c, atouched[f]] += x * acc[atouched[f]]
+        for f in range(na):
+            acc[atouched[f]] = 0.0
+            amark[atouched[f]] = False
+    else:
+        sparse_row_update(WT, indptr, indices, data, k, acc)
+        for j in range(acc.shape[0]):
+            acc[j] = 0.0
+
+
 def _sym_diff(
     ptr: np.ndarray, idx: np.ndarray, y: int, c: int, out_idx: np.ndarray, out_sgn: np.ndarray
 ) -> int:  # pragma: no cover - compiled by numba
@@ -584,20 +683,7 @@ def _flat_pass_kernel(
                         db[j] += rsgn[e] * dc
                     else:
                         db[j] -= rsgn[e] * dc
-            q = 0.0
-            if use_pdiag:
-                for e in range(nt):
-                    j = touched[e]
-                    q += db[j] * db[j] * pdiag[j]
-            else:
-                for j in range(m):
-                    s = 0.0
-                    for e in range(nt):
-                        s += P[j, touched[e]] * db[touched[e]]
-                    Pd[j] = s
-                for e in range(nt):
-                    q += db[touched[e]] * Pd[touched[e]]
-            q *= sq
+            q = CURVATURE(db, touched, nt, P, pdiag, use_pdiag, Pd, sq)
             if not q < np.inf:
                 return -1, act_r, act_a
             # the masses of a and v in the active set (a joins it if new, v leaves at 0)
@@ -636,41 +722,14 @@ def _flat_pass_kernel(
                     act_r[k, e] = act_r[k, e + 1]
                     act_a[k, e] = act_a[k, e + 1]
                 act_n[k] = na_k - 1
-            gs = gam * sq
-            if use_pdiag:
-                for e in range(nt):
-                    j = touched[e]
-                    pj = pdiag[j] * db[j]
-                    S[j] += gs * pj
-                    acc[j] += gam * pj
-                    if not amark[j]:
-                        amark[j] = True
-                        atouched[na] = j
-                        na += 1
-            else:
-                for j in range(m):
-                    S[j] += gs * Pd[j]
-                    acc[j] += gam * Pd[j]
-            for e in range(nt):
-                j = touched[e]
-                db[j] = 0.0
-                mark[j] = False
+            na = TAKE_STEP(
+                gam, gam * sq, db, Pd, pdiag, use_pdiag, mark, touched, nt, S, acc, amark,
+                atouched, na,
+            )  # fmt: skip
             moved = True
             steps += 1
         if moved:
-            if use_pdiag:
-                for e in range(indptr[k], indptr[k + 1]):
-                    c = indices[e]
-                    x = data[e]
-                    for f in range(na):
-                        WT[c, atouched[f]] += x * acc[atouched[f]]
-                for f in range(na):
-                    acc[atouched[f]] = 0.0
-                    amark[atouched[f]] = False
-            else:
-                sparse_row_update(WT, indptr, indices, data, k, acc)
-                for j in range(m):
-                    acc[j] = 0.0
+            UPDATE_W(WT, indptr, indices, data, k, acc, use_pdiag, amark, atouched, na)
     return steps, act_r, act_a
 
 
@@ -679,4 +738,8 @@ _SYM_DIFF: Any = njit(_sym_diff)
 _COUNT_DIFF: Any = njit(_count_diff)
 _ROW_DOT: Any = njit(_row_dot)
 _LABEL_ROW: Any = njit(_label_row)
+#: shared with :func:`hierlab.solvers.bcfw._pass_kernel` (the same step, the same arithmetic)
+CURVATURE: Any = njit(_curvature)
+TAKE_STEP: Any = njit(_take_step)
+UPDATE_W: Any = njit(_update_w)
 FLAT_PASS_KERNEL: Any = njit(_flat_pass_kernel)

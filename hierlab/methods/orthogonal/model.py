@@ -507,25 +507,21 @@ class FlatModel(LinearModel):
         """:meth:`most_violated` with the maximiser's position in ``cand_`` and its ``Delta``.
 
         ``Delta`` is formed for the distinct labels of ``y`` against the candidates only."""
+        if get_loss(self.delta_name).transform is None:  # zero-one
+            return self._most_violated_zero_one(S, y)
         cand = self.cand_
         rows = np.arange(len(y))
-        if self.delta_name == "zero_one":
-            return self._most_violated_zero_one(S, y)
         L = S[:, cand]  # becomes Delta(y, c) max(0, 1 - s_y + s_c), in place
         L += (1.0 - S[rows, y])[:, None]
         np.maximum(L, 0.0, out=L)
+        # one row of Delta per label, never (n_samples x candidates)
         labels, inv = np.unique(y, return_inverse=True)
-        if get_loss(self.delta_name).transform is None:  # zero-one: Delta(y, y) = 0 only
-            pos = np.searchsorted(cand, y)
-            hit = np.flatnonzero((pos < len(cand)) & (cand[np.minimum(pos, len(cand) - 1)] == y))
-            L[hit, pos[hit]] = 0.0
-        else:  # one row of Delta per label, never (n_samples x candidates)
-            D = label_loss(self.delta_name, self.taxonomy, labels, cand)
-            order = np.argsort(inv, kind="stable")
-            bounds = np.searchsorted(inv[order], np.arange(len(labels) + 1))
-            for j in range(len(labels)):
-                group = order[bounds[j] : bounds[j + 1]]
-                L[group] *= D[j]
+        D = label_loss(self.delta_name, self.taxonomy, labels, cand)
+        order = np.argsort(inv, kind="stable")
+        bounds = np.searchsorted(inv[order], np.arange(len(labels) + 1))
+        for j in range(len(labels)):
+            group = order[bounds[j] : bounds[j + 1]]
+            L[group] *= D[j]
         a = np.argmax(L, axis=1)
         return L[rows, a], a, self.pair_delta(y, cand[a])
 
