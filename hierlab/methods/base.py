@@ -549,20 +549,15 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
         edges = _child_to_parent(tax)
         has_kept_child = (keep @ edges).tocsr()
         rows_closed = np.asarray((closed != ind).sum(axis=1)).ravel() <= 1  # ind is closed
-        out_rows, out_cols = [], []
-        for i in range(keep.shape[0]):
-            kept = keep.indices[keep.indptr[i] : keep.indptr[i + 1]]
-            kept = kept[kept != 0]
-            if not rows_closed[i]:  # leaves-style predictions: keep the deepest kept nodes
-                inner = has_kept_child.indices[
-                    has_kept_child.indptr[i] : has_kept_child.indptr[i + 1]
-                ]
-                kept = np.setdiff1d(kept, inner)
-            out_rows.append(np.full(len(kept), i))
-            out_cols.append(kept)
-        r = np.concatenate(out_rows) if out_rows else np.zeros(0, dtype=np.int64)
-        c = np.concatenate(out_cols) if out_cols else np.zeros(0, dtype=np.int64)
-        return sp.csr_matrix((np.ones(len(r)), (r, c)), shape=ind.shape)
+        # leaves-style predictions (rows not closed) keep only the deepest kept nodes
+        inner = sp.diags((~rows_closed).astype(np.float64)) @ has_kept_child
+        not_root = np.ones(tax.n_nodes)
+        not_root[0] = 0.0  # the root is never a prediction
+        out = ((keep - keep.multiply(inner > 0)) @ sp.diags(not_root)).tocsr()
+        out.eliminate_zeros()
+        out.sort_indices()
+        out.data = np.ones(len(out.data))
+        return out
 
     # ------------------------------------------------------------------ helpers for subclasses
     def _encode_fit_labels(self, y: Any, n_samples: int) -> Any:

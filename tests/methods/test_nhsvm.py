@@ -126,9 +126,9 @@ def test_closure_min_cut_equals_the_lp(seed: int) -> None:
     )
 
 
-def test_dag_lp_fractional_falls_back_to_ip() -> None:
-    # a DAG where the LP relaxation of eq. (19) is fractional for some rewards
-    tax = Taxonomy(
+def fractional_dag() -> Taxonomy:
+    """A DAG where the LP relaxation of eq. (19) is fractional for some rewards."""
+    return Taxonomy(
         [
             ("r", "a"),
             ("r", "b"),
@@ -141,6 +141,10 @@ def test_dag_lp_fractional_falls_back_to_ip() -> None:
             ("c", "x"),
         ]
     )
+
+
+def test_dag_lp_fractional_falls_back_to_ip() -> None:
+    tax = fractional_dag()
     rng = np.random.default_rng(7)
     R = rng.normal(size=(400, tax.n_nodes)) * 2.0
     Z, val, stats = dag_max_label(R, tax, True, batch=50, return_stats=True)

@@ -17,7 +17,7 @@ from hierlab.methods.nhsvm.model import (
     leaf_path_matrix,
     normalization_alpha,
 )
-from tests.methods.test_nhsvm import random_dag, random_tree
+from tests.methods.test_nhsvm import fractional_dag, random_dag, random_tree
 
 
 def slsqp_directional(P: np.ndarray, E: np.ndarray, rho: float, T: float) -> np.ndarray:
@@ -139,25 +139,6 @@ def make_small():
 
 
 # ------------------------------------------------------------------ inference="lp" (Sec. 7.1)
-def fractional_dag():
-    from hierlab import Taxonomy
-
-    # a DAG where the LP relaxation of eq. (19) is fractional for some rewards
-    return Taxonomy(
-        [
-            ("r", "a"),
-            ("r", "b"),
-            ("r", "c"),
-            ("a", "x"),
-            ("a", "y"),
-            ("b", "y"),
-            ("b", "z"),
-            ("c", "z"),
-            ("c", "x"),
-        ]
-    )
-
-
 def lp_by_hand(R: np.ndarray, tax) -> np.ndarray:
     """Eq. (19)'s LP for one row written out densely: max R.z, z_root = 1, z_c <= z_p,
     z_n <= sum of its children, sum of the leaves >= 1, 0 <= z <= 1."""
