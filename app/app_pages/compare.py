@@ -207,7 +207,7 @@ def run_probabilities(state: AppState, entry: DatasetEntry) -> None:
         try:
             if (r.id, entry.key) not in cache:
                 cache[(r.id, entry.key)] = probability_report(
-                    r.estimator, entry.test.X, entry.test.y, thresholds=(0.0, 0.5, 0.9)
+                    r.estimator, entry.test.X, entry.test.y
                 )
             reports[r.label] = cache[(r.id, entry.key)]
         except Exception as exc:

@@ -328,7 +328,9 @@ def cell_examples(state: AppState, run: Run, tax: Taxonomy) -> None:
         ("confusion_table", level),
         lambda: confusion_at_level(run.y_test, run.y_pred, tax, level),
     )
-    cells = [f"{t} → {p}" for t in conf.index for p in conf.columns if conf.loc[t, p] > 0]
+    # the non-empty cells in one pass (conf.loc per cell: seconds on 645 x 646 IPC cells)
+    r, c = np.nonzero(conf.to_numpy() > 0)
+    cells = [f"{conf.index[i]} → {conf.columns[j]}" for i, j in zip(r, c)]
     if not cells:
         return
     st.subheader("Examples of a confusion cell")

@@ -46,8 +46,7 @@ def _details(card: MethodCard, key: str) -> None:
         st.caption("Fixed by this entry: " + ", ".join(f"{k}={v!r}" for k, v in fixed.items()))
     st.markdown(f"**Solver.** {card.solver}")
     st.markdown(f"**Bounds.** {card.bounds}")
-    if hasattr(card, "presets_markdown"):
-        st.markdown(card.presets_markdown())
+    st.markdown(card.presets_markdown())
     st.markdown(f"**Citation.** {card.citation}")
 
 

@@ -788,9 +788,11 @@ def evaluate(y_true: Any, y_pred: Any, taxonomy: Taxonomy) -> dict[str, float]:
             hierarchical_f1=h.f1,
         )
         return out
-    out["accuracy"] = accuracy(y_true, y_pred, taxonomy)
-    out["zero_one_error"] = zero_one_error(y_true, y_pred, taxonomy)
-    out["accuracy_ancestor"] = 1.0 - out["zero_one_error"]
+    zero_one = zero_one_error(y_true, y_pred, taxonomy)
+    # multi-label accuracy is 1 - zero_one_error: not computed twice
+    out["accuracy"] = 1.0 - zero_one if multi else accuracy(y_true, y_pred, taxonomy)
+    out["zero_one_error"] = zero_one
+    out["accuracy_ancestor"] = 1.0 - zero_one
     if not multi:
         t, p = _pair_ids(y_true, y_pred, taxonomy)
         g = np.asarray(taxonomy.tree_distance(t, p), dtype=np.float64)
