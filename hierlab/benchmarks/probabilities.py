@@ -33,6 +33,18 @@ __all__ = ["main", "run"]
 
 LOADERS: dict[str, Callable[[], Any]] = {"20newsgroups": load_20newsgroups, "ipc": load_ipc}
 DEFAULT_METHODS = ("topdown", "ovr-lr", "hieron-batch")
+#: the precision/depth table's columns (:func:`~hierlab.evaluation.curves.threshold_curve`)
+COLUMNS = (
+    "threshold",
+    "hierarchical_precision",
+    "hierarchical_recall",
+    "hierarchical_f1",
+    "accuracy",
+    "accuracy_ancestor",
+    "on_true_path",
+    "mean_depth",
+    "stopped",
+)
 
 
 def run(
@@ -87,6 +99,7 @@ def run(
         )
         # each method's figures as soon as they exist (a long run keeps what it measured)
         print(f"{data} {name}: {rows[-1]}", file=sys.stderr, flush=True)
+        print(rep["thresholds"][list(COLUMNS)].round(4).to_string(), file=sys.stderr, flush=True)
         tables.append(rep["thresholds"].assign(method=name))
     summary = pd.DataFrame(rows).set_index("method")
     table = pd.concat(tables, ignore_index=True).set_index(["method", "threshold"])
@@ -102,23 +115,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     cv: int | str = args.cv if args.cv == "train" else int(args.cv)
-    cols = [
-        "hierarchical_precision",
-        "hierarchical_recall",
-        "hierarchical_f1",
-        "accuracy",
-        "accuracy_ancestor",
-        "on_true_path",
-        "mean_depth",
-        "stopped",
-    ]
     with pd.option_context("display.width", 160, "display.max_columns", 20):
         for data in args.data:
             summary, table = run(data, args.methods, cv=cv, seed=args.seed)
             print(f"\n== {data}: calibration {cv if cv == 'train' else f'{cv}-fold'} ==")
             print(summary.round({"au_prc": 4, "brier": 5, "ece": 4, "fit_s": 1, "calibrate_s": 1}))
             print(f"\n-- {data}: predict(X, threshold=t) --")
-            print(table[cols].round(4))
+            print(table[list(COLUMNS[1:])].round(4))
     return 0
 
 
