@@ -601,6 +601,8 @@ def deepest_above(P: np.ndarray, ids: np.ndarray, tax: Taxonomy, threshold: floa
     Returns
     -------
     ndarray of int, shape (n_samples,)
+        On a DAG the kept ancestors need not form one path: the deepest wins, then the more
+        probable, then the smaller node id; the root when none is kept.
     """
     out = np.asarray(ids, dtype=np.int64).copy()
     rows = np.arange(len(out))
@@ -612,10 +614,15 @@ def deepest_above(P: np.ndarray, ids: np.ndarray, tax: Taxonomy, threshold: floa
                 break
             out[low] = par[out[low]]
         return out
+    # one pass over the (row, ancestor) pairs of every row at once, not a loop over rows
     A = tax.ancestor_matrix[out].tocsr()
-    depth = np.asarray(tax.depth)
-    for i in range(len(out)):
-        anc = A.indices[A.indptr[i] : A.indptr[i + 1]]
-        ok = anc[P[i, anc] >= threshold]
-        out[i] = ok[np.lexsort((-P[i, ok], -depth[ok]))[0]] if len(ok) else 0
+    row = np.repeat(rows, np.diff(A.indptr))
+    node = A.indices.astype(np.int64)
+    p = P[row, node]
+    keep = p >= threshold
+    row, node, p = row[keep], node[keep], p[keep]
+    order = np.lexsort((node, -p, -np.asarray(tax.depth)[node], row))
+    first = order[np.r_[True, row[order][1:] != row[order][:-1]]] if len(order) else order
+    out[:] = 0
+    out[row[first]] = node[first]
     return out
