@@ -75,10 +75,13 @@ with st.sidebar:
         st.caption(f"Default data set failed to load: {st.session_state['default_failed']}")
     else:
         st.caption("No data set yet: choose or upload one on the Data page.")
-    st.caption(f"Runs in this session: {len(state.runs)}")
+    # filled again after the page: a run trained on it counts at once, not one rerun later
+    run_count = st.empty()
+    run_count.caption(f"Runs in this session: {len(state.runs)}")
 
 page = st.navigation(pages)
 try:
     page.run()
 except Exception as exc:  # HierlabError and anything unexpected: a message, not a traceback
     show_error(exc)
+run_count.caption(f"Runs in this session: {len(state.runs)}")
