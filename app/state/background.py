@@ -22,6 +22,7 @@ stopped by a comparison finishing.
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import threading
 import time
@@ -51,13 +52,21 @@ _LOCK = threading.Lock()
 _EXECUTOR: ProcessPoolExecutor | None = None
 
 
+def _quiet_worker() -> None:
+    """The worker has no Streamlit runtime: its "missing ScriptRunContext" warnings (from
+    importing the app's modules) are noise in the server's log."""
+    logging.getLogger("streamlit").setLevel(logging.ERROR)
+
+
 def _executor() -> ProcessPoolExecutor:
     """The server's one worker process (started on first use, shared by the sessions)."""
     global _EXECUTOR
     with _LOCK:
         if _EXECUTOR is None:
             _EXECUTOR = ProcessPoolExecutor(
-                max_workers=1, mp_context=multiprocessing.get_context("spawn")
+                max_workers=1,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_quiet_worker,
             )
         return _EXECUTOR
 
