@@ -211,7 +211,7 @@ def finish_comparison(
         plan=plan,
         engine=engine,
         per_level=_per_level(engine, taxonomy or entry.taxonomy),
-        baseline=baseline if baseline in labels else labels[0],
+        baseline=str(baseline if baseline in labels else labels[0]),
     )
 
 

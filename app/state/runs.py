@@ -372,7 +372,8 @@ def default_method(names: Sequence[str]) -> str | None:
         if p in names:
             return p
     certified = [n for n in names if get_method(n).bounds]
-    return (certified or list(names) or [None])[0]
+    pool = certified or list(names)
+    return pool[0] if pool else None
 
 
 def _iterations(values: dict[str, Any]) -> int | None:
