@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 run: $(STAMP)
-	$(PY) -m streamlit run app/streamlit_app.py --server.port $(PORT)
+	$(PY) -m app.serve --server.port $(PORT)
 
 # Chromium for the end-to-end browser test, from Debian's packages (never `playwright install`).
 browser-deps:

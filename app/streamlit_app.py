@@ -19,6 +19,7 @@ if str(ROOT) not in sys.path:
 import streamlit as st  # noqa: E402
 
 from app.state import builtin_choices, get_state, load_builtin  # noqa: E402
+from app.state.background import collect, pending  # noqa: E402
 from app.ui.errors import show_error  # noqa: E402
 from hierlab.core.exceptions import HierlabError  # noqa: E402
 
@@ -75,10 +76,30 @@ with st.sidebar:
         st.caption(f"Default data set failed to load: {st.session_state['default_failed']}")
     else:
         st.caption("No data set yet: choose or upload one on the Data page.")
-    st.caption(f"Runs in this session: {len(state.runs)}")
+    # filled again after the page: a run trained on it counts at once, not one rerun later
+    run_count = st.empty()
+    run_count.caption(f"Runs in this session: {len(state.runs)}")
+
+
+@st.fragment(run_every=2.0)
+def background_comparisons() -> None:
+    """Comparisons running in the background: their progress, and each one as it lands (this
+    fragment's timer never interrupts a running page, a live fit included)."""
+    collect(state)
+    for job in pending(state):
+        st.caption(job.describe())
+    for k in state.landed:
+        st.caption(f"Comparison #{k} is done: its results are on the Compare page.")
+
+
+collect(state)  # a job finished since the last rerun lands now
+if state.background or state.landed:
+    with st.sidebar:
+        background_comparisons()
 
 page = st.navigation(pages)
 try:
     page.run()
 except Exception as exc:  # HierlabError and anything unexpected: a message, not a traceback
     show_error(exc)
+run_count.caption(f"Runs in this session: {len(state.runs)}")

@@ -16,6 +16,7 @@ from app.state import (
     runs_json,
     session_dict,
 )
+from app.state.background import start_comparison, take_failed
 from app.ui.errors import show_error
 from app.ui.page import run_with_progress, training_page
 from app.ui.training import metric_columns
@@ -163,7 +164,28 @@ def run_comparison(
     baseline = st.selectbox(
         "Baseline (significance is tested against it)", labels_now or ["-"], key="compare_baseline"
     )
-    if st.button("Run comparison", key="run_compare", type="primary", disabled=not configs):
+    background = st.checkbox(
+        "Run in the background",
+        key="compare_background",
+        help="Keep browsing (train, explore) while it runs in a separate process; the sidebar "
+        "shows it running, and its results land on this page when it is done.",
+    )
+    clicked = st.button("Run comparison", key="run_compare", type="primary", disabled=not configs)
+    if clicked and background:
+        try:
+            start_comparison(
+                state,
+                entry,
+                configs,
+                baseline=baseline if baseline in labels_now else None,
+                taxonomy=tax,
+                **plan,
+            )
+        except Exception as exc:
+            show_error(exc, "Starting the comparison")
+        else:
+            st.rerun()  # the sidebar shows it running from now on
+    elif clicked:
         comp = run_with_progress(
             lambda progress: compare_methods(
                 state,
@@ -236,12 +258,15 @@ st.caption(
     f"Data: **{entry.name}** · taxonomy: {tax_source}. Every configuration is fitted on "
     "the same splits."
 )
+for job in take_failed(state):  # background comparisons that failed: said here, then gone
+    st.error(job.describe())
 configs = choose_configs(state, compatible_methods(entry.train, tax))
 run_comparison(state, entry, configs, tax)
 run_probabilities(state, entry)
 if not state.comparisons:
     st.stop()
 
+state.landed.clear()  # shown here: the sidebar's notices are done
 comp = state.comparisons[-1]
 st.subheader(f"Comparison #{comp.id} on {comp.dataset_name}")
 st.caption(f"{comp.describe_plan()}; baseline {comp.baseline}. Mean ± std over splits.")

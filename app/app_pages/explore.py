@@ -125,9 +125,7 @@ def weight_norms(run: Run, etax: Taxonomy) -> None:
     if coef is not None and getattr(coef, "shape", (0,))[0] == etax.n_nodes:
         chart("Weight norms", "explore_norms", lambda: plots.weight_norms_figure(coef, etax), run)
     else:
-        st.info(
-            f"{run.method} has no weight vector per node (coef_ of shape (n_nodes, n_features))."
-        )
+        st.info(f"{run.name} has no weight vector per node (coef_ of shape (n_nodes, n_features)).")
 
 
 def figures(run: Run, tax: Taxonomy, etax: Taxonomy) -> None:
@@ -191,7 +189,7 @@ def induced_tree(run: Run, tax: Taxonomy, etax: Taxonomy) -> None:
     by = (
         "(induced on the Taxonomy page)."
         if run.taxonomy_source == "induced"
-        else f"(induced by {run.method} itself)."
+        else f"(induced by {run.name} itself)."
     )
     hsic = getattr(getattr(run.estimator, "tree_", None), "node_hsic", None)
     values = hsic() if callable(hsic) and etax == run.estimator.taxonomy_ else None

@@ -15,6 +15,7 @@ import streamlit as st  # noqa: E402
 from app.state import (  # noqa: E402
     compatible_methods,
     default_method,
+    display_name,
     get_state,
     suggested_params,
 )
@@ -71,13 +72,14 @@ if method is None:
     st.stop()
 assert method is not None
 spec = get_method(method)
+name = display_name(method)
 st.markdown(
-    f"Train **{method.upper()}** ({spec.summary or 'the default method'}) on **{entry.name}** "
+    f"Train **{name}** ({spec.summary or 'the default method'}) on **{entry.name}** "
     f"({entry.describe_split()}) and watch its upper and lower bounds meet: the gap between "
     "them, on a log scale, is how far the solver can still be from the best possible model."
 )
 clicked = st.button(
-    f"Train {method.upper()} now",
+    f"Train {name} now",
     key="home_first_train",
     type="primary",
     icon=":material/play_arrow:",

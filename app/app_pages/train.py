@@ -90,7 +90,7 @@ def last_run(state: AppState, last: Run) -> None:
         lambda v: isinstance(v, float) and math.isfinite(v)
     )
     if not finite.any():
-        st.caption(f"{last.method} reports no objective value: nothing to plot for its solver.")
+        st.caption(f"{last.name} reports no objective value: nothing to plot for its solver.")
     st.markdown(
         f"**Last run:** {last.label} — {last.fit_time:.2f} s, {len(hist)} iteration(s)"
         + (" — stopped by you" if last.stopped else "")
@@ -131,7 +131,7 @@ with left:
         methods,
         index=methods.index(first) if first in methods else 0,
         key="train_method",
-        format_func=lambda n: f"{n} — {get_method(n).summary}" if get_method(n).summary else n,
+        format_func=lambda n: str(get_method(n).card.title),
     )
     spec = get_method(method)
     st.caption(spec.card.tags())

@@ -19,7 +19,13 @@ if TYPE_CHECKING:
     from app.state.data import DatasetEntry
     from app.state.session import AppState
 
-__all__ = ["Comparison", "compare_methods"]
+__all__ = [
+    "Comparison",
+    "compare_methods",
+    "comparison_data",
+    "finish_comparison",
+    "run_engine",
+]
 
 
 @dataclass
@@ -139,6 +145,76 @@ def _per_level(cmp: Any, tax: Taxonomy) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["config", "split", "level", "error"])
 
 
+def comparison_data(
+    entry: DatasetEntry, n_splits: int, test_size: float, seed: int, taxonomy: Taxonomy | None
+) -> tuple[Any, dict[str, Any]]:
+    """The data ``hierlab.evaluation.compare`` splits (every row, or the own split's pair) with
+    ``taxonomy``, and the plan as :class:`Comparison` records it.
+
+    Raises
+    ------
+    DataError
+        ``n_splits=0`` on a data set without a split of its own.
+    """
+    tax = taxonomy or entry.taxonomy
+    if n_splits > 0:
+        data: Any = _with_taxonomy(entry.all_rows, tax)
+        plan = {"mode": "random", "n_splits": n_splits, "test_size": test_size, "seed": seed}
+        return data, plan
+    if entry.own_split is None:
+        raise DataError(f"{entry.name} has no split of its own; choose repeated splits")
+    return tuple(_with_taxonomy(d, tax) for d in entry.own_split), {"mode": "own"}
+
+
+def run_engine(
+    data: Any,
+    configs: Sequence[dict[str, Any]],
+    plan: dict[str, Any],
+    progress: Callable[[int, int, str, int], Any] | None = None,
+) -> Any:
+    """``hierlab.evaluation.compare`` of ``configs`` on ``data`` by ``plan``, its warnings
+    silenced (the table reports convergence). A module-level function: a worker process runs it
+    for a comparison in the background (:mod:`app.state.background`), where silencing warnings
+    touches no one else's ``warnings`` state."""
+    random = plan.get("mode") == "random"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return compare(
+            data,
+            [
+                {"name": c["method"], "params": c.get("params", {}), "label": c["label"]}
+                for c in configs
+            ],
+            split="repeated" if random else "given",
+            n_splits=max(1, int(plan.get("n_splits", 1))),
+            test_size=float(plan.get("test_size", 0.3)),
+            random_state=int(plan.get("seed", 0)),
+            progress=progress,
+        )
+
+
+def finish_comparison(
+    comparison_id: int,
+    entry: DatasetEntry,
+    configs: Sequence[dict[str, Any]],
+    plan: dict[str, Any],
+    engine: Any,
+    taxonomy: Taxonomy | None = None,
+    baseline: str | None = None,
+) -> Comparison:
+    """The session's :class:`Comparison` from the engine's result."""
+    labels = [c["label"] for c in configs]
+    return Comparison(
+        id=comparison_id,
+        dataset_name=entry.name,
+        configs=[dict(c) for c in configs],
+        plan=plan,
+        engine=engine,
+        per_level=_per_level(engine, taxonomy or entry.taxonomy),
+        baseline=str(baseline if baseline in labels else labels[0]),
+    )
+
+
 def compare_methods(
     state: AppState,
     entry: DatasetEntry,
@@ -172,40 +248,11 @@ def compare_methods(
     """
     if not configs:
         raise DataError("choose at least one method to compare")
-    tax = taxonomy or entry.taxonomy
-    if n_splits > 0:
-        data: Any = _with_taxonomy(entry.all_rows, tax)
-        plan = {"mode": "random", "n_splits": n_splits, "test_size": test_size, "seed": seed}
-    elif entry.own_split is None:
-        raise DataError(f"{entry.name} has no split of its own; choose repeated splits")
-    else:
-        data, plan = tuple(_with_taxonomy(d, tax) for d in entry.own_split), {"mode": "own"}
+    data, plan = comparison_data(entry, n_splits, test_size, seed, taxonomy)
 
     def _progress(done: int, total: int, method: str, split: int) -> None:
         if progress is not None:
             progress(done / total, f"{method} on split {split + 1}")
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cmp = compare(
-            data,
-            [
-                {"name": c["method"], "params": c.get("params", {}), "label": c["label"]}
-                for c in configs
-            ],
-            split="given" if n_splits <= 0 else "repeated",
-            n_splits=max(1, n_splits),
-            test_size=test_size,
-            random_state=seed,
-            progress=_progress,
-        )
-    labels = [c["label"] for c in configs]
-    return Comparison(
-        id=state.new_id(),
-        dataset_name=entry.name,
-        configs=[dict(c) for c in configs],
-        plan=plan,
-        engine=cmp,
-        per_level=_per_level(cmp, tax),
-        baseline=baseline if baseline in labels else labels[0],
-    )
+    cmp = run_engine(data, configs, plan, _progress)
+    return finish_comparison(state.new_id(), entry, configs, plan, cmp, taxonomy, baseline)

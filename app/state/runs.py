@@ -37,10 +37,13 @@ __all__ = [
     "admissibility",
     "compatible_methods",
     "default_method",
+    "display_name",
+    "distinguishing_params",
     "fit_run",
     "iteration_budget",
     "json_default",
     "run_from_result",
+    "run_label",
     "runs_json",
     "runs_table",
     "suggested_params",
@@ -55,6 +58,61 @@ def params_text(params: dict[str, Any]) -> str:
     return ", ".join(
         f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in params.items()
     )
+
+
+def display_name(method: str) -> str:
+    """The method as the papers and the cards name it: ``"FLATMULT"``, ``"HR-SVM"``,
+    ``"Hieron (online)"``.
+
+    The card's title (:attr:`hierlab.core.cards.MethodCard.title`) up to its dash, else the
+    registry name in capitals.
+    """
+    title = str(getattr(get_method(method).card, "title", "") or "")
+    return title.split(" — ", 1)[0].strip() or method.upper()
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as parameter values (``1`` and ``1.0`` are; ``None`` only equals ``None``)."""
+    if isinstance(a, int | float) and isinstance(b, int | float) and not isinstance(a, bool):
+        return float(a) == float(b) or (math.isnan(float(a)) and math.isnan(float(b)))
+    return bool(a == b) if type(a) is type(b) else False
+
+
+def distinguishing_params(method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """The parameters that tell a run apart from one with the method's defaults.
+
+    Parameters
+    ----------
+    method : str
+        Registry name.
+    params : dict
+        The run's parameters (by code name).
+
+    Returns
+    -------
+    dict of str -> value
+        By :attr:`~hierlab.core.params.Param.label` (the paper's symbol, else words: what the
+        Train page's widgets are called), the values that differ from the defaults, among the
+        parameters the run's settings use (``averaging`` is no difference under BCFW), in
+        schema order.
+    """
+    spec = get_method(method)
+    defaults = {**spec.defaults(), **spec.fixed}
+    return {
+        p.label: params[p.name]
+        for p in spec.active_params(params)
+        if p.name in params and not _same(params[p.name], defaults.get(p.name))
+    }
+
+
+def run_label(
+    run_id: int, method: str, params: dict[str, Any], taxonomy_source: str = "given"
+) -> str:
+    """``"#3 FLATMULT (C=10)"``: the id, :func:`display_name` and
+    :func:`distinguishing_params`, and ``[induced tree]`` when trained on an induced taxonomy."""
+    shown = params_text(distinguishing_params(method, params))
+    tax = " [induced tree]" if taxonomy_source == "induced" else ""
+    return f"#{run_id} {display_name(method)}" + (f" ({shown})" if shown else "") + tax
 
 
 @dataclass
@@ -116,10 +174,13 @@ class Run:
 
     @property
     def label(self) -> str:
-        """``"#3 orthognl (C=1, ...)"``: how runs are named in lists."""
-        shown = params_text(self.params)
-        tax = " [induced tree]" if self.taxonomy_source == "induced" else ""
-        return f"#{self.id} {self.method}" + (f" ({shown})" if shown else "") + tax
+        """``"#3 ORTHOGNL (C=10)"``: how runs are named in lists (:func:`run_label`)."""
+        return run_label(self.id, self.method, self.params, self.taxonomy_source)
+
+    @property
+    def name(self) -> str:
+        """The method's display name (:func:`display_name`)."""
+        return display_name(self.method)
 
     @property
     def status(self) -> str:
@@ -255,12 +316,14 @@ def run_from_result(state: AppState, entry: DatasetEntry, result: RunResult) -> 
 
 # ---------------------------------------------------------------------------------- history
 def runs_table(runs: Sequence[Run]) -> pd.DataFrame:
-    """One row per run: id, method, data, taxonomy, parameters, times, iterations, metrics."""
+    """One row per run: id, label, method (display name), data, taxonomy, every parameter,
+    times, iterations, metrics."""
     return pd.DataFrame(
         [
             {
                 "run": r.id,
-                "method": r.method,
+                "label": r.label,
+                "method": r.name,
                 "data": r.dataset_name,
                 "taxonomy": r.taxonomy_source,
                 "params": params_text(r.params),
@@ -309,7 +372,8 @@ def default_method(names: Sequence[str]) -> str | None:
         if p in names:
             return p
     certified = [n for n in names if get_method(n).bounds]
-    return (certified or list(names) or [None])[0]
+    pool = certified or list(names)
+    return pool[0] if pool else None
 
 
 def _iterations(values: dict[str, Any]) -> int | None:

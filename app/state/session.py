@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import streamlit as st
 
 if TYPE_CHECKING:
+    from app.state.background import BackgroundComparison
     from app.state.compare import Comparison
     from app.state.data import DatasetEntry
     from app.state.runs import Run
@@ -43,6 +44,10 @@ class AppState:
         Per data set key, whether Train and Compare use the induced taxonomy.
     next_id : int
         The id the next run or comparison gets.
+    background : list of BackgroundComparison
+        Comparisons running in the worker process (:mod:`app.state.background`).
+    landed : list of int
+        Ids of background comparisons that finished since the Compare page was last shown.
     """
 
     datasets: dict[str, DatasetEntry] = field(default_factory=dict)
@@ -52,6 +57,8 @@ class AppState:
     induced: dict[str, Any] = field(default_factory=dict)
     use_induced: dict[str, bool] = field(default_factory=dict)
     next_id: int = 1
+    background: list[BackgroundComparison] = field(default_factory=list)
+    landed: list[int] = field(default_factory=list)
 
     def new_id(self) -> int:
         """A fresh id for a run or comparison."""

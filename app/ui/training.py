@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from app.state import AppState, DatasetEntry, Run, fit_run, iteration_budget
+from app.state import AppState, DatasetEntry, Run, display_name, fit_run, iteration_budget
 from app.ui.errors import show_error
 from app.ui.live import LivePlot
 from hierlab import Taxonomy, get_method
@@ -114,7 +114,7 @@ def train_live(
     limits = stopping_rule(method, params)
     live = LivePlot(
         chart_slot,
-        lambda h: bounds_figure(h, x=x, title=f"{method} on {entry.name}"),
+        lambda h: bounds_figure(h, x=x, title=f"{display_name(method)} on {entry.name}"),
         progress=progress_slot,
         total=iteration_budget(method, params),
         max_time=limits.get("max_time"),

@@ -236,13 +236,16 @@ def test_every_registered_method_gets_its_widgets() -> None:
     at.switch_page("app_pages/train.py")
     at.run()
     offered = at.selectbox(key="train_method").options
+    # the options read as the cards name the methods (never the registry's code name)
+    by_title = {str(get_method(n).card.title): n for n in list_methods()}
+    assert len(by_title) == len(list_methods())
     for name in list_methods():
         spec = get_method(name)
         if spec.multilabel and not spec.estimator._supports_multilabel:
             continue
-        assert any(o.startswith(name) for o in offered), name
+        assert str(spec.card.title) in offered, name
     for opt in offered:
-        name = opt.split(" — ")[0]
+        name = by_title[opt]
         at.selectbox(key="train_method").set_value(name)
         at.run()
         _ok_or_admissibility(at)

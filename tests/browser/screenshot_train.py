@@ -35,7 +35,7 @@ def main(seconds: float = 8.0) -> int:
             page.goto(f"{url}/train")
             page.get_by_role("button", name="Train", exact=True).wait_for()
             page.locator('[data-testid="stSelectbox"]').first.click()
-            option = page.get_by_role("option", name=re.compile(r"^orthognl"))
+            option = page.get_by_role("option", name=re.compile(r"^ORTHOGNL"))
             if option.count():
                 option.click()
                 page.get_by_label("α", exact=True).wait_for()

@@ -79,7 +79,7 @@ def test_upload_train_live_bounds_stop_compare(page: Page, app_url: str) -> None
     method = "orthognl" if "orthognl" in list_methods() else None
     if method is not None:
         page.locator('[data-testid="stSelectbox"]').first.click()
-        page.get_by_role("option", name=re.compile(r"^orthognl")).click()
+        page.get_by_role("option", name=re.compile(r"^ORTHOGNL")).click()
         _idle(page)
         expect(page.get_by_label("α", exact=True)).to_be_visible()
     _set_number(page, "tolerance", "0")

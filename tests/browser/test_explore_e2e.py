@@ -63,7 +63,7 @@ def test_click_a_node_for_its_words_and_a_cell_for_its_examples(page: Page, app_
     page.get_by_role("link", name="Train").click()
     expect(page.get_by_role("heading", name="Train")).to_be_visible()
     page.locator('[data-testid="stSelectbox"]').first.click()
-    page.get_by_role("option", name=re.compile(r"^topdown")).click()
+    page.get_by_role("option", name=re.compile(r"^Top-down")).click()
     _idle(page)
     page.get_by_role("button", name="Train", exact=True).click()
     expect(page.get_by_text("Run history")).to_be_visible()

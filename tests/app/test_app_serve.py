@@ -1,0 +1,55 @@
+"""The warm-start launcher (``python -m app.serve``, ``make run``): it serves the same script
+with Streamlit's own command line, and its warm-up does the first visit's work without a warning
+(a warning raised beside a visitor's fit could land in that run's record)."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from typing import Any
+
+import pytest
+
+import app.serve
+from app.serve import SCRIPT, main, warm, warm_fit
+from app.state import builtin_choices, load_builtin
+
+
+def test_main_runs_the_app_script_with_the_options_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: dict[str, Any] = {}
+    started: list[bool] = []
+
+    def fake_cli(args: list[str], prog_name: str) -> int:
+        seen["args"], seen["prog"] = args, prog_name
+        return 0
+
+    from streamlit.web import cli
+
+    monkeypatch.setattr(cli, "main", fake_cli)
+    monkeypatch.setattr(app.serve, "warm_in_background", lambda: started.append(True))
+    assert main(["--server.port", "8765"]) == 0
+    assert seen == {"args": ["run", str(SCRIPT), "--server.port", "8765"], "prog": "streamlit"}
+    assert SCRIPT.name == "streamlit_app.py" and SCRIPT.is_file()
+    assert started == [True]
+
+
+def test_warm_does_every_stage_without_a_warning() -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        times = warm(rows=40)
+    assert [str(w.message) for w in caught] == []
+    assert set(times) == {"imports", "data", "fit"}
+    assert all(t >= 0 for t in times.values())
+    # what the first page and the first fit need is now imported
+    assert {"hierlab.methods", "hierlab.plots", "app.ui.training"} <= set(sys.modules)
+
+
+def test_the_warm_fit_is_one_certified_iteration_of_the_first_run() -> None:
+    entry = load_builtin(next(b for b in builtin_choices() if b.kind != "real").key)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = warm_fit(entry, rows=40)
+    assert [str(w.message) for w in caught] == []
+    assert type(est).__name__ == "FlatMulticlassClassifier"  # the home page's default method
+    assert est.converged_ and len(est.history_) == 1
+    assert est.n_features_in_ == entry.train.X.shape[1]
