@@ -27,8 +27,10 @@ import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
+from hierlab.core._jit import jit_enabled
 from hierlab.core.exceptions import ParameterError
 from hierlab.core.solver import Solver, SolverState
+from hierlab.solvers.sgd_kernels import path_hinge_epoch
 
 __all__ = ["PegasosSGD", "SGDObjective"]
 
@@ -197,6 +199,16 @@ class PegasosSGD(Solver):
         sq = float(np.sum(VT * VT))
         QT = np.ascontiguousarray(np.asarray(W_bar, dtype=np.float64).T)
         q, beta = 1.0, 0.0
+        hinge = objective.path_hinge() if hasattr(objective, "path_hinge") else None
+        if hinge is not None and jit_enabled():
+            # the same steps compiled (hierlab.solvers.sgd_kernels), one call per epoch
+            state = np.array([a, sq, q, beta, float(self.t), float(n_avg)])
+            loss_sum = path_hinge_epoch(
+                objective.X, hinge, VT, QT, state, perm, self.batch_size, lam, radius, self.avg_c
+            )
+            a, sq, q, beta = (float(v) for v in state[:4])
+            self.t, n_avg = int(state[4]), int(state[5])
+            perm = perm[:0]  # no batches left for the loop below
         for idx, eta in self._batches(perm, lam):
             losses, J, gJT = _column_gradient(objective, VT, idx, a)
             loss_sum += float(losses.sum())
