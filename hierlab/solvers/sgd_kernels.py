@@ -167,28 +167,15 @@ def _pairwise_sum(a: Any, lo: int, n: int) -> float:  # pragma: no cover - compi
 
 
 def _row_loss(
-    i: int,
-    scale: float,
-    VT: Any,
-    x_indptr: Any,
-    x_indices: Any,
-    x_data: Any,
-    cand_indptr: Any,
-    cand_indices: Any,
-    cand_data: Any,
-    c_indptr: Any,
-    c_indices: Any,
-    c_data: Any,
-    y: Any,
-    k: Any,
-    D: Any,
-    eq13: bool,
-    p: Any,
+    i: int, scale: float, VT: Any, x: Any, h: Any, p: Any
 ) -> tuple[float, int]:  # pragma: no cover - compiled by numba
     """Loss of row ``i`` and its arg-max leaf index (``-1`` when the loss is 0).
 
-    Fills ``p`` (n_nodes,) with the potentials ``scale * x_i^T V^T``.
+    ``x = (indptr, indices, data)`` of the CSR ``X``, ``h`` = :meth:`PathHinge.args`. Fills
+    ``p`` (n_nodes,) with the potentials ``scale * x_i^T V^T``.
     """
+    x_indptr, x_indices, x_data = x
+    cand_indptr, cand_indices, cand_data, c_indptr, c_indices, c_data, y, k, D, eq13 = h
     m = p.shape[0]
     for n in range(m):
         p[n] = 0.0
@@ -207,8 +194,7 @@ def _row_loss(
     ki = k[i]
     best = -np.inf
     jbest = -1
-    n_leaves = cand_indptr.shape[0] - 1
-    for leaf in range(n_leaves):
+    for leaf in range(cand_indptr.shape[0] - 1):
         s = 0.0
         for kk in range(cand_indptr[leaf], cand_indptr[leaf + 1]):
             s += cand_data[kk] * p[cand_indices[kk]]
@@ -227,33 +213,107 @@ def _row_loss(
 
 
 def _path_hinge_losses(
-    VT: Any,
-    scale: float,
-    rows: Any,
-    x_indptr: Any,
-    x_indices: Any,
-    x_data: Any,
-    cand_indptr: Any,
-    cand_indices: Any,
-    cand_data: Any,
-    c_indptr: Any,
-    c_indices: Any,
-    c_data: Any,
-    y: Any,
-    k: Any,
-    D: Any,
-    eq13: bool,
+    VT: Any, scale: float, rows: Any, x: Any, h: Any
 ) -> Any:  # pragma: no cover - compiled by numba
     """Losses of the rows ``rows`` at ``W = scale * VT.T``, shape (len(rows),)."""
     out = np.empty(rows.shape[0])
     p = np.empty(VT.shape[1])
     for r in range(rows.shape[0]):
-        loss, _ = _row_loss_c(
-            rows[r], scale, VT, x_indptr, x_indices, x_data, cand_indptr, cand_indices,
-            cand_data, c_indptr, c_indices, c_data, y, k, D, eq13, p,
-        )  # fmt: skip
+        loss, _ = _row_loss_c(rows[r], scale, VT, x, h, p)
         out[r] = loss
     return out
+
+
+def _batch_coefficients(
+    idx: Any, a: float, VT: Any, x: Any, h: Any, p: Any, G: Any, losses: Any
+) -> None:  # pragma: no cover - compiled by numba
+    """Losses (``losses[:b]``) and subgradient coefficients (``G[:b]``) of the batch ``idx``.
+
+    ``G[r] = (C_cand[j] - C[y_i]) (/ Dn[k_i, j])`` for a positive loss, else 0.
+    """
+    cand_indptr, cand_indices, cand_data, c_indptr, c_indices, c_data, y, k, D, eq13 = h
+    m = G.shape[1]
+    for r in range(idx.shape[0]):
+        i = idx[r]
+        loss, j = _row_loss_c(i, a, VT, x, h, p)
+        losses[r] = loss
+        for nn in range(m):
+            G[r, nn] = 0.0
+        if j < 0:
+            continue
+        for kk in range(cand_indptr[j], cand_indptr[j + 1]):
+            G[r, cand_indices[kk]] += cand_data[kk]
+        yi = y[i]
+        for kk in range(c_indptr[yi], c_indptr[yi + 1]):
+            G[r, c_indices[kk]] -= c_data[kk]
+        if eq13:
+            div = D[k[i], j]
+            for nn in range(m):
+                G[r, nn] /= div
+
+
+def _batch_gradient(
+    idx: Any, x: Any, G: Any, slot: Any, cols: Any, gbuf: Any
+) -> Any:  # pragma: no cover - compiled by numba
+    """The batch's sorted columns ``J`` (as ``np.unique``) and ``gbuf[:len(J)] = G^T X_B``.
+
+    Summed over the batch's rows in order, as scipy's ``XJ.T @ G``; ``slot`` (all -1 on entry
+    and on return) maps a column to its row of ``gbuf``, which must hold ``len(J)`` rows.
+    """
+    x_indptr, x_indices, x_data = x
+    m = G.shape[1]
+    n_cols = 0
+    for r in range(idx.shape[0]):
+        i = idx[r]
+        for kk in range(x_indptr[i], x_indptr[i + 1]):
+            f = x_indices[kk]
+            if slot[f] < 0:
+                slot[f] = 0
+                cols[n_cols] = f
+                n_cols += 1
+    J = np.sort(cols[:n_cols])
+    for jj in range(n_cols):
+        slot[J[jj]] = jj
+        for nn in range(m):
+            gbuf[jj, nn] = 0.0
+    for r in range(idx.shape[0]):
+        i = idx[r]
+        for kk in range(x_indptr[i], x_indptr[i + 1]):
+            sl = slot[x_indices[kk]]
+            v = x_data[kk]
+            for nn in range(m):
+                gbuf[sl, nn] += v * G[r, nn]
+    for jj in range(n_cols):
+        slot[J[jj]] = -1
+    return J
+
+
+def _column_step(
+    VT: Any, QT: Any, J: Any, gbuf: Any, sqbuf: Any, coef: float, b: int, bq: float
+) -> tuple[float, float]:  # pragma: no cover - compiled by numba
+    """``V_J += coef * gbuf / b`` and ``Q_J -= bq * dV`` (when ``bq != 0``).
+
+    Returns ``(||V_J||^2 before, ||V_J||^2 after)``, each summed as ``np.sum`` of the
+    (len(J), n_nodes) block.
+    """
+    m = VT.shape[1]
+    n_cols = J.shape[0]
+    size = n_cols * m
+    for jj in range(n_cols):
+        for nn in range(m):
+            v = VT[J[jj], nn]
+            sqbuf[jj * m + nn] = v * v
+    before = _pairwise_sum_c(sqbuf, 0, size)
+    for jj in range(n_cols):
+        f = J[jj]
+        for nn in range(m):
+            dv = coef * (gbuf[jj, nn] / b)
+            v = VT[f, nn] + dv
+            VT[f, nn] = v
+            sqbuf[jj * m + nn] = v * v
+            if bq != 0.0:
+                QT[f, nn] -= bq * dv
+    return before, _pairwise_sum_c(sqbuf, 0, size)
 
 
 def _path_hinge_epoch(
@@ -265,19 +325,8 @@ def _path_hinge_epoch(
     lam: float,
     radius: float,
     avg_c: float,
-    x_indptr: Any,
-    x_indices: Any,
-    x_data: Any,
-    cand_indptr: Any,
-    cand_indices: Any,
-    cand_data: Any,
-    c_indptr: Any,
-    c_indices: Any,
-    c_data: Any,
-    y: Any,
-    k: Any,
-    D: Any,
-    eq13: bool,
+    x: Any,
+    h: Any,
 ) -> float:  # pragma: no cover - compiled by numba
     """One epoch of ``PegasosSGD._steps_sparse`` in place; returns the summed batch losses.
 
@@ -285,19 +334,22 @@ def _path_hinge_epoch(
     ``sq = ||V||^2``, ``W_bar = q Q + beta V``, the step counter and the averaging count.
     """
     a, sq, q, beta = state[0], state[1], state[2], state[3]
-    t = int(state[4])
-    n_avg = int(state[5])
-    m = VT.shape[1]
+    t, n_avg = int(state[4]), int(state[5])
+    d, m = VT.shape
     n = perm.shape[0]
-    d = VT.shape[0]
     G = np.zeros((batch_size, m))
-    active = np.zeros(batch_size, dtype=np.bool_)
     p = np.empty(m)
     slot = np.full(d, -1, dtype=np.int64)
-    # the batch's distinct columns, in sorted order as np.unique gives them
     cols = np.empty(d, dtype=np.int64)
-    gbuf = np.zeros((0, m))
-    sqbuf = np.zeros(0)
+    width = 0  # rows of gbuf: the most distinct columns of any batch
+    x_indptr = x[0]
+    for s in range(0, n, batch_size):
+        nnz = 0
+        for r in range(s, min(n, s + batch_size)):
+            nnz += x_indptr[perm[r] + 1] - x_indptr[perm[r]]
+        width = max(width, min(nnz, d))
+    gbuf = np.zeros((width, m))
+    sqbuf = np.zeros(width * m)
     losses = np.empty(batch_size)
     loss_sum = 0.0
     for s in range(0, n, batch_size):
@@ -305,90 +357,21 @@ def _path_hinge_epoch(
         idx = np.sort(perm[s : min(n, s + batch_size)])
         b = idx.shape[0]
         eta = 1.0 / (2.0 * lam * t)
-        # losses and subgradient coefficients at the current scale a
-        for r in range(b):
-            i = idx[r]
-            loss, j = _row_loss_c(
-                i, a, VT, x_indptr, x_indices, x_data, cand_indptr, cand_indices, cand_data,
-                c_indptr, c_indices, c_data, y, k, D, eq13, p,
-            )  # fmt: skip
-            losses[r] = loss
-            for nn in range(m):
-                G[r, nn] = 0.0
-            active[r] = j >= 0
-            if j >= 0:
-                div = D[k[i], j] if eq13 else 1.0
-                for kk in range(cand_indptr[j], cand_indptr[j + 1]):
-                    G[r, cand_indices[kk]] += cand_data[kk]
-                yi = y[i]
-                for kk in range(c_indptr[yi], c_indptr[yi + 1]):
-                    G[r, c_indices[kk]] -= c_data[kk]
-                if eq13:
-                    for nn in range(m):
-                        G[r, nn] /= div
+        _batch_coefficients_c(idx, a, VT, x, h, p, G, losses)
         loss_sum += _pairwise_sum_c(losses, 0, b)
-        # the batch's columns J (sorted) and G^T X_B on them, rows in batch order
-        n_cols = 0
-        for r in range(b):
-            i = idx[r]
-            for kk in range(x_indptr[i], x_indptr[i + 1]):
-                f = x_indices[kk]
-                if slot[f] < 0:
-                    slot[f] = 0
-                    cols[n_cols] = f
-                    n_cols += 1
-        J = np.sort(cols[:n_cols])
-        for jj in range(n_cols):
-            slot[J[jj]] = jj
-        if gbuf.shape[0] < n_cols:
-            gbuf = np.zeros((max(n_cols, 2 * gbuf.shape[0]), m))
-            sqbuf = np.zeros(gbuf.shape[0] * m)
-        for jj in range(n_cols):
-            for nn in range(m):
-                gbuf[jj, nn] = 0.0
-        for r in range(b):
-            i = idx[r]
-            for kk in range(x_indptr[i], x_indptr[i + 1]):
-                sl = slot[x_indices[kk]]
-                v = x_data[kk]
-                for nn in range(m):
-                    gbuf[sl, nn] += v * G[r, nn]
+        J = _batch_gradient_c(idx, x, G, slot, cols, gbuf)
         # shrink (1 - 2 lam eta): a scalar product, or the restart of Pegasos' first step
         shrink = 1.0 - 2.0 * lam * eta
         if shrink > 0.0:
             a *= shrink
         else:
             if beta != 0.0:
-                f_ = beta / q
-                for ff in range(d):
-                    for nn in range(m):
-                        QT[ff, nn] += f_ * VT[ff, nn]
-            for ff in range(d):
-                for nn in range(m):
-                    VT[ff, nn] = 0.0
+                QT += (beta / q) * VT
+            VT[:] = 0.0
             a, sq, beta = 1.0, 0.0, 0.0
-        if n_cols > 0:
-            # sq -= ||V_J||^2; V_J += dV; sq += ||V_J||^2, each sum as numpy's np.sum
-            size = n_cols * m
-            for jj in range(n_cols):
-                for nn in range(m):
-                    v = VT[J[jj], nn]
-                    sqbuf[jj * m + nn] = v * v
-            sq -= _pairwise_sum_c(sqbuf, 0, size)
-            coef = -eta / a
-            bq = beta / q
-            for jj in range(n_cols):
-                f = J[jj]
-                for nn in range(m):
-                    dv = coef * (gbuf[jj, nn] / b)
-                    v = VT[f, nn] + dv
-                    VT[f, nn] = v
-                    sqbuf[jj * m + nn] = v * v
-                    if beta != 0.0:
-                        QT[f, nn] -= bq * dv
-            sq += _pairwise_sum_c(sqbuf, 0, size)
-        for jj in range(n_cols):
-            slot[J[jj]] = -1
+        if J.shape[0] > 0:
+            before, after = _column_step_c(VT, QT, J, gbuf, sqbuf, -eta / a, b, beta / q)
+            sq = (sq - before) + after
         nrm = abs(a) * np.sqrt(max(sq, 0.0))
         if nrm > radius:
             a *= radius / nrm
@@ -397,21 +380,21 @@ def _path_hinge_epoch(
         q *= 1.0 - r_avg
         beta = (1.0 - r_avg) * beta + r_avg * a
         if q <= 0.0:
-            for ff in range(d):
-                for nn in range(m):
-                    QT[ff, nn] = 0.0
+            QT[:] = 0.0
             q = 1.0
     state[0], state[1], state[2], state[3] = a, sq, q, beta
-    state[4] = t
-    state[5] = n_avg
+    state[4], state[5] = t, n_avg
     return loss_sum
 
 
-_block_sum_c = njit(_block_sum)
-_pairwise_sum_c = njit(_pairwise_sum)
-_row_loss_c = njit(_row_loss)
-_epoch_jit = njit(_path_hinge_epoch)
-_losses_jit = njit(_path_hinge_losses)
+_block_sum_c: Any = njit(_block_sum)
+_pairwise_sum_c: Any = njit(_pairwise_sum)
+_row_loss_c: Any = njit(_row_loss)
+_batch_coefficients_c: Any = njit(_batch_coefficients)
+_batch_gradient_c: Any = njit(_batch_gradient)
+_column_step_c: Any = njit(_column_step)
+_epoch_jit: Any = njit(_path_hinge_epoch)
+_losses_jit: Any = njit(_path_hinge_losses)
 
 
 def _csr_args(X: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -455,9 +438,17 @@ def path_hinge_epoch(
         raise RuntimeError("the compiled Pegasos epoch needs numba")
     return float(
         _epoch_jit(
-            VT, QT, state, np.asarray(perm, dtype=np.int64), int(batch_size), float(lam),
-            float(radius), float(avg_c), *_csr_args(X), *hinge.args(),
-        )  # fmt: skip
+            VT,
+            QT,
+            state,
+            np.asarray(perm, dtype=np.int64),
+            int(batch_size),
+            float(lam),
+            float(radius),
+            float(avg_c),
+            _csr_args(X),
+            hinge.args(),
+        )
     )
 
 
@@ -469,7 +460,10 @@ def path_hinge_losses(
         raise RuntimeError("the compiled path hinge needs numba")
     return np.asarray(
         _losses_jit(
-            np.ascontiguousarray(VT, dtype=np.float64), float(scale),
-            np.asarray(rows, dtype=np.int64), *_csr_args(X), *hinge.args(),
-        )  # fmt: skip
+            np.ascontiguousarray(VT, dtype=np.float64),
+            float(scale),
+            np.asarray(rows, dtype=np.int64),
+            _csr_args(X),
+            hinge.args(),
+        )
     )

@@ -1071,7 +1071,7 @@ class HierarchicalHinge:
         hinge = self.path_hinge() if WT is not None and jit_enabled() else None
         for s in range(0, n, chunk):
             idx = np.arange(s, min(n, s + chunk))
-            if hinge is not None:
+            if hinge is not None and WT is not None:
                 losses = path_hinge_losses(self.X, hinge, WT, idx)
             else:
                 losses, _ = self.batch_loss(W if WT is None else WT.T, idx)
