@@ -532,13 +532,18 @@ class HSVMClassifier(HierarchicalClassifier):
         return result
 
     def _set_fitted(self, obj: HierarchicalHinge, W: np.ndarray, c: np.ndarray, alpha: Any) -> None:
-        """The fitted attributes from the solution ``W`` (``V`` for Shared SVM)."""
+        """The fitted attributes from the solution ``W`` (``V`` for Shared SVM).
+
+        ``W_`` and ``coef_`` are C-ordered (Pegasos on CSR data hands ``W`` over in Fortran
+        order; the objective is evaluated before the one transpose).
+        """
+        self.objective_ = float(obj.value(W))
+        W = np.ascontiguousarray(W)
         self.W_ = W
         self.class_attributes_ = c
         self.coef_ = c[:, None] * W
         if alpha is not None:
             self.alpha_ = np.asarray(alpha)
-        self.objective_ = float(obj.value(W))
         obj.X = None  # do not keep the training data
         self._objective_model_ = obj
 
