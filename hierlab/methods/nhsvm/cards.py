@@ -41,10 +41,12 @@ HSVM_CARD = _pegasos_card(
     title="HSVM — hierarchical structured SVM (Cai & Hofmann)",
     idea=(
         "A structured SVM whose label is a whole root-to-leaf path (or several): the score "
-        "of a label sums the weight vectors of all its nodes, and the margin required "
-        "against a wrong label grows with the Hamming distance between the two node sets. "
-        "Deep leaves get more vectors, hence weaker regularisation: the imbalance NHSVM "
-        "fixes."
+        "of a label sums the weight vectors of all its nodes, so related leaves share "
+        "their ancestors' vectors. In the paper the margin required against a wrong label "
+        "grows with the Hamming distance between the two node sets (eq. 2); hierlab's "
+        "default asks a margin of 1 against every wrong leaf (0/1 loss), which predicts the "
+        "exact leaf better. Deep leaves get more vectors, hence weaker regularisation: the "
+        "imbalance NHSVM fixes."
     ),
     objective=(
         r"\min_W\ \lambda\sum_n\|W_n\|_2^2 + \sum_i \max_{y \in \mathcal Y}\Big\{"
@@ -53,14 +55,18 @@ HSVM_CARD = _pegasos_card(
     ),
     equations="seed 003, eq. (1)-(3) (Section 4)",
     prediction=r"\hat y(x) = \arg\max_{y \in \mathcal Y}\sum_{n \in y} W_n x",
-    symbols=r"$y$: a label as its set of nodes (leaf and ancestors); $\Delta^H(y, y') = "
-    r"|y \triangle y'|$ (Hamming). $\lambda$ is the paper's (the loss summed over the "
+    symbols=r"$y$: a label as its set of nodes (leaf and ancestors); $\Delta(y, y') = "
+    r"[y \ne y']$ (0/1, the default) or $|y \triangle y'|$ (Hamming, eq. 2, `loss`). "
+    r"$\lambda$ is the paper's (the loss summed over the "
     r"rows); scikit-learn's $C$ (the $C$ of every other hierlab method) is $C = 1/(2\lambda)$.",
     citation="L. Cai, T. Hofmann. *Hierarchical document categorization with support "
     "vector machines.* CIKM 2004; as reviewed in " + _CITE_003,
     presets=(
-        "`paper` trains by Pegasos SGD, as seed 003 does; it is also the default. `bcfw` "
-        "solves the same objective with a certified gap (single label)."
+        "Default: C = 1 (lambda = 0.5), the 0/1 loss, 30 Pegasos epochs of 64-row batches "
+        "(on IPC titles, 645 leaves: about 1.5 s an epoch; exact accuracy 0.477, LinearSVC "
+        "0.480, in under LinearSVC's fit time). `paper` is Cai & Hofmann's Hamming loss of "
+        "eq. (2), trained by Pegasos SGD as seed 003 does (IPC: 0.454). `bcfw` solves the "
+        "same objective with a certified gap (single label)."
     ),
 )
 
