@@ -100,11 +100,11 @@ def _epoch_ratio() -> None:
     """One HSVM Pegasos epoch on IPC: numpy loop vs compiled epoch, same process."""
     import numpy as np
 
-    import hierlab
+    from hierlab.datasets.ipc import load_ipc
     from hierlab.methods.nhsvm.model import HierarchicalHinge
     from hierlab.solvers.sgd import PegasosSGD
 
-    tr, _ = hierlab.load_ipc()
+    tr, _ = load_ipc()
     tax = tr.taxonomy
     c = np.ones(tax.n_nodes)
     c[0] = 0.0
