@@ -97,8 +97,11 @@ NHSVM_CARD = _pegasos_card(
     "(`inference='lp'`, as the paper) or the exact IP (`'ip'`).",
     presets=(
         "`paper` trains by Pegasos SGD with the weights of eq. (6) at rho = 2 and T = 1.5 "
-        "on DAGs (Section 8), on the LP relaxation; it is also the default. lambda is the "
-        "paper's (the loss summed over the rows; C = 1/(2 lambda))."
+        "on DAGs (Section 8), on the LP relaxation; it is also the default (C = 1, 30 "
+        "epochs). lambda is the paper's (the loss summed over the rows; C = 1/(2 lambda)). "
+        "Measured on IPC titles (645 leaves, 70/30): the normalised margin costs exact "
+        "accuracy there, 0.411 at C = 1 and 0.431 at C = 10 or 100, against LinearSVC's "
+        "0.480; HSVM (0/1 loss) reaches 0.477."
     ),
 )
 
@@ -122,7 +125,8 @@ NHSVM13_CARD = _pegasos_card(
     r"$y = y_i$ term contributes 0.",
     presets=(
         "`paper` trains by Pegasos SGD with the weights of eq. (6) at rho = 2 (Section "
-        "8); it is also the default."
+        "8); it is also the default (C = 1, 30 epochs). Measured on IPC titles (645 "
+        "leaves): exact accuracy 0.421 at C = 1, 0.432 at C = 10 (LinearSVC 0.480)."
     ),
 )
 
@@ -161,7 +165,8 @@ SSVM_CARD = MethodCard(
     citation=_CITE_003,
     presets=(
         "`paper` alternates Algorithm 1's closed-form alpha with Pegasos epochs on V from "
-        "the eq. (6) weights; it is also the default. `bcfw` makes the V-steps exact and "
-        "certified."
+        "the eq. (6) weights; it is also the default (C = 1, 5 rounds of 5 epochs; IPC "
+        "titles, 645 leaves: exact accuracy 0.412, LinearSVC 0.480). `bcfw` makes the "
+        "V-steps exact and certified."
     ),
 )
