@@ -84,7 +84,7 @@ _LOSS = Param(
     help="structural error Δ(y, y_i) (default 0/1; the paper's eq. 2 is Hamming)",
     note="The structural error Δ added inside the max (the margin required against each "
     "wrong label), single label. Default 0/1 (every wrong leaf must be beaten by 1: the "
-    "multi-class SVM on the path features, the best exact accuracy: IPC 0.477 against 0.454 "
+    "multi-class SVM on the path features, the best exact accuracy: IPC 0.476 against 0.454 "
     "with Hamming at C = 1); 'hamming' is Cai & Hofmann's eq. (2) (the `paper` preset), "
     "whose margin grows with the tree distance.",
 )
@@ -354,7 +354,7 @@ class HSVMClassifier(HierarchicalClassifier):
     loss : {"hamming", "sqrt_hamming", "zero_one"}, default "zero_one"
         Single-label structural error ``Δ``, a row of the shared loss table
         (:mod:`hierlab.core.losses`). The default 0/1 makes HSVM the multi-class SVM of
-        Crammer & Singer on the path features ``∧(y) ⊗ x`` (the best exact accuracy: 0.477
+        Crammer & Singer on the path features ``∧(y) ⊗ x`` (the best exact accuracy: 0.476
         on IPC at C = 1, against 0.454 with Hamming); the paper's eq. (2) is Hamming
         ``|y Δ y'|`` (``preset="paper"``).
     ml_loss : {"auto", "leaves", "nodes"}, default "auto"
