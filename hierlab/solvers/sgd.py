@@ -27,8 +27,10 @@ import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
+from hierlab.core._jit import jit_enabled
 from hierlab.core.exceptions import ParameterError
 from hierlab.core.solver import Solver, SolverState
+from hierlab.solvers.sgd_kernels import path_hinge_epoch
 
 __all__ = ["PegasosSGD", "SGDObjective"]
 
@@ -185,18 +187,34 @@ class PegasosSGD(Solver):
         ``beta``; a change ``dV`` of ``V`` on the batch's columns ``J`` is compensated in ``Q``
         by ``-(beta / q) dV``). ``||W||^2 = a^2 ||V||^2`` is kept up to date from the columns
         that change. A step then costs O(nnz(X_batch) * n_nodes) instead of
-        O(n_nodes * n_features); both matrices are formed again at the end of the epoch.
+        O(n_nodes * n_features); both matrices are formed again at the end of the epoch, in
+        Fortran order (their transposes are the C-ordered ``V``-layout). With numba and an
+        objective that offers ``path_hinge()`` (the single-label loss of seed 003), the whole
+        epoch is one compiled call (:func:`~hierlab.solvers.sgd_kernels.path_hinge_epoch`)
+        doing the same arithmetic in the same order.
         """
         lam = objective.lam
         radius = _ball_radius(objective)
         loss_sum = 0.0
         # V and Q are stored transposed, (n_features, n_nodes) in C order: the batch's columns
         # are contiguous rows, and ``X_b @ V^T`` needs no copy of V
-        VT = np.ascontiguousarray(np.asarray(W, dtype=np.float64).T)
+        # (always a copy: W may be the caller's; a plain copy when W is this path's own
+        # F-ordered output, whose transpose is C-contiguous)
+        VT = np.array(np.asarray(W, dtype=np.float64).T, order="C")
         a = 1.0
         sq = float(np.sum(VT * VT))
-        QT = np.ascontiguousarray(np.asarray(W_bar, dtype=np.float64).T)
+        QT = np.array(np.asarray(W_bar, dtype=np.float64).T, order="C")
         q, beta = 1.0, 0.0
+        hinge = objective.path_hinge() if hasattr(objective, "path_hinge") else None
+        if hinge is not None and jit_enabled():
+            # the same steps compiled (hierlab.solvers.sgd_kernels), one call per epoch
+            state = np.array([a, sq, q, beta, float(self.t), float(n_avg)])
+            loss_sum = path_hinge_epoch(
+                objective.X, hinge, VT, QT, state, perm, self.batch_size, lam, radius, self.avg_c
+            )
+            a, sq, q, beta = (float(v) for v in state[:4])
+            self.t, n_avg = int(state[4]), int(state[5])
+            perm = perm[:0]  # no batches left for the loop below
         for idx, eta in self._batches(perm, lam):
             losses, J, gJT = _column_gradient(objective, VT, idx, a)
             loss_sum += float(losses.sum())
@@ -227,9 +245,9 @@ class PegasosSGD(Solver):
             if q <= 0.0:  # the average restarted at W: W_bar = beta V
                 QT[:] = 0.0
                 q = 1.0
-        W_new = np.ascontiguousarray((a * VT).T)
-        W_bar_new = np.ascontiguousarray((q * QT + beta * VT).T)
-        return W_new, W_bar_new, n_avg, loss_sum
+        # returned F-ordered (no transpose): the next epoch copies them back as they are, and
+        # the objective's ``X @ W.T`` reads ``W.T`` without a copy
+        return (a * VT).T, (q * QT + beta * VT).T, n_avg, loss_sum
 
     def iterate(self, objective: SGDObjective) -> Iterator[SolverState]:
         """Yield one state per epoch: ``upper`` = best primal objective of the reported iterate."""
@@ -247,7 +265,7 @@ class PegasosSGD(Solver):
             val = objective.value(report)
             if val < self.best:
                 self.best = val
-                self.coef = report.copy()
+                self.coef = report.copy(order="K")
             converged = epoch > 1 and abs(prev_val - val) <= self.tol * abs(val)
             prev_val = val
             yield SolverState(

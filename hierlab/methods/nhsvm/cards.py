@@ -41,10 +41,12 @@ HSVM_CARD = _pegasos_card(
     title="HSVM — hierarchical structured SVM (Cai & Hofmann)",
     idea=(
         "A structured SVM whose label is a whole root-to-leaf path (or several): the score "
-        "of a label sums the weight vectors of all its nodes, and the margin required "
-        "against a wrong label grows with the Hamming distance between the two node sets. "
-        "Deep leaves get more vectors, hence weaker regularisation: the imbalance NHSVM "
-        "fixes."
+        "of a label sums the weight vectors of all its nodes, so related leaves share "
+        "their ancestors' vectors. In the paper the margin required against a wrong label "
+        "grows with the Hamming distance between the two node sets (eq. 2); hierlab's "
+        "default asks a margin of 1 against every wrong leaf (0/1 loss), which predicts the "
+        "exact leaf better. Deep leaves get more vectors, hence weaker regularisation: the "
+        "imbalance NHSVM fixes."
     ),
     objective=(
         r"\min_W\ \lambda\sum_n\|W_n\|_2^2 + \sum_i \max_{y \in \mathcal Y}\Big\{"
@@ -53,14 +55,19 @@ HSVM_CARD = _pegasos_card(
     ),
     equations="seed 003, eq. (1)-(3) (Section 4)",
     prediction=r"\hat y(x) = \arg\max_{y \in \mathcal Y}\sum_{n \in y} W_n x",
-    symbols=r"$y$: a label as its set of nodes (leaf and ancestors); $\Delta^H(y, y') = "
-    r"|y \triangle y'|$ (Hamming). $\lambda$ is the paper's (the loss summed over the "
+    symbols=r"$y$: a label as its set of nodes (leaf and ancestors); $\Delta(y, y') = "
+    r"[y \ne y']$ (0/1, the default) or $|y \triangle y'|$ (Hamming, eq. 2, `loss`). "
+    r"$\lambda$ is the paper's (the loss summed over the "
     r"rows); scikit-learn's $C$ (the $C$ of every other hierlab method) is $C = 1/(2\lambda)$.",
     citation="L. Cai, T. Hofmann. *Hierarchical document categorization with support "
     "vector machines.* CIKM 2004; as reviewed in " + _CITE_003,
     presets=(
-        "`paper` trains by Pegasos SGD, as seed 003 does; it is also the default. `bcfw` "
-        "solves the same objective with a certified gap (single label)."
+        "Default: C = 1 (lambda = 0.5), the 0/1 loss, 30 Pegasos epochs of 64-row batches "
+        "(IPC titles, 645 leaves, 70/30: exact accuracy 0.476 against LinearSVC's 0.480, "
+        "fit 85 s beside LinearSVC's 490 s on the same loaded machine, 1.5 GB; "
+        "`python -m hierlab.benchmarks.pegasos_ipc`). `paper` is Cai & Hofmann's Hamming loss "
+        "of eq. (2), trained by Pegasos SGD as seed 003 does (IPC: 0.454). `bcfw` solves the "
+        "same objective with a certified gap (single label)."
     ),
 )
 
@@ -91,8 +98,11 @@ NHSVM_CARD = _pegasos_card(
     "(`inference='lp'`, as the paper) or the exact IP (`'ip'`).",
     presets=(
         "`paper` trains by Pegasos SGD with the weights of eq. (6) at rho = 2 and T = 1.5 "
-        "on DAGs (Section 8), on the LP relaxation; it is also the default. lambda is the "
-        "paper's (the loss summed over the rows; C = 1/(2 lambda))."
+        "on DAGs (Section 8), on the LP relaxation; it is also the default (C = 1, 30 "
+        "epochs). lambda is the paper's (the loss summed over the rows; C = 1/(2 lambda)). "
+        "Measured on IPC titles (645 leaves, 70/30): the normalised margin costs exact "
+        "accuracy there, 0.411 at C = 1 and 0.431 at C = 10 or 100, against LinearSVC's "
+        "0.480; HSVM (0/1 loss) reaches 0.476."
     ),
 )
 
@@ -116,7 +126,8 @@ NHSVM13_CARD = _pegasos_card(
     r"$y = y_i$ term contributes 0.",
     presets=(
         "`paper` trains by Pegasos SGD with the weights of eq. (6) at rho = 2 (Section "
-        "8); it is also the default."
+        "8); it is also the default (C = 1, 30 epochs). Measured on IPC titles (645 "
+        "leaves): exact accuracy 0.421 at C = 1, 0.432 at C = 10 (LinearSVC 0.480)."
     ),
 )
 
@@ -155,7 +166,8 @@ SSVM_CARD = MethodCard(
     citation=_CITE_003,
     presets=(
         "`paper` alternates Algorithm 1's closed-form alpha with Pegasos epochs on V from "
-        "the eq. (6) weights; it is also the default. `bcfw` makes the V-steps exact and "
-        "certified."
+        "the eq. (6) weights; it is also the default (C = 1, 5 rounds of 5 epochs; IPC "
+        "titles, 645 leaves: exact accuracy 0.412, LinearSVC 0.480). `bcfw` makes the "
+        "V-steps exact and certified."
     ),
 )

@@ -34,9 +34,11 @@ import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp, minimize
 from scipy.sparse.csgraph import breadth_first_order, maximum_flow
 
+from hierlab.core._jit import jit_enabled
 from hierlab.core.exceptions import ConvergenceError, ParameterError
 from hierlab.core.losses import LOSSES, delta
 from hierlab.core.taxonomy import Taxonomy
+from hierlab.solvers.sgd_kernels import PathHinge, path_hinge_losses
 
 __all__ = [
     "ALPHA_RULES",
@@ -1056,14 +1058,38 @@ class HierarchicalHinge:
         return losses, G
 
     def value(self, W: np.ndarray, chunk: int = 4096) -> float:
-        """The primal objective ``J(W)``."""
+        """The primal objective ``J(W)``.
+
+        The losses are summed chunk by chunk (``chunk`` rows). On CSR data ``W^T`` is made
+        contiguous once (``X @ W.T`` would copy it for every chunk); single-label losses then
+        come from the compiled kernel (:func:`~hierlab.solvers.sgd_kernels.path_hinge_losses`,
+        the same arithmetic) when numba is available.
+        """
         total = 0.0
         n = self.n_samples
+        WT = np.ascontiguousarray(W.T) if sp.issparse(self.X) else None
+        hinge = self.path_hinge() if WT is not None and jit_enabled() else None
         for s in range(0, n, chunk):
             idx = np.arange(s, min(n, s + chunk))
-            losses, _ = self.batch_loss(W, idx)
+            if hinge is not None and WT is not None:
+                losses = path_hinge_losses(self.X, hinge, WT, idx)
+            else:
+                losses, _ = self.batch_loss(W if WT is None else WT.T, idx)
             total += float(losses.sum())
         return self.lam * float(np.sum(W * W)) + total / n
+
+    def path_hinge(self) -> PathHinge | None:
+        """The arrays of the single-label loss for the compiled kernels; None for multi-label.
+
+        Built from the current class attributes (Shared SVM changes them between rounds) and
+        only for CSR data (the kernels walk CSR rows).
+        """
+        if self.multilabel or not sp.issparse(self.X):
+            return None
+        eq13 = self.variant == "eq13"
+        return PathHinge.from_matrices(
+            self.C_cand, self.C, self.y, self.label_index, self.Dn if eq13 else self.D, eq13
+        )
 
     def gradient(self, W: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Mini-batch subgradient of the mean loss part, shape (n_nodes, n_features), and losses."""
