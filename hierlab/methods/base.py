@@ -18,7 +18,8 @@ prediction is the best-scoring candidate node, ``_candidates()`` the leaves by d
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any, ClassVar
 
 import numpy as np
@@ -333,13 +334,36 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
 
     def _node_scores(self, X: np.ndarray | sp.csr_matrix) -> np.ndarray:
         """The scores the prediction is read from, shape (n_samples, n_nodes) (validated X)."""
-        wb = self._score_weights()
-        if wb is None:
-            raise NotImplementedError(f"{type(self).__name__} has no linear node scores")
-        W, b = wb
-        S = X @ W.T
+        fixed = self.__dict__.get("_fixed_weights")
+        if fixed is not None:  # inside _weights_fixed(): formed once for every row block
+            W, b, WT = fixed
+            S = X @ (WT if sp.issparse(X) else W.T)  # the same sums as X @ W.T
+        else:
+            wb = self._score_weights()
+            if wb is None:
+                raise NotImplementedError(f"{type(self).__name__} has no linear node scores")
+            W, b = wb
+            S = X @ W.T
         S = S.toarray() if sp.issparse(S) else np.asarray(S)
         return S + np.asarray(b)[None, :]
+
+    @contextmanager
+    def _weights_fixed(self) -> Iterator[None]:
+        """Within the block, :meth:`_node_scores` reads ``(W, b)`` of :meth:`_score_weights`
+        formed once (with a C-ordered ``W^T`` for CSR rows), not once per row block: path-sum
+        models form ``A @ coef_`` (n_nodes x n_features) in ``_score_weights``, and scipy
+        copies a transposed ``W`` on every CSR product. Same values, bit for bit."""
+        if "_fixed_weights" in self.__dict__:
+            yield
+            return
+        wb = self._score_weights()
+        if wb is not None and not sp.issparse(wb[0]):
+            W = np.asarray(wb[0])
+            self.__dict__["_fixed_weights"] = (W, wb[1], np.ascontiguousarray(W.T))
+        try:
+            yield
+        finally:
+            self.__dict__.pop("_fixed_weights", None)
 
     def _probability_mode(self) -> str:
         """``"tree"`` (one label per row, a tree), ``"leaves"`` (an induced tree: its leaves
@@ -417,8 +441,9 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
         X = check_X(X, self, reset=False)
         tax = self.taxonomy_
         out = np.empty((X.shape[0], tax.n_nodes))
-        for idx in row_blocks(X.shape[0], tax.n_nodes):  # bounded temporaries on large X
-            out[idx] = self._probabilities(cal, self._calibration_scores(_rows(X, idx)))
+        with self._weights_fixed():
+            for idx in row_blocks(X.shape[0], tax.n_nodes):  # bounded temporaries on large X
+                out[idx] = self._probabilities(cal, self._calibration_scores(_rows(X, idx)))
         return out
 
     def _probabilities(self, cal: dict[str, Any], F: np.ndarray) -> np.ndarray:
@@ -517,7 +542,8 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
         if mode == "leaves":  # one map for every leaf's path margin
             leaf = tax.is_leaf[nodes]
             rows, nodes, target = rows[leaf], nodes[leaf], target[leaf]
-        values = gather_pairs(score_rows, rows, nodes, n, tax.n_nodes)
+        with self._weights_fixed():  # score_rows reads self's weights block by block
+            values = gather_pairs(score_rows, rows, nodes, n, tax.n_nodes)
         if mode == "leaves":
             cal = fit_calibration(values, np.zeros(len(values), dtype=np.int64), target, 1, method)
         elif mode == "tree":  # one map per parent: the decision taken there

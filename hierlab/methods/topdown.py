@@ -233,11 +233,13 @@ class TopDownClassifier(HierarchicalClassifier):
     def _routing(self) -> str:
         return "recursive"
 
+    def _is_linear(self) -> bool:
+        """Every node classifier has ``coef_`` (scores linear in the features)."""
+        return all(getattr(e, "coef_", None) is not None for e in self.node_estimators_.values())
+
     def _score_weights(self) -> tuple[Any, np.ndarray] | None:
         """``coef_`` and the node classifiers' intercepts; None for a non-linear base."""
-        if any(getattr(e, "coef_", None) is None for e in self.node_estimators_.values()):
-            return None
-        return self.coef_, self._offsets()
+        return (self.coef_, self._offsets()) if self._is_linear() else None
 
     def _offsets(self) -> np.ndarray:
         """Per node: its classifier's intercept (as ``coef_``), ``+1``/``-1`` for the default
@@ -260,7 +262,7 @@ class TopDownClassifier(HierarchicalClassifier):
     def _node_scores(self, X: np.ndarray | sp.csr_matrix) -> np.ndarray:
         """Each node's score at its parent: ``decision_function`` (or ``predict_proba``) of
         the parent's classifier (binary: ``+d`` for ``classes_[1]``, ``-d`` for the other)."""
-        if self._score_weights() is not None:
+        if self._is_linear():
             return super()._node_scores(X)
         S = np.tile(self._offsets(), (X.shape[0], 1))
         for est in self.node_estimators_.values():

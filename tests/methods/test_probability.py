@@ -438,3 +438,31 @@ def test_cross_fitting_on_the_flat_taxonomy_and_after_partial_fit() -> None:
         online.node_proba(X)
     online.calibrate(X, y, cv="train")
     assert online.predict_proba(X).shape == (90, 3)
+
+
+@pytest.mark.parametrize("name", ["nhsvm", "flatmult", "topdown"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_weights_formed_once_per_sweep_give_the_same_scores(
+    name: str, sparse: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """node_proba and the in-fit calibration form the score weights once per sweep (not once
+    per row block) and read the very same scores, bit for bit."""
+    tax = Taxonomy([("r", "a"), ("r", "b"), ("a", "a1"), ("a", "a2"), ("b", "b1"), ("b", "b2")])
+    X, y = _data(tax, n=300, seed=5)
+    Xs = sp.csr_matrix(X) if sparse else X
+    est = _fit(name, tax, Xs, y)
+    plain = est._node_scores(Xs)
+    expect = est._probabilities(est.calibration_, est._calibration_scores(Xs))
+    calls = []
+    real = type(est)._score_weights
+    monkeypatch.setattr(type(est), "_score_weights", lambda self: calls.append(1) or real(self))
+    blocks = lambda n, m, *a: [np.arange(b, min(n, b + 50)) for b in range(0, n, 50)]  # noqa: E731
+    monkeypatch.setattr("hierlab.methods.base.row_blocks", blocks)  # 6 blocks of 50 rows
+    with est._weights_fixed():
+        np.testing.assert_array_equal(est._node_scores(Xs), plain)
+        with est._weights_fixed():  # nested: reuses the outer weights
+            np.testing.assert_array_equal(est._node_scores(Xs[:7]), plain[:7])
+    assert len(calls) == 1 and "_fixed_weights" not in est.__dict__
+    calls.clear()
+    np.testing.assert_array_equal(est.node_proba(Xs), expect)
+    assert len(calls) == 1
