@@ -149,3 +149,18 @@ def test_grid_search_with_hierarchical_scorer(data: HierDataset) -> None:
         assert gs.cv_results_["mean_test_score"][k] == pytest.approx(np.mean(vals))
     with pytest.raises(ParameterError):
         hierarchical_scorer("nope")
+
+
+def test_sign_test_counts_what_accuracy_counts() -> None:
+    """Per-example correctness (wins and losses of the sign test) is exact match, as the
+    "accuracy" column: on a set with internal labels its mean is each split's accuracy (the
+    ancestor rule would count a leaf below an internal true label as right)."""
+    from hierlab.datasets import make_hieron_synthetic
+
+    data, _ = make_hieron_synthetic(random_state=0, n_train_per_label=12)  # every vertex a label
+    cmp = compare(data, [("topdown", {}), ("flatmult", {})], n_splits=2, random_state=3)
+    acc = cmp.results.query("metric == 'accuracy'").set_index(["method", "split"])["value"]
+    anc = cmp.results.query("metric == 'accuracy_ancestor'").set_index(["method", "split"])
+    assert (anc["value"] > acc + 0.01).any()  # the two rules differ on this set
+    for (m, s), ok in cmp.correct.items():
+        assert ok.mean() == pytest.approx(acc[(m, s)])
