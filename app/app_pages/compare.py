@@ -13,6 +13,7 @@ from app.state import (
     compare_methods,
     compatible_methods,
     default_method,
+    display_name,
     runs_json,
     session_dict,
 )
@@ -49,9 +50,16 @@ def choose_configs(state: AppState, methods: list[str]) -> list[dict[str, Any]]:
             dict.fromkeys(m for m in ("topdown", default_method(methods)) if m in methods)
         )
         chosen = st.multiselect(
-            "Methods", methods, default=default or methods[:2], key="compare_methods"
+            "Methods",
+            methods,
+            default=default or methods[:2],
+            key="compare_methods",
+            format_func=display_name,
         )
-        return [{"label": m, "method": m, "params": get_method(m).defaults()} for m in chosen]
+        return [
+            {"label": display_name(m), "method": m, "params": get_method(m).defaults()}
+            for m in chosen
+        ]
     if not state.runs:
         st.info("No run yet: train on the Train page, or compare registered methods.")
     labels = {r.id: r.label for r in state.runs}

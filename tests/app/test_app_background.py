@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app.state import background
+from app.state import background, display_name
 from app.state.compare import comparison_data, run_engine
 from tests.app.test_app_pages import APP, TIMEOUT, _ok, _state
 
@@ -44,7 +44,7 @@ def test_a_background_comparison_lands_while_the_person_browses(worker: None) ->
     state = _state(at)
     (job,) = state.background
     assert state.comparisons == []  # not run in the page
-    assert f"Comparison #{job.id} (topdown) running for" in _sidebar(at)
+    assert f"Comparison #{job.id} ({display_name('topdown')}) running for" in _sidebar(at)
 
     # browsing meanwhile: the Train page works while the job runs
     at.switch_page("app_pages/train.py")

@@ -15,6 +15,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import hierlab
+from app.state import display_name
 from app.ui.widgets import active_params
 from hierlab.core.registry import get_method, list_methods
 
@@ -131,17 +132,18 @@ def test_compare_table(trained: AppTest) -> None:
     at.multiselect(key="compare_methods").set_value(["topdown", "hieron-batch"])
     at.number_input(key="compare_n_splits").set_value(2)
     at.run()
-    at.selectbox(key="compare_baseline").set_value("topdown")
+    names = [display_name("topdown"), display_name("hieron-batch")]  # the labels shown
+    at.selectbox(key="compare_baseline").set_value(names[0])
     at.button(key="run_compare").click()
     at.run()
     _ok(at)
     comp = _state(at).comparisons[-1]
     assert comp.plan["n_splits"] == 2
     table = next(df.value for df in at.dataframe if "method" in df.value.columns)
-    assert list(table["method"]) == ["topdown", "hieron-batch"]
+    assert list(table["method"]) == names
     assert all("±" in str(v) for v in table["accuracy"])
     tests = next(df.value for df in at.dataframe if "t_pvalue" in df.value.columns)
-    assert list(tests["method"]) == ["hieron-batch"]
+    assert list(tests["method"]) == names[1:]
     # identical splits: both methods were scored on the same test rows
     res = comp.results
     assert set(res["split"]) == {0, 1}
