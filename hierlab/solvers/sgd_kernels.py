@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from hierlab.core._jit import jit_enabled, njit
+from hierlab.core._jit import jit_enabled, njit, sparse_row_times
 
 __all__ = ["PathHinge", "path_hinge_epoch", "path_hinge_losses"]
 
@@ -177,13 +177,7 @@ def _row_loss(
     x_indptr, x_indices, x_data = x
     cand_indptr, cand_indices, cand_data, c_indptr, c_indices, c_data, y, k, D, eq13 = h
     m = p.shape[0]
-    for n in range(m):
-        p[n] = 0.0
-    for kk in range(x_indptr[i], x_indptr[i + 1]):
-        f = x_indices[kk]
-        v = x_data[kk]
-        for n in range(m):
-            p[n] += v * VT[f, n]
+    sparse_row_times(VT, x_indptr, x_indices, x_data, i, p)  # p = x_i^T V^T
     if scale != 1.0:
         for n in range(m):
             p[n] *= scale
