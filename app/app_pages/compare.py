@@ -108,7 +108,16 @@ def show_significance(comp: Comparison) -> None:
         help="Each metric's definition is in the tooltip of its column in the table above.",
     )
     try:
-        st.dataframe(comp.tests(sig_metric), hide_index=True, key="compare_tests")
+        p_value = "p-value: the chance of a difference at least this large if the two were equal"
+        st.dataframe(
+            comp.tests(sig_metric),
+            hide_index=True,
+            key="compare_tests",
+            column_config={
+                c: st.column_config.NumberColumn(c, format="%.2e", help=p_value)
+                for c in ("t_pvalue", "sign_pvalue", "wilcoxon_pvalue")
+            },
+        )
         st.caption(
             "t_pvalue: paired t-test over splits · sign_pvalue: sign test on per-example "
             "correctness · wilcoxon_pvalue: Wilcoxon signed-rank on per-class F1."
@@ -279,7 +288,15 @@ comp = state.comparisons[-1]
 st.subheader(f"Comparison #{comp.id} on {comp.dataset_name}")
 st.caption(f"{comp.describe_plan()}; baseline {comp.baseline}. Mean ± std over splits.")
 table = comp.table()
-st.dataframe(table, hide_index=True, key="compare_table", column_config=metric_columns(table))
+st.dataframe(
+    table,
+    hide_index=True,
+    key="compare_table",
+    column_config={
+        **metric_columns(table),
+        "fit_time": st.column_config.Column("fit time (s)", help="Seconds per fit"),
+    },
+)
 if len(comp.configs) > 1:
     show_significance(comp)
 show_charts(comp)
