@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import streamlit as st
+from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 from app.state import (
     AppState,
@@ -68,6 +69,17 @@ def builtin_tab(state: AppState) -> None:
             show_error(exc, "Loading the data set")
 
 
+def received(file: UploadedFile | None) -> None:
+    """Say which file the app now holds and its size (the chip alone shows the browser's side)."""
+    if file is not None:
+        size = file.size
+        if size >= 2**20:
+            shown = f"{size / 2**20:.1f} MB"
+        else:
+            shown = f"{size / 2**10:.1f} kB" if size >= 2**10 else f"{size} bytes"
+        st.caption(f"Received {file.name} ({shown}).")
+
+
 def upload_tab(state: AppState) -> None:
     """Upload features and an optional taxonomy; a bad upload changes nothing in the session."""
     st.markdown(UPLOAD_HELP)
@@ -76,11 +88,13 @@ def upload_tab(state: AppState) -> None:
         type=["csv", "tsv", "txt", "svm", "svmlight", "libsvm", "arff"],
         key="upload_features",
     )
+    received(feat)
     taxf = st.file_uploader(
         "Taxonomy file (optional)",
         type=["txt", "csv", "tsv", "json", "paths", "edges", "tax"],
         key="upload_taxonomy",
     )
+    received(taxf)
     c1, c2 = st.columns(2)
     test_size = c1.slider("Test fraction", 0.1, 0.5, 0.3, 0.05, key="upload_test_size")
     seed = int(c2.number_input("Split seed", value=0, step=1, key="upload_seed"))

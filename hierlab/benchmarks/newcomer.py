@@ -19,9 +19,10 @@ when they start the app; its launch time is printed apart); ``--cold-browser`` l
 the server answers instead, counting it in first paint. ``--repeat N`` prints the medians.
 
 The helpers that start the app and find the browser (:func:`start_app`, :func:`wait_healthy`,
-:func:`free_port`, :data:`CHROMIUM`, :data:`CHROMIUM_FLAGS`) are also the browser tests'
-(``tests/browser/conftest.py``). This module imports nothing of the app; Playwright is optional
-(``pip install playwright``) and its absence is reported, not raised as a traceback.
+:func:`free_port`, :data:`CHROMIUM`, :data:`CHROMIUM_FLAGS`) and drive a page (:func:`wait_idle`,
+:func:`attach_file`) are also the browser tests' (``tests/browser/``). This module imports
+nothing of the app; Playwright is optional (``pip install playwright``) and its absence is
+reported, not raised as a traceback.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ __all__ = [
     "CHROMIUM",
     "CHROMIUM_FLAGS",
     "ROOT",
+    "attach_file",
     "free_port",
     "main",
     "newcomer_times",
@@ -49,6 +51,7 @@ __all__ = [
     "start_app",
     "stop_app",
     "wait_healthy",
+    "wait_idle",
 ]
 
 #: the repository root (where ``app/`` and ``.streamlit/config.toml`` live)
@@ -70,6 +73,57 @@ _GAP_CHART = (
     ".some(p => p.data && p.data.some(t => t.name === 'gap'))"
 )
 _STATES_TEXT = r"\d+ state\(s\) in"
+
+
+#: the app's root element says whether a script run is under way (``notRunning`` when idle;
+#: ``rerunRequested`` from the moment a widget asks for one, before the server answers)
+_IDLE = (
+    "() => { const app = document.querySelector('[data-testid=\"stApp\"]');"
+    " return !!app && app.dataset.testScriptState === 'notRunning'"
+    " && !document.querySelector('[data-testid=\"stStatusWidget\"]'); }"
+)
+
+
+def wait_idle(page: Any) -> None:
+    """Wait until the script run triggered by the last interaction has finished.
+
+    A short pause first lets the interaction reach the page's state; then the app's root must
+    report ``notRunning`` and no status widget ("Running ...") may be shown.
+    """
+    page.wait_for_timeout(300)
+    page.wait_for_function(_IDLE)
+
+
+def attach_file(page: Any, index: int, path: Path, attempts: int = 3) -> int:
+    """Attach ``path`` to the page's ``index``-th file uploader and wait until the app has it.
+
+    The app acknowledges every file it receives with a caption ``Received <name>`` rendered by
+    the server (:mod:`app.app_pages.data`), so the wait ends when the server holds the file, not
+    when the browser shows its chip. A file set while a script run re-renders the uploader can
+    be dropped by Streamlit's front end (the chip shows, the server never gets it: seen about
+    once in fifteen runs on a loaded machine); it is attached again, as a person would, at most
+    ``attempts`` times in all.
+
+    Returns
+    -------
+    int
+        The number of attempts it took (printed by the tests when above 1).
+    """
+    from playwright.sync_api import expect
+
+    inputs = page.locator('[data-testid="stFileUploaderDropzoneInput"]')
+    ack = page.get_by_text(f"Received {path.name} (", exact=False)
+    for attempt in range(1, attempts + 1):
+        wait_idle(page)
+        inputs.nth(index).set_input_files(str(path))
+        try:
+            expect(ack.first).to_be_visible(timeout=20_000)
+        except AssertionError:
+            print(f"{path.name}: not received by the app after attempt {attempt}; attaching again")
+            continue
+        wait_idle(page)
+        return attempt
+    raise AssertionError(f"the app never received {path.name} in {attempts} attempts")
 
 
 def free_port() -> int:

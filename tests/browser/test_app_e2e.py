@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
+from hierlab.benchmarks.newcomer import attach_file, wait_idle
 from hierlab.core.registry import list_methods
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,10 +34,7 @@ def _points_js(cond: str) -> str:
     )
 
 
-def _idle(page: Page) -> None:
-    """Wait until the script run triggered by the last interaction has finished."""
-    page.wait_for_timeout(300)
-    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')")
+_idle = wait_idle
 
 
 def _set_number(page: Page, label: str, value: str) -> None:
@@ -64,11 +62,8 @@ def test_upload_train_live_bounds_stop_compare(page: Page, app_url: str) -> None
 
     # upload features and taxonomy
     page.get_by_role("tab", name="Upload your own").click()
-    inputs = page.locator('[data-testid="stFileUploaderDropzoneInput"]')
-    inputs.nth(0).set_input_files(str(ROOT / "datasets" / "example_names.csv"))
-    _idle(page)
-    inputs.nth(1).set_input_files(str(ROOT / "datasets" / "taxonomy.json"))
-    _idle(page)
+    attach_file(page, 0, ROOT / "datasets" / "example_names.csv")
+    attach_file(page, 1, ROOT / "datasets" / "taxonomy.json")
     page.get_by_role("button", name="Use this upload").click()
     expect(page.get_by_text("Loaded example_names.csv")).to_be_visible()
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
+from hierlab.benchmarks.newcomer import attach_file, wait_idle
 from hierlab.benchmarks.wide_csv import wide_csv
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,24 +60,16 @@ HOSTILE: list[tuple[str, tuple[str, bytes], tuple[str, bytes] | None, str]] = [
 ]  # fmt: skip
 
 
-def _idle(page: Page) -> None:
-    """Wait until the script run triggered by the last interaction has finished."""
-    page.wait_for_timeout(300)
-    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')")
+_idle = wait_idle
 
 
 def _upload(page: Page, tmp: Path, feat: tuple[str, bytes], tax: tuple[str, bytes] | None) -> None:
-    inputs = page.locator('[data-testid="stFileUploaderDropzoneInput"]')
     for i, f in ((0, feat), (1, tax)):
         if f is None:
             continue
         path = tmp / f[0]
         path.write_bytes(f[1])
-        inputs.nth(i).set_input_files(str(path))
-        _idle(page)
-        # the file is attached before the next step (a loaded machine reruns slowly)
-        expect(page.get_by_text(f[0], exact=True).first).to_be_visible()
-    _idle(page)
+        attach_file(page, i, path)  # the app holds the file before the next step
     page.get_by_role("button", name="Use this upload").click()
 
 
@@ -154,9 +147,8 @@ def test_a_20000_column_csv_loads_with_a_progress_indicator(
     data, _ = wide_csv(12, 20_000)
     path = tmp_path / "wide.csv"
     path.write_bytes(data)
-    page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(str(path))
-    _idle(page)
-    expect(page.get_by_text("wide.csv", exact=True).first).to_be_visible()
+    attach_file(page, 0, path)
+    expect(page.get_by_text("Received wide.csv (1.5 MB).")).to_be_visible()
     page.evaluate(_WATCH_PROGRESS, "wide.csv")
     start = time.monotonic()
     page.get_by_role("button", name="Use this upload").click()

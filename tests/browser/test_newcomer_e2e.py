@@ -17,17 +17,14 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from hierlab.benchmarks.newcomer import ROOT
+from hierlab.benchmarks.newcomer import ROOT, wait_idle
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 SHOTS = ROOT / "docs" / "screenshots"
 CHARTS = '[data-testid="stPlotlyChart"] .js-plotly-plot'
 
 
-def _idle(page: Page) -> None:
-    """Wait until the script run triggered by the last interaction has finished."""
-    page.wait_for_timeout(300)
-    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')")
+_idle = wait_idle
 
 
 def _clean(page: Page) -> None:
