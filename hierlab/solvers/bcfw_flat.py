@@ -23,10 +23,18 @@ labels, not all candidates (IPC: 52,530 x 645 floats, 271 MB, as a flat vector).
 padded layouts of the table solver are formed only on request (O(n x candidates)); a warm
 start is passed as a sparse row (:meth:`FlatBlocks.sparse_alpha`, O(labels with mass)).
 
-The arithmetic is the explicit tables' to the last bit: the same row entries in the same order
-(increasing node id), the same products ``(± Delta C) s_j`` summed from 0, the same direction
-``u_a - u_v`` (``a``'s entries first) and the same tie-breaking (first label wins), so the
-implicit pass takes the very steps of the table pass (tested against it).
+On a tree (the rows are ancestor chains, :func:`chain_parents`: TREELOSS, and FLATMULT with a
+tree loss) the scan does not merge rows at all: per visit every label's ``Delta`` from the
+length of the common chain (O(m)), per step the path sums ``P_c = P_parent(c) + S_c`` and
+``(a_y - a_c) . S = P_y - P_c`` (O(m)), so a scan costs O(m) instead of O(m D) merged entries
+(:func:`_chain_delta`, :func:`_chain_scan`). Its values are the tables' up to rounding (the
+common ancestors cancel in exact arithmetic only), so where labels tie exactly it may pick
+another one: tested against the tables' values, and by certificates (each run's lower bounds
+below the other's upper bounds). Otherwise (and for the steps themselves) the arithmetic is the
+explicit tables' to the last bit: the same row entries in the same order (increasing node id),
+the same products ``(± Delta C) s_j`` summed from 0, the same direction ``u_a - u_v`` (``a``'s
+entries first) and the same tie-breaking (first label wins), so the implicit pass takes the
+very steps of the table pass (tested against it, with the chains' scan switched off).
 """
 
 from __future__ import annotations
@@ -46,6 +54,44 @@ __all__ = ["FlatBlocks"]
 _TABLE_CACHE = 64
 #: dual variables laid out densely at once when the blocks are normalised
 _NORMALISE_ENTRIES = 2**18
+
+
+def chain_parents(M: sp.csr_matrix) -> np.ndarray | None:
+    """The parent row of each row when the rows of ``M`` are the ancestor chains of a tree.
+
+    That is: every row ``c`` ends with ``c`` itself, and without it is the row of its parent
+    ``p < c`` (its second largest entry), or is empty (a root; parent -1). The identity is such
+    a matrix (every parent -1), as is an ancestor matrix of a tree whose nodes are numbered
+    parents first. None when ``M`` is not.
+
+    Parameters
+    ----------
+    M : csr_matrix of shape (m, m), sorted 0/1 rows
+
+    Returns
+    -------
+    ndarray of int, shape (m,), or None
+    """
+    m = M.shape[0]
+    ptr, idx = M.indptr, M.indices
+    lens = np.diff(ptr)
+    if M.shape[1] != m or np.any(lens == 0) or not np.array_equal(idx[ptr[1:] - 1], np.arange(m)):
+        return None
+    par = np.full(m, -1, dtype=np.int64)
+    inner = lens >= 2
+    par[inner] = idx[ptr[1:][inner] - 2]
+    rows = np.flatnonzero(inner)
+    if np.any(par[rows] >= rows) or np.any(lens[rows] != lens[par[rows]] + 1):
+        return None
+    # row(c) without c equals row(par[c]), entry by entry
+    own = np.repeat(ptr[rows], lens[rows] - 1)
+    theirs = np.repeat(ptr[par[rows]], lens[rows] - 1)
+    offset = np.arange(len(own)) - np.repeat(
+        np.cumsum(lens[rows] - 1) - (lens[rows] - 1), lens[rows] - 1
+    )
+    if not np.array_equal(idx[own + offset], idx[theirs + offset]):
+        return None
+    return par
 
 
 class FlatBlocks:
@@ -102,6 +148,15 @@ class FlatBlocks:
                 raise ParameterError(f"FlatBlocks: {name} must have sorted 0/1 rows")
         self.M, self.anc = M, anc
         self.same = M is anc
+        #: the rows are ancestor chains of a tree (:func:`chain_parents`): the compiled scan
+        #: then forms every candidate's ``Delta`` and ``(a_y - a_c) . S`` in O(m) per visit
+        #: and per step from path sums, instead of merging two rows per candidate
+        m_par = chain_parents(M)
+        a_par = m_par if self.same else chain_parents(anc)
+        self.chain = m_par is not None and a_par is not None
+        self.m_par = m_par if m_par is not None else np.zeros(0, dtype=np.int64)
+        self.a_par = a_par if a_par is not None else np.zeros(0, dtype=np.int64)
+        self.a_len = np.diff(anc.indptr).astype(np.int64)
         #: ``a_c = e_c`` (FLATMULT): a label's row is ``C Delta (e_y - e_c)``, two entries
         self.identity = bool(
             M.shape[0] == M.shape[1]
@@ -352,7 +407,7 @@ class FlatBlocks:
         return (
             self.y, self.cand, self.pos, self.rows, self.M.indptr, self.M.indices,
             self.anc.indptr, self.anc.indices, self.same, self.zero_one, self.dtab, self.C,
-            self.identity,
+            self.identity, self.chain, self.m_par, self.a_par, self.a_len,
         )  # fmt: skip
 
 
@@ -550,6 +605,78 @@ def _label_row(
     return nt, d
 
 
+def _chain_delta(
+    yk: int,
+    pk: int,
+    rows: int,
+    cand: np.ndarray,
+    an_ptr: np.ndarray,
+    an_idx: np.ndarray,
+    a_par: np.ndarray,
+    a_len: np.ndarray,
+    dtab: np.ndarray,
+    on_y: np.ndarray,
+    common: np.ndarray,
+    dvec: np.ndarray,
+) -> None:  # pragma: no cover - compiled by numba
+    """``dvec[r] = Delta(y_k, c_r)`` for every label ``r`` of a block (not the null one) from
+    a tree's ancestor chains (:func:`chain_parents`): ``|A+(y) Δ A+(c)| = |a_y| + |a_c| - 2
+    |a_y ∩ a_c|``, the common part's length passed down from parents (an ancestor of ``y``
+    keeps its own, any other node its parent's). O(m); ``on_y`` (all False) is restored."""
+    for e in range(an_ptr[yk], an_ptr[yk + 1]):
+        on_y[an_idx[e]] = True
+    for c in range(common.shape[0]):  # parents first
+        if on_y[c]:
+            common[c] = a_len[c]
+        else:
+            p = a_par[c]
+            common[c] = common[p] if p >= 0 else 0
+    for e in range(an_ptr[yk], an_ptr[yk + 1]):
+        on_y[an_idx[e]] = False
+    for r in range(rows - 1):
+        c = cand[r + 1] if r >= pk else cand[r]
+        dvec[r] = dtab[a_len[yk] + a_len[c] - 2 * common[c]]
+
+
+def _chain_scan(
+    yk: int,
+    pk: int,
+    rows: int,
+    cand: np.ndarray,
+    m_par: np.ndarray,
+    S: np.ndarray,
+    dvec: np.ndarray,
+    C: float,
+    path: np.ndarray,
+    hbuf: np.ndarray,
+) -> tuple[float, int]:  # pragma: no cover - compiled by numba
+    """The scan ``h_r = C Delta_r (1 - (a_y - a_c) . S)`` of a block's labels (the null label's
+    ``h = 0`` last) into ``hbuf``, with ``(a_y - a_c) . S = P_y - P_c`` from the path sums
+    ``P_c = P_parent(c) + S_c`` over the rows' chains: O(m) instead of a merge of two rows per
+    label. Returns ``(max h, its first label)``. The values equal the merged rows' up to
+    rounding (their sums run in another order), so labels that tie in exact arithmetic may be
+    ordered otherwise than by :func:`_row_dot`."""
+    for c in range(path.shape[0]):  # parents first
+        p = m_par[c]
+        path[c] = S[c] + path[p] if p >= 0 else S[c]
+    py = path[yk]
+    hmax = -np.inf
+    ia = 0
+    for r in range(rows - 1):
+        c = cand[r + 1] if r >= pk else cand[r]
+        dc = dvec[r] * C
+        h = C * dvec[r] - dc * (py - path[c])
+        hbuf[r] = h
+        if h > hmax:
+            hmax = h
+            ia = r
+    hbuf[rows - 1] = 0.0
+    if 0.0 > hmax:
+        hmax = 0.0
+        ia = rows - 1
+    return hmax, ia
+
+
 def _flat_pass_kernel(
     order: np.ndarray,
     indptr: np.ndarray,
@@ -569,6 +696,10 @@ def _flat_pass_kernel(
     dtab: np.ndarray,
     C: float,
     identity: bool,
+    chain: bool,
+    m_par: np.ndarray,
+    a_par: np.ndarray,
+    a_len: np.ndarray,
     act_r: np.ndarray,
     act_a: np.ndarray,
     act_n: np.ndarray,
@@ -591,6 +722,14 @@ def _flat_pass_kernel(
     and the update of ``W``. ``fw_gap[k]`` gets the block's Frank-Wolfe gap
     ``max_r h_r - alpha . h`` at the visit's first scan (the running gap estimate). Returns the
     number of steps, or -1 when a step's curvature overflowed.
+
+    With ``chain`` (the rows are a tree's ancestor chains, :func:`chain_parents`) the scan
+    reads each candidate in O(1): per visit ``Delta(y_k, c) = dtab[|a_y| + |a_c| - 2 |a_y ∩
+    a_c|]`` for every ``c`` (the common part's length passed down from parents: an ancestor of
+    ``y_k`` keeps its own, any other node its parent's), per step the path sums ``P_c =
+    sum_{j in a_c} S_j`` (``P_c = P_parent + S_c``) and ``(a_y - a_c) . S = P_y - P_c`` (the
+    common ancestors cancel in exact arithmetic; in floating point the scan's values differ
+    from the merged rows' by rounding only).
     """
     m = WT.shape[1]
     S = np.empty(m)
@@ -604,6 +743,11 @@ def _flat_pass_kernel(
     ridx = np.empty(m, dtype=np.int64)
     rsgn = np.empty(m)
     hbuf = np.empty(cand.shape[0] + 1)
+    fast = chain and not (identity and zero_one)
+    dvec = np.ones(cand.shape[0] + 1)  # Delta(y_k, c) of each label of the visited block
+    path = np.zeros(m if fast else 0)  # P_c
+    common = np.zeros(m if fast else 0, dtype=np.int64)  # |a_y ∩ a_c|
+    on_y = np.zeros(m if fast else 0, dtype=np.bool_)
     steps = 0
     for oi in range(order.shape[0]):
         k = order[oi]
@@ -613,6 +757,10 @@ def _flat_pass_kernel(
         moved = False
         rows = nrows[k]
         stop = eps
+        yk = y[k]
+        if fast and not zero_one:  # every label's Delta, once per visit
+            _CHAIN_DELTA(yk, pos[k], rows, cand, an_ptr, an_idx, a_par, a_len, dtab, on_y,
+                         common, dvec)  # fmt: skip
         for it in range(inner):
             # the pair: a = argmax h, v = argmin h over labels with mass (first wins)
             hmax = -np.inf
@@ -631,7 +779,9 @@ def _flat_pass_kernel(
                 if 0.0 > hmax:
                     hmax = 0.0
                     ia = rows - 1
-            for r in range(0 if identity and zero_one else rows):  # the general scan
+            if fast:  # the chains' path sums: (a_y - a_c) . S = P_y - P_c
+                hmax, ia = _CHAIN_SCAN(yk, pos[k], rows, cand, m_par, S, dvec, C, path, hbuf)
+            for r in range(0 if (identity and zero_one) or fast else rows):  # the general scan
                 if r == rows - 1:
                     h = 0.0 - 0.0  # the null label: L = 0, U = 0
                 else:
@@ -738,6 +888,8 @@ _SYM_DIFF: Any = njit(_sym_diff)
 _COUNT_DIFF: Any = njit(_count_diff)
 _ROW_DOT: Any = njit(_row_dot)
 _LABEL_ROW: Any = njit(_label_row)
+_CHAIN_DELTA: Any = njit(_chain_delta)
+_CHAIN_SCAN: Any = njit(_chain_scan)
 #: shared with :func:`hierlab.solvers.bcfw._pass_kernel` (the same step, the same arithmetic)
 CURVATURE: Any = njit(_curvature)
 TAKE_STEP: Any = njit(_take_step)

@@ -19,6 +19,7 @@ from hierlab.core.solver import solve
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.methods.orthogonal.estimators import FlatMulticlassClassifier, TreeLossClassifier
 from hierlab.methods.orthogonal.model import FlatModel
+from hierlab.solvers import bcfw_flat
 from hierlab.solvers.bcfw import BCFW, _Dual
 from hierlab.solvers.bcfw_flat import FlatBlocks
 
@@ -56,8 +57,12 @@ def test_pair_delta_equals_label_loss(loss: str, seed: int) -> None:
     np.testing.assert_array_equal(model.pair_delta(ys.ravel(), cs.ravel()), want.ravel())
 
 
-def _run(obj, monkeypatch, implicit: bool, use_jit: bool, epochs: int = 12):
+def _run(obj, monkeypatch, implicit: bool, use_jit: bool, epochs: int = 12, chain: bool = False):
+    """A BCFW run with the implicit blocks or the tables; ``chain=False`` keeps the compiled
+    scan on the merged rows (the tables' arithmetic; the chains' scan is tested apart)."""
     with monkeypatch.context() as mp:
+        if not chain:
+            mp.setattr(bcfw_flat, "chain_parents", lambda M: None)
         if not implicit:
             mp.setattr(FlatModel, "implicit_blocks", lambda self, y, C: None)
         solver = BCFW(max_iter=epochs, use_jit=use_jit)
@@ -108,6 +113,7 @@ def test_implicit_layout_and_warm_start(method: str, monkeypatch: pytest.MonkeyP
     warm = []
     for implicit in (True, False):
         with monkeypatch.context() as mp:
+            mp.setattr(bcfw_flat, "chain_parents", lambda M: None)  # the tables' arithmetic
             if not implicit:
                 mp.setattr(FlatModel, "implicit_blocks", lambda self, y, C: None)
             solver = BCFW(max_iter=3, dual_init=alpha_b)
@@ -179,3 +185,102 @@ def test_memory_not_quadratic_in_the_classes(method: str, monkeypatch: pytest.Mo
     (p1, _), (p2, m) = _solve_peak(method, 1000), _solve_peak(method, 2000)
     assert p2 < 8.0 * m * m, (p1, p2, m)
     assert p2 / p1 < 2.6, (p1, p2)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_chain_parents_are_the_tree_parents(seed: int) -> None:
+    """The ancestor matrix of a tree is a chain matrix whose parents are the tree's; the
+    identity is one with no parents; a matrix that is not (a DAG's ancestors, a row missing
+    its own node, a row that is not its parent's plus itself) gives None."""
+    from hierlab.solvers.bcfw_flat import chain_parents
+
+    tax = random_tree(40, seed)
+    A = sp.csr_matrix(tax.ancestor_matrix)
+    A.sort_indices()
+    want = np.array([-1] + [int(tax.parents(v)[0]) for v in range(1, tax.n_nodes)])
+    np.testing.assert_array_equal(chain_parents(A), want)
+    np.testing.assert_array_equal(chain_parents(sp.identity(7, format="csr")), np.full(7, -1))
+    dag = Taxonomy.from_edges([("r", "a"), ("r", "b"), ("a", "x"), ("b", "x")], root="r")
+    D = sp.csr_matrix(dag.ancestor_matrix)
+    D.sort_indices()
+    assert chain_parents(D) is None
+    B = A.tolil()
+    leaf = int(tax.leaves[-1])
+    B[leaf, leaf] = 0  # a row without its own node
+    assert chain_parents(sp.csr_matrix(B)) is None
+    B = A.tolil()
+    grand = [v for v in range(1, tax.n_nodes) if len(A[v].indices) >= 3]
+    v = grand[0]
+    B[v, int(A[v].indices[-2])] = 0  # a row skipping its parent
+    B = sp.csr_matrix(B)
+    B.eliminate_zeros()
+    assert chain_parents(B) is None
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 4])
+def test_chain_scan_equals_merged_rows(seed: int) -> None:
+    """The O(m) scan over a tree's ancestor chains (``Delta`` per visit, path sums per step)
+    against the explicit table ``h = L - U S`` of every label of every block (TREELOSS, with
+    internal-node labels), for random scores ``S``, in numpy and compiled; the label it returns
+    is the first maximiser of its own values, and those are the table's to rounding."""
+    obj = flat_objective("treeloss", seed, "csr", True)
+    fb = obj.model.implicit_blocks(obj.y, obj.C)
+    assert fb.chain
+    fns = [(bcfw_flat._chain_delta, bcfw_flat._chain_scan)]
+    if bcfw_flat._CHAIN_SCAN is not None:  # numba installed
+        fns.append((bcfw_flat._CHAIN_DELTA, bcfw_flat._CHAIN_SCAN))
+    for delta_fn, scan_fn in fns:
+        _check_chain_scan(obj, fb, seed, delta_fn, scan_fn)
+
+
+def _check_chain_scan(obj, fb, seed, delta_fn, scan_fn) -> None:
+    rng = np.random.default_rng(seed)
+    m = fb.M.shape[0]
+    on_y, common = np.zeros(m, dtype=bool), np.zeros(m, dtype=np.int64)
+    path, dvec, hbuf = np.zeros(m), np.zeros(len(fb.cand) + 1), np.zeros(len(fb.cand) + 1)
+    for k in range(len(obj.y)):
+        S = rng.normal(size=m)
+        U, L = fb.scaled_table(int(fb.y[k]))
+        want = L - U @ S
+        rows = int(fb.rows[k])
+        delta_fn(fb.y[k], fb.pos[k], rows, fb.cand, fb.anc.indptr, fb.anc.indices, fb.a_par,
+                 fb.a_len, fb.dtab, on_y, common, dvec)  # fmt: skip
+        np.testing.assert_array_equal(dvec[: rows - 1] * fb.C, L[:-1])
+        assert not on_y.any()
+        hmax, ia = scan_fn(fb.y[k], fb.pos[k], rows, fb.cand, fb.m_par, S, dvec, fb.C, path, hbuf)
+        np.testing.assert_allclose(hbuf[:rows], want, rtol=0, atol=1e-12)
+        assert hmax == hbuf[:rows].max() and ia == int(np.argmax(hbuf[:rows]))
+
+
+@pytest.mark.parametrize("kind", ["dense", "csr"])
+def test_chain_pass_certifies_the_tables_optimum(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The compiled TREELOSS pass with the chains' scan takes other steps than the tables'
+    where labels tie in exact arithmetic (rounding orders them), so the two runs are compared
+    by their certificates: every lower bound of one run stays below every upper bound of the
+    other (both bracket the same optimum J*), and run to a 1e-3 relative gap their ``W`` are
+    as close as strong convexity allows (J is 1-strongly convex, ``1/2 ||U||^2``: ``||W -
+    W*||^2 <= 2 (upper - lower)`` for each)."""
+    obj = flat_objective("treeloss", 11, kind, True)
+    runs = []
+    for chain, implicit in ((True, True), (False, False)):
+        with monkeypatch.context() as mp:
+            if not chain:
+                mp.setattr(bcfw_flat, "chain_parents", lambda M: None)
+            if not implicit:
+                mp.setattr(FlatModel, "implicit_blocks", lambda self, y, C: None)
+            solver = BCFW(max_iter=3000, use_jit=True)
+            res = solve(solver, obj, warn=False, tol=0.0, rtol=1e-3)
+            assert (solver._dual.flat is not None) == implicit
+            assert (solver._dual.flat is not None and solver._dual.flat.chain) == chain
+            runs.append(res)
+    a, b = runs
+    gaps = []
+    for x, z in ((a, b), (b, a)):
+        assert max(s.lower for s in x.history) <= min(s.upper for s in z.history) + 1e-9
+        last = x.history[-1]
+        assert last.upper - last.lower <= 1e-3 * last.upper
+        gaps.append(last.upper - last.lower)
+    dist = float(np.linalg.norm(a.coef - b.coef))
+    assert dist <= np.sqrt(2 * gaps[0]) + np.sqrt(2 * gaps[1]), (dist, gaps)
