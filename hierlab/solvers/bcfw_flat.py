@@ -45,10 +45,10 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from hierlab.core._jit import njit, sparse_row_times, sparse_row_update
+from hierlab.core._jit import jit_enabled, njit, sparse_row_times, sparse_row_update
 from hierlab.core.exceptions import ParameterError
 
-__all__ = ["FlatBlocks"]
+__all__ = ["FlatBlocks", "chain_most_violated", "chain_parents", "chain_path_sums"]
 
 #: explicit tables of the Python pass kept at once (the most recent labels)
 _TABLE_CACHE = 64
@@ -677,6 +677,58 @@ def _chain_scan(
     return hmax, ia
 
 
+def _path_sums_rows(Z: np.ndarray, m_par: np.ndarray) -> None:  # pragma: no cover - numba
+    """``Z[i, c] += Z[i, parent(c)]`` for every row, parents first, in place: the path sums
+    ``Z A^T`` of an ancestor-chain matrix (:func:`chain_parents`), summed in the order of a
+    CSR product with ``A`` (root first), so the values are its to the bit."""
+    for i in range(Z.shape[0]):
+        for c in range(Z.shape[1]):
+            p = m_par[c]
+            if p >= 0:
+                Z[i, c] = Z[i, p] + Z[i, c]
+
+
+def _most_violated_rows(
+    S: np.ndarray,
+    y: np.ndarray,
+    cand: np.ndarray,
+    an_ptr: np.ndarray,
+    an_idx: np.ndarray,
+    a_par: np.ndarray,
+    a_len: np.ndarray,
+    dtab: np.ndarray,
+    val: np.ndarray,
+    pos: np.ndarray,
+    dlt: np.ndarray,
+) -> None:  # pragma: no cover - compiled by numba
+    """Per row ``i``: ``max_c Delta(y_i, c) max(0, 1 - S_iy + S_ic)`` over the candidates, its
+    first maximiser's position and its ``Delta`` (into ``val``, ``pos``, ``dlt``), with every
+    ``Delta(y_i, .)`` from the common chain's length (:func:`_chain_delta`): O(m) per row,
+    the numbers of the numpy form (the same products, the first maximum)."""
+    m = S.shape[1]
+    on_y = np.zeros(m, dtype=np.bool_)
+    common = np.zeros(m, dtype=np.int64)
+    dvec = np.empty(cand.shape[0] + 1)
+    for i in range(S.shape[0]):
+        yi = y[i]
+        _CHAIN_DELTA(yi, cand.shape[0] + 1, cand.shape[0] + 1, cand, an_ptr, an_idx, a_par,
+                     a_len, dtab, on_y, common, dvec)  # fmt: skip
+        sy = 1.0 - S[i, yi]
+        best = -np.inf
+        ia = 0
+        for r in range(cand.shape[0]):
+            v = S[i, cand[r]] + sy
+            if v < 0.0:
+                v = 0.0
+            v = v * dvec[r]
+            if v > best:
+                best = v
+                ia = r
+        val[i] = best
+        pos[i] = ia
+        dlt[i] = dvec[ia]
+
+
 def _flat_pass_kernel(
     order: np.ndarray,
     indptr: np.ndarray,
@@ -890,6 +942,59 @@ _ROW_DOT: Any = njit(_row_dot)
 _LABEL_ROW: Any = njit(_label_row)
 _CHAIN_DELTA: Any = njit(_chain_delta)
 _CHAIN_SCAN: Any = njit(_chain_scan)
+_PATH_SUMS_ROWS: Any = njit(_path_sums_rows)
+_MOST_VIOLATED_ROWS: Any = njit(_most_violated_rows)
+
+
+def chain_path_sums(Z: np.ndarray, m_par: np.ndarray) -> bool:
+    """Turn node scores ``Z`` (n, m) into path sums ``Z A^T`` in place with the compiled
+    kernel (:func:`_path_sums_rows`); False (``Z`` untouched) when it cannot run (no numba,
+    or ``Z`` not a writeable C-contiguous float64 array)."""
+    if _PATH_SUMS_ROWS is None or not jit_enabled():
+        return False
+    if Z.dtype != np.float64 or not Z.flags.c_contiguous or not Z.flags.writeable:
+        return False
+    _PATH_SUMS_ROWS(Z, m_par)
+    return True
+
+
+def chain_most_violated(
+    S: np.ndarray,
+    y: np.ndarray,
+    cand: np.ndarray,
+    anc: sp.csr_matrix,
+    a_par: np.ndarray,
+    dtab: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Loss-augmented inference of a flat model with a tree loss, compiled
+    (:func:`_most_violated_rows`): ``(val, pos, Delta)`` of shape (n,) each, or None when the
+    kernel cannot run (no numba).
+
+    Parameters
+    ----------
+    S : ndarray of shape (n, m)
+        Scores (path sums for TREELOSS).
+    y : ndarray of int, shape (n,)
+    cand : ndarray of int, shape (n_cand,)
+        Candidates, increasing.
+    anc : csr_matrix of shape (m, m)
+        The ancestor matrix, sorted rows, chains (``a_par`` its :func:`chain_parents`).
+    a_par : ndarray of int, shape (m,)
+    dtab : ndarray of shape (max_count + 1,)
+        ``Delta`` as a function of ``|A+(y) Δ A+(c)|``.
+    """
+    if _MOST_VIOLATED_ROWS is None or not jit_enabled():
+        return None
+    n = S.shape[0]
+    val, pos, dlt = np.empty(n), np.empty(n, dtype=np.int64), np.empty(n)
+    _MOST_VIOLATED_ROWS(
+        np.ascontiguousarray(S, dtype=np.float64), np.asarray(y, dtype=np.int64),
+        np.asarray(cand, dtype=np.int64), anc.indptr, anc.indices, a_par,
+        np.diff(anc.indptr).astype(np.int64), np.asarray(dtab, dtype=np.float64), val, pos, dlt,
+    )  # fmt: skip
+    return val, pos, dlt
+
+
 #: shared with :func:`hierlab.solvers.bcfw._pass_kernel` (the same step, the same arithmetic)
 CURVATURE: Any = njit(_curvature)
 TAKE_STEP: Any = njit(_take_step)

@@ -284,3 +284,31 @@ def test_chain_pass_certifies_the_tables_optimum(
         gaps.append(last.upper - last.lower)
     dist = float(np.linalg.norm(a.coef - b.coef))
     assert dist <= np.sqrt(2 * gaps[0]) + np.sqrt(2 * gaps[1]), (dist, gaps)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("loss", ["half_hamming", "hamming", "sqrt_hamming"])
+def test_compiled_scores_and_inference_equal_numpy(seed: int, loss: str) -> None:
+    """The model's compiled path sums and loss-augmented inference on a tree (ancestor chains)
+    give the numbers of its numpy forms to the bit: scores ``(A Z^T)^T`` (the CSR product's
+    sums, root first), and value, maximiser and ``Delta`` of the slack-rescaled hinge, with
+    internal-node labels; FLATMULT's model with a tree loss (no path sums) too."""
+    rng = np.random.default_rng(seed)
+    tax = random_tree(60, seed)
+    X = sp.random(50, 9, density=0.4, random_state=seed, format="csr")
+    for path_sum, cands in ((True, "nodes"), (False, "leaves")):
+        fast = FlatModel(tax, loss, candidates=cands, path_sum=path_sum)
+        slow = FlatModel(tax, loss, candidates=cands, path_sum=path_sum)
+        slow._chain = None  # the numpy forms
+        assert fast._chain is not None
+        y = rng.choice(tax.leaves, 50)
+        y[:5] = rng.choice(tax.internal_nodes[1:], 5)
+        fast.fit_candidates(y)
+        slow.fit_candidates(y)
+        W = rng.normal(size=(tax.n_nodes, 9))
+        S_fast, S_slow = fast.scores(X, W), slow.scores(X, W)
+        np.testing.assert_array_equal(S_fast, S_slow)
+        for got, want in zip(
+            fast._most_violated(S_slow, y), slow._most_violated(S_slow, y), strict=True
+        ):
+            np.testing.assert_array_equal(got, want)

@@ -39,7 +39,12 @@ from hierlab.core.losses import delta as label_loss
 from hierlab.core.losses import get_loss
 from hierlab.core.model import DualBlocks, LinearModel, per_label_blocks, product, sparse_table
 from hierlab.core.taxonomy import Taxonomy
-from hierlab.solvers.bcfw_flat import FlatBlocks
+from hierlab.solvers.bcfw_flat import (
+    FlatBlocks,
+    chain_most_violated,
+    chain_parents,
+    chain_path_sums,
+)
 
 __all__ = [
     "FlatModel",
@@ -444,6 +449,12 @@ class FlatModel(LinearModel):
         self.path_sum = path_sum
         self.A = taxonomy.ancestor_matrix.tocsr()
         self.cand_: np.ndarray = self._candidates(None)
+        #: the tree's parents when the ancestor rows are chains (:func:`chain_parents`): path
+        #: sums and loss-augmented inference then run compiled, O(m) per example
+        anc = sp.csr_matrix(self.A, dtype=np.float64)
+        anc.sort_indices()
+        self._anc = anc
+        self._chain = chain_parents(anc)
 
     def _candidates(self, y: np.ndarray | None) -> np.ndarray:
         m = self.n_rows
@@ -475,6 +486,9 @@ class FlatModel(LinearModel):
         """Node scores, shape (n_samples, n_nodes); path sums when ``path_sum``."""
         Z = np.asarray(X @ np.ascontiguousarray(W.T))
         if self.path_sum:
+            chain = getattr(self, "_chain", None)  # None in a model saved before it existed
+            if chain is not None and chain_path_sums(Z, chain):
+                return Z  # in place, the CSR product's sums to the bit
             return np.asarray((self.A @ Z.T).T)
         return Z
 
@@ -510,6 +524,12 @@ class FlatModel(LinearModel):
         if get_loss(self.delta_name).transform is None:  # zero-one
             return self._most_violated_zero_one(S, y)
         cand = self.cand_
+        dtab = self._delta_counts()
+        chain = getattr(self, "_chain", None)
+        if chain is not None and dtab is not None:  # compiled, O(m) per row
+            got = chain_most_violated(S, y, cand, self._anc, chain, dtab)
+            if got is not None:
+                return got
         rows = np.arange(len(y))
         L = S[:, cand]  # becomes Delta(y, c) max(0, 1 - s_y + s_c), in place
         L += (1.0 - S[rows, y])[:, None]
@@ -626,10 +646,7 @@ class FlatModel(LinearModel):
             return None
         y = np.asarray(y, dtype=np.int64)
         cand = self.cand_
-        anc = sp.csr_matrix(self.A, dtype=np.float64)
-        if not anc.has_sorted_indices:
-            anc = anc.copy()
-            anc.sort_indices()
+        anc = self._anc
         M = anc if self.path_sum else sp.identity(self.n_rows, format="csr", dtype=np.float64)
         labels = np.unique(y)
         if loss.transform is None:
