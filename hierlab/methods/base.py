@@ -538,10 +538,8 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
         """Fit the maps on ``score_rows(idx)`` (margins of rows ``idx``) against labels ``Y``."""
         tax = self.taxonomy_
         mode = self._probability_mode()
-        rows, nodes, target = calibration_pairs(self._closure(Y), tax, mode == "tree")
-        if mode == "leaves":  # one map for every leaf's path margin
-            leaf = tax.is_leaf[nodes]
-            rows, nodes, target = rows[leaf], nodes[leaf], target[leaf]
+        leaves = np.asarray(tax.leaves) if mode == "leaves" else None  # one map for them all
+        rows, nodes, target = calibration_pairs(self._closure(Y), tax, mode == "tree", leaves)
         with self._weights_fixed():  # score_rows reads self's weights block by block
             values = gather_pairs(score_rows, rows, nodes, n, tax.n_nodes)
         if mode == "leaves":

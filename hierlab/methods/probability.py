@@ -80,6 +80,13 @@ GATHER_ENTRIES = 2**20
 #: a map is fitted on at most this many (score, target) pairs (a seeded sample beyond):
 #: two Platt parameters or an isotonic curve need far fewer, and the cost stays linear
 MAX_PAIRS_PER_MAP = 50_000
+#: the pairs a map may draw its sample from: beyond, a seeded uniform sample of this many is
+#: formed instead of every (example, node) pair (a margin can be non-finite, so the map's own
+#: sample of :data:`MAX_PAIRS_PER_MAP` is taken among these), and
+PAIRS_PER_GROUP = 4 * MAX_PAIRS_PER_MAP
+#: the pairs formed in all: groups share it when they are many (a node per map on multi-label
+#: data), so the pairs never grow as (examples x nodes)
+PAIRS_IN_ALL = 2**23
 
 
 # ------------------------------------------------------------------------------ structure
@@ -236,9 +243,18 @@ def path_min(C: np.ndarray, tax: Taxonomy) -> np.ndarray:
 
 # ------------------------------------------------------------------------------ calibration
 def calibration_pairs(
-    Y_closure: sp.csr_matrix, tax: Taxonomy, conditional: bool
+    Y_closure: sp.csr_matrix,
+    tax: Taxonomy,
+    conditional: bool,
+    nodes: np.ndarray | None = None,
+    seed: int = 0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The (example, node) pairs each node's map is fitted on, and their 0/1 targets.
+    """The (example, node) pairs each calibration map is fitted on, and their 0/1 targets.
+
+    A map's pairs are a grid: its examples times its nodes. When a grid holds more than
+    :data:`PAIRS_PER_GROUP` pairs (or than its share of :data:`PAIRS_IN_ALL`), a seeded uniform
+    sample of that many is formed instead, so memory never grows as (examples x nodes); below,
+    every pair is kept.
 
     Parameters
     ----------
@@ -246,8 +262,12 @@ def calibration_pairs(
         0/1, the labels closed under ancestors.
     tax : Taxonomy
     conditional : bool
-        True (single-label trees): node ``c`` is fitted on the examples whose label lies below
-        ``parent(c)``. False: every example, for every non-root node.
+        True (single-label trees): a map per internal node ``p``, fitted on its children on the
+        examples whose label lies below ``p``. False: a map per non-root node on every example,
+        or one map for ``nodes`` on every example when they are given.
+    nodes : ndarray of int, optional
+        With ``conditional=False``: the nodes of the one map (an induced tree's leaves).
+    seed : int, default 0
 
     Returns
     -------
@@ -258,25 +278,40 @@ def calibration_pairs(
     """
     n, m = Y_closure.shape
     Yc = sp.csr_matrix(Y_closure, dtype=np.float64)
+    everyone = np.arange(n, dtype=np.int64)
+    groups: list[tuple[np.ndarray, np.ndarray]]
     if conditional:
+        Ycsc = Yc.tocsc()
+        Ycsc.sort_indices()
         par = np.asarray(tax.parent[1:], dtype=np.int64)
-        P2C = sp.csr_matrix((np.ones(m - 1), (par, np.arange(1, m))), shape=(m, m))
-        K = (Yc @ P2C).tocsc()
-        K.sort_indices()
-        rows = K.indices.astype(np.int64)
-        nodes = np.repeat(np.arange(m), np.diff(K.indptr))
+        kids = np.arange(1, m, dtype=np.int64)[np.argsort(par, kind="stable")]
+        starts = np.searchsorted(np.sort(par), np.arange(m + 1))
+        groups = [
+            (Ycsc.indices[Ycsc.indptr[p] : Ycsc.indptr[p + 1]].astype(np.int64),
+             kids[starts[p] : starts[p + 1]])
+            for p in range(m) if starts[p + 1] > starts[p]
+        ]  # fmt: skip
+    elif nodes is None:
+        groups = [(everyone, np.array([v], dtype=np.int64)) for v in range(1, m)]
     else:
-        rows = np.tile(np.arange(n), m - 1)
-        nodes = np.repeat(np.arange(1, m), n)
-    Ycsc = Yc.tocsc()
-    target = np.zeros(len(rows), dtype=np.int8)
-    starts = np.searchsorted(nodes, np.arange(m + 1))
-    for v in range(1, m):
-        lo, hi = starts[v], starts[v + 1]
-        if hi > lo:
-            pos = Ycsc.indices[Ycsc.indptr[v] : Ycsc.indptr[v + 1]]
-            target[lo:hi] = np.isin(rows[lo:hi], pos)
-    return rows, nodes, target
+        groups = [(everyone, np.sort(np.asarray(nodes, dtype=np.int64)))]
+    cap = max(MAX_PAIRS_PER_MAP, min(PAIRS_PER_GROUP, PAIRS_IN_ALL // max(len(groups), 1)))
+    rng = np.random.default_rng(seed)
+    all_rows, all_nodes = [], []
+    for rows_g, nodes_g in groups:
+        total = len(rows_g) * len(nodes_g)
+        if total <= cap:
+            idx = np.arange(total, dtype=np.int64)
+        else:
+            idx = np.sort(rng.choice(total, cap, replace=False))
+        all_nodes.append(nodes_g[idx // max(len(rows_g), 1)])
+        all_rows.append(rows_g[idx % max(len(rows_g), 1)])
+    rows_out = np.concatenate(all_rows) if all_rows else np.zeros(0, dtype=np.int64)
+    nodes_out = np.concatenate(all_nodes) if all_nodes else np.zeros(0, dtype=np.int64)
+    order = np.lexsort((rows_out, nodes_out))
+    rows_out, nodes_out = rows_out[order], nodes_out[order]
+    target = np.asarray(Yc[rows_out, nodes_out]).ravel().astype(np.int8)
+    return rows_out, nodes_out, target
 
 
 def row_blocks(

@@ -20,6 +20,7 @@ from sklearn.exceptions import NotFittedError
 
 import hierlab
 from hierlab import ParameterError, Taxonomy
+from hierlab.methods import probability
 from hierlab.methods.probability import (
     conditional_margins,
     deepest_above,
@@ -466,3 +467,58 @@ def test_weights_formed_once_per_sweep_give_the_same_scores(
     calls.clear()
     np.testing.assert_array_equal(est.node_proba(Xs), expect)
     assert len(calls) == 1
+
+
+def _grid_pairs(Yc: np.ndarray, tax: Taxonomy, mode: str) -> set[tuple[int, int, int]]:
+    """Every (row, node, target) pair of the calibration maps, by brute force."""
+    n, m = Yc.shape
+    out = set()
+    for r in range(n):
+        for v in range(1, m):
+            if mode == "tree" and not Yc[r, int(tax.parent[v])]:
+                continue  # node v is fitted on the examples below its parent
+            if mode == "leaves" and not tax.is_leaf[v]:
+                continue
+            out.add((r, v, int(Yc[r, v])))
+    return out
+
+
+@pytest.mark.parametrize("mode", ["tree", "marginal", "leaves"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_calibration_pairs_grid_and_its_sample(
+    mode: str, seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Below the caps the pairs are the brute-force grid (example x node of each map), sorted
+    by node then row; above, each map's grid is a uniform sample of the cap's size drawn from
+    it (subset, no repeats, right targets), so memory stays bounded."""
+    rng = np.random.default_rng(seed)
+    parent = [-1] + [int(rng.integers(0, i)) for i in range(1, 30)]
+    tax = Taxonomy.from_parent_array(parent)
+    y = rng.choice(tax.leaves, 80)
+    Yc = np.asarray(tax.ancestor_matrix.toarray()[y] > 0, dtype=np.float64)
+    leaves = np.asarray(tax.leaves) if mode == "leaves" else None
+    want = _grid_pairs(Yc, tax, mode)
+    rows, nodes, target = probability.calibration_pairs(
+        sp.csr_matrix(Yc), tax, mode == "tree", leaves
+    )
+    got = list(zip(rows.tolist(), nodes.tolist(), target.tolist(), strict=True))
+    assert set(got) == want and len(got) == len(want)
+    assert got == sorted(got, key=lambda t: (t[1], t[0]))
+    monkeypatch.setattr(probability, "MAX_PAIRS_PER_MAP", 10)
+    monkeypatch.setattr(probability, "PAIRS_PER_GROUP", 10)
+    rows, nodes, target = probability.calibration_pairs(
+        sp.csr_matrix(Yc), tax, mode == "tree", leaves
+    )
+    got = list(zip(rows.tolist(), nodes.tolist(), target.tolist(), strict=True))
+    assert set(got) <= want and len(set(got)) == len(got)
+    assert got == sorted(got, key=lambda t: (t[1], t[0]))
+    group = (
+        np.asarray(tax.parent)[nodes] if mode == "tree"
+        else np.zeros_like(nodes) if mode == "leaves" else nodes
+    )  # fmt: skip
+    sizes = np.bincount(group)
+    full = np.bincount(
+        [int(tax.parent[v]) if mode == "tree" else 0 if mode == "leaves" else v
+         for _, v, _ in want]
+    )  # fmt: skip
+    np.testing.assert_array_equal(sizes[sizes > 0], np.minimum(full[sizes > 0], 10))
