@@ -352,6 +352,10 @@ def _fit_binary(
     return w if clf.classes_[1] == 1 else -w
 
 
+#: leaves whose (n_samples, leaves) margins are summed at once in the one-vs-rest objective
+_OBJECTIVE_LEAVES = 64
+
+
 class _OneShot(Solver):
     """Runs a closed computation once and reports it as one solver state."""
 
@@ -395,20 +399,28 @@ class _OvRBase(_LeafScorer):
         leaves = tax.leaves
 
         def run() -> tuple[np.ndarray, float, dict[str, Any]]:
-            """Every leaf's liblinear problem; the weights, the summed objective, extras."""
+            """Every leaf's liblinear problem; the weights, the summed objective, extras.
+
+            A leaf's signs and weights are formed when its problem is handed out, and the
+            objective is summed a block of leaves at a time: nothing of size (n_samples x
+            n_leaves) is held."""
             cols = np.arange(len(leaves))
-            Ys = problem.signs(cols)
-            Ws = problem.weights(cols)
             ws = Parallel(n_jobs=self.n_jobs)(
-                delayed(_fit_binary)(self._kind, X, Ys[:, k], Ws[:, k], C, tol, max_iter)
+                delayed(_fit_binary)(
+                    self._kind, X, problem.signs(cols[k : k + 1])[:, 0],
+                    problem.weights(cols[k : k + 1])[:, 0], C, tol, max_iter,
+                )
                 for k in cols
-            )
+            )  # fmt: skip
             coef = np.zeros((tax.n_nodes, X.shape[1]))
             coef[leaves] = np.asarray(ws).reshape(len(leaves), X.shape[1])
             # the one-vs-rest objective: sum over leaves of 1/2 ||w_n||^2 + C loss
-            Z = np.asarray(X @ coef[leaves].T) * Ys
-            lossv = np.maximum(0.0, 1.0 - Z) if loss == "hinge" else np.logaddexp(0.0, -Z)
-            obj = 0.5 * float((coef[leaves] ** 2).sum()) + C * float((Ws * lossv).sum())
+            total = 0.0
+            for block in np.array_split(cols, max(1, -(-len(cols) // _OBJECTIVE_LEAVES))):
+                Z = np.asarray(X @ coef[leaves[block]].T) * problem.signs(block)
+                lossv = np.maximum(0.0, 1.0 - Z) if loss == "hinge" else np.logaddexp(0.0, -Z)
+                total += float((problem.weights(block) * lossv).sum())
+            obj = 0.5 * float((coef[leaves] ** 2).sum()) + C * total
             return coef, obj, {"n_leaf_problems": len(leaves)}
 
         result = self._run_solver(_OneShot(run), problem, callbacks)
