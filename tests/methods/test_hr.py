@@ -21,7 +21,7 @@ from hierlab.methods.hr.estimators import (
     OneVsRestLRClassifier,
     OneVsRestSVMClassifier,
 )
-from hierlab.methods.hr.model import HRProblem, leaf_labels, logistic_leaf_objective
+from hierlab.methods.hr.model import HRProblem, LeafDuals, leaf_labels, logistic_leaf_objective
 from hierlab.methods.hr.solver import BlockCoordinateDescent, solve_logistic_leaf
 from hierlab.solvers.dual_cd import (
     binary_dual_cd,
@@ -251,6 +251,36 @@ def test_hr_svm_deeper_tree_matches_direct_solve() -> None:
     W_ref = _direct_hr_svm(tax, X, y, C=0.3)
     est = HRSVMClassifier(taxonomy=tax, C=0.3, max_iter=5000, tol=1e-9, inner_tol=1e-3).fit(X, y)
     np.testing.assert_allclose(est.coef_, W_ref, atol=1e-4 * np.abs(W_ref).max())
+
+
+def test_leaf_duals_store_blocks_sparse() -> None:
+    rng = np.random.default_rng(0)
+    A = rng.uniform(size=(40, 9)) * (rng.uniform(size=(40, 9)) < 0.2)
+    duals = LeafDuals(40, 9)
+    duals.set_block(np.arange(9), np.zeros((40, 9)))
+    assert duals.nnz == 0
+    for cols in (np.array([0, 3, 4]), np.array([1, 2]), np.array([5, 6, 7, 8])):
+        duals.set_block(cols, A[:, cols])
+    assert duals.nnz == np.count_nonzero(A)
+    np.testing.assert_array_equal(duals.block(np.array([8, 0, 4])), A[:, [8, 0, 4]])
+    np.testing.assert_array_equal(duals.tocsc().toarray(), A)
+
+
+def test_hr_svm_dual_coef_gives_the_leaves_by_eq7() -> None:
+    """``dual_coef_`` (sparse) holds the leaves' duals: ``w_n = w_parent + sum_i alpha_in y_in
+    x_i`` (eq. 7) at the fitted weights, and ``0 <= alpha <= C``."""
+    tax = _tree()
+    X, y = _hier_data(tax, seed=3)
+    est = HRSVMClassifier(taxonomy=tax, C=0.5, max_iter=500, tol=1e-8).fit(X, y)
+    alpha = est.dual_coef_
+    assert sp.issparse(alpha) and alpha.shape == (X.shape[0], len(tax.leaves))
+    assert 0 < alpha.nnz < alpha.shape[0] * alpha.shape[1]
+    a = alpha.toarray()
+    assert a.min() >= 0 and a.max() <= 0.5 + 1e-12
+    Y = np.where(tax.index(y)[:, None] == tax.leaves[None, :], 1.0, -1.0)
+    U = np.asarray(X.T @ (a * Y)).T
+    W = est.coef_
+    np.testing.assert_allclose(W[tax.leaves] - W[tax.parent[tax.leaves]], U, atol=1e-6)
 
 
 def test_hr_lr_matches_direct_solve_of_eq3() -> None:

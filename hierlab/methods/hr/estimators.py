@@ -194,7 +194,8 @@ class _HRBase(_LeafScorer):
         result = self._run_solver(solver, problem, callbacks, tol=0.0, rtol=float(self.tol))
         self.coef_ = np.asarray(result.coef)
         if self._loss == "hinge":
-            self.dual_coef_ = solver.alpha
+            assert solver.alpha is not None
+            self.dual_coef_ = solver.alpha.tocsc()
         final = result.final
         self.objective_ = final.upper if final is not None else float("nan")
         self.dual_bound_ = final.lower if final is not None else None
@@ -242,8 +243,8 @@ class HRSVMClassifier(_HRBase):
     ----------
     coef_ : ndarray of shape (n_nodes, n_features)
         ``w_n`` of every node (internal nodes by eq. 4, leaves by eq. 7).
-    dual_coef_ : ndarray of shape (n_samples, n_leaves)
-        The leaves' dual variables ``alpha_in``.
+    dual_coef_ : scipy.sparse.csc_matrix of shape (n_samples, n_leaves)
+        The leaves' dual variables ``alpha_in`` (nonzero on the support vectors only).
     objective_ : float
         ``J(coef_)`` (eq. 2).
     dual_bound_ : float or None

@@ -41,10 +41,62 @@ from hierlab.core.exceptions import DataError, ParameterError
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.solvers.dual_cd import projected_gradient
 
-__all__ = ["LEAF_LOSSES", "HRProblem", "leaf_labels", "logistic_leaf_objective"]
+__all__ = ["LEAF_LOSSES", "HRProblem", "LeafDuals", "leaf_labels", "logistic_leaf_objective"]
 
 #: the losses of the leaves: the hinge (HR-SVM, eq. 2) and the logistic loss (HR-LR, eq. 3)
 LEAF_LOSSES = ("hinge", "logistic")
+
+
+class LeafDuals:
+    """The leaves' dual variables ``alpha_in`` of HR-SVM, kept column by column, sparse.
+
+    A hinge's dual variable is zero off the support vectors (``y_in w_n^T x_i > 1``), which on
+    real data is most of the (example, leaf) pairs: a dense (n_samples, n_leaves) array would be
+    the one memory term of the fit that grows with examples times classes (8 GB at 10^5
+    examples and 10^4 leaves). Each leaf keeps the rows and values of its nonzeros; a block of
+    leaves is formed dense only while it is solved or certified.
+
+    Parameters
+    ----------
+    n_samples, n_leaves : int
+
+    Attributes
+    ----------
+    shape : tuple of int
+        ``(n_samples, n_leaves)``.
+    """
+
+    def __init__(self, n_samples: int, n_leaves: int) -> None:
+        self.shape = (int(n_samples), int(n_leaves))
+        empty_i, empty_v = np.zeros(0, dtype=np.int32), np.zeros(0)
+        self._rows = [empty_i] * self.shape[1]
+        self._vals = [empty_v] * self.shape[1]
+
+    def block(self, cols: np.ndarray) -> np.ndarray:
+        """``alpha[:, cols]``, dense, shape (n_samples, len(cols))."""
+        out = np.zeros((self.shape[0], len(cols)))
+        for j, c in enumerate(cols):
+            out[self._rows[c], j] = self._vals[c]
+        return out
+
+    def set_block(self, cols: np.ndarray, A: np.ndarray) -> None:
+        """Store ``alpha[:, cols] = A`` (A of shape (n_samples, len(cols))), nonzeros only."""
+        for j, c in enumerate(cols):
+            rows = np.flatnonzero(A[:, j])
+            self._rows[c] = rows.astype(np.int32)
+            self._vals[c] = A[rows, j]
+
+    @property
+    def nnz(self) -> int:
+        """Stored nonzeros."""
+        return int(sum(len(r) for r in self._rows))
+
+    def tocsc(self) -> sp.csc_matrix:
+        """The whole matrix, shape (n_samples, n_leaves), as CSC."""
+        indptr = np.concatenate([[0], np.cumsum([len(r) for r in self._rows])])
+        rows = np.concatenate(self._rows) if self._rows else np.zeros(0, dtype=np.int32)
+        vals = np.concatenate(self._vals) if self._vals else np.zeros(0)
+        return sp.csc_matrix((vals, rows, indptr), shape=self.shape)
 
 
 def _label_indicator(Y: Any, n_nodes: int) -> sp.csr_matrix:
@@ -176,14 +228,14 @@ class HRProblem:
         return 1.0 - self.excluded[:, cols].toarray()
 
     def certificate(
-        self, W: np.ndarray, alpha: np.ndarray | None = None, chunk: int = 256
+        self, W: np.ndarray, alpha: LeafDuals | None = None, chunk: int = 256
     ) -> dict[str, float]:
         """Primal value, certified dual bound and KKT residuals at ``W`` (and ``alpha``).
 
         Parameters
         ----------
         W : ndarray of shape (n_nodes, n_features)
-        alpha : ndarray of shape (n_samples, n_leaves), optional
+        alpha : LeafDuals of shape (n_samples, n_leaves), optional
             The leaves' dual variables (HR-SVM). For the logistic loss they are derived from
             ``W``; for the hinge without ``alpha`` the dual bound is not computed.
         chunk : int
@@ -239,7 +291,7 @@ class HRProblem:
         return reg, R
 
     def _chunk_dual(
-        self, W: np.ndarray, alpha: np.ndarray | None, cols: np.ndarray, tally: _DualTally
+        self, W: np.ndarray, alpha: LeafDuals | None, cols: np.ndarray, tally: _DualTally
     ) -> tuple[np.ndarray | None, np.ndarray]:
         """Add the loss and ``phi`` of the leaf columns ``cols`` to ``tally``.
 
@@ -253,7 +305,7 @@ class HRProblem:
             tally.loss += float((Cw * np.maximum(0.0, 1.0 - yz)).sum())
             if alpha is None:
                 return None, Yc
-            a = alpha[:, cols]
+            a = alpha.block(cols)
             tally.phi += float(a.sum())
             pg = projected_gradient(yz - 1.0, a, Cw)
             tally.kkt_pg = max(tally.kkt_pg, float(np.abs(pg).max()) if pg.size else 0.0)

@@ -29,7 +29,7 @@ from threadpoolctl import threadpool_limits
 from hierlab.core.exceptions import ParameterError
 from hierlab.core.solver import Solver, SolverState
 from hierlab.core.taxonomy import Taxonomy
-from hierlab.methods.hr.model import HRProblem, logistic_leaf_objective
+from hierlab.methods.hr.model import HRProblem, LeafDuals, logistic_leaf_objective
 from hierlab.solvers.dual_cd import CSRRows, solve_leaves_dual_cd
 
 __all__ = ["BlockCoordinateDescent", "solve_logistic_leaf"]
@@ -233,8 +233,8 @@ class BlockCoordinateDescent(Solver):
     ----------
     coef : ndarray of shape (n_nodes, n_features)
         The iterate with the smallest objective so far.
-    alpha : ndarray of shape (n_samples, n_leaves) or None
-        The leaves' dual variables (hinge loss).
+    alpha : LeafDuals of shape (n_samples, n_leaves) or None
+        The leaves' dual variables (hinge loss), sparse by leaf.
     """
 
     def __init__(
@@ -263,7 +263,7 @@ class BlockCoordinateDescent(Solver):
         self.leaf_block = leaf_block
         self.random_state = random_state
         self.coef = None
-        self.alpha: np.ndarray | None = None
+        self.alpha: LeafDuals | None = None
 
     def _blocks(self, cols: np.ndarray, n_workers: int) -> list[np.ndarray]:
         n_blocks = max(n_workers, int(np.ceil(len(cols) / max(1, self.leaf_block))))
@@ -281,7 +281,7 @@ class BlockCoordinateDescent(Solver):
         prob: HRProblem = objective
         tax = prob.taxonomy
         W = np.zeros((tax.n_nodes, prob.X.shape[1]))
-        alpha = np.zeros((prob.X.shape[0], len(tax.leaves))) if prob.loss == "hinge" else None
+        alpha = LeafDuals(prob.X.shape[0], len(tax.leaves)) if prob.loss == "hinge" else None
         # workers cut the rows of X once per fit (dual CD), under this key
         fit = _FitData(prob.X, uuid.uuid4().hex, int(joblib.effective_n_jobs(self.n_jobs)))
         self.coef = W.copy()
@@ -292,7 +292,7 @@ class BlockCoordinateDescent(Solver):
             _ROWS_CACHE.pop(fit.key, None)
 
     def _sweeps(
-        self, prob: HRProblem, W: np.ndarray, alpha: np.ndarray | None, fit: _FitData
+        self, prob: HRProblem, W: np.ndarray, alpha: LeafDuals | None, fit: _FitData
     ) -> Iterator[SolverState]:
         """The outer iterations: even levels, odd levels, certificate, tolerance update."""
         tree = _Tree.of(prob.taxonomy)
@@ -302,7 +302,10 @@ class BlockCoordinateDescent(Solver):
         tol_now = float(self.inner_tol)
         # threads: the compiled dual CD pass releases the GIL, and W need not be pickled to
         # workers (a backend chosen with joblib.parallel_config, e.g. dask, still wins)
-        with joblib.Parallel(n_jobs=self.n_jobs, prefer="threads") as parallel:
+        # results as a generator: one block's dense duals at a time, not every block's at once
+        with joblib.Parallel(
+            n_jobs=self.n_jobs, prefer="threads", return_as="generator"
+        ) as parallel:
             for t in range(1, self.max_iter + 1):
                 work = 0
                 for r in (0, 1):
@@ -356,7 +359,7 @@ class BlockCoordinateDescent(Solver):
         parallel: joblib.Parallel,
         prob: HRProblem,
         W: np.ndarray,
-        alpha: np.ndarray,
+        alpha: LeafDuals,
         blocks: list[np.ndarray],
         wpar: list[np.ndarray],
         fit: _FitData,
@@ -371,7 +374,7 @@ class BlockCoordinateDescent(Solver):
                 prob.signs(b),
                 prob.C * prob.weights(b),
                 wp,
-                alpha[:, b],
+                alpha.block(b),
                 tol,
                 self.max_inner_iter,
                 self.shrinking,
@@ -383,7 +386,7 @@ class BlockCoordinateDescent(Solver):
         leaves = prob.taxonomy.leaves
         for b, (Wb, ab, passes) in zip(blocks, res):
             W[leaves[b]] = Wb
-            alpha[:, b] = ab
+            alpha.set_block(b, ab)
             work += int(passes.sum())
         return work
 
