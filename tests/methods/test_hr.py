@@ -15,12 +15,14 @@ from sklearn.svm import LinearSVC
 from hierlab import ParameterError, Taxonomy
 from hierlab.core.registry import get_method, make_estimator
 from hierlab.core.solver import solve
+from hierlab.methods.hr import global_cd
 from hierlab.methods.hr.estimators import (
     HRLRClassifier,
     HRSVMClassifier,
     OneVsRestLRClassifier,
     OneVsRestSVMClassifier,
 )
+from hierlab.methods.hr.global_cd import GlobalDualCD
 from hierlab.methods.hr.model import HRProblem, LeafDuals, leaf_labels, logistic_leaf_objective
 from hierlab.methods.hr.solver import BlockCoordinateDescent, solve_logistic_leaf
 from hierlab.solvers.dual_cd import (
@@ -422,3 +424,107 @@ def test_registry_entries_and_validation() -> None:
     X, y = _hier_data(_tree(), n=40)
     with pytest.raises(ParameterError):
         HRSVMClassifier(taxonomy=_tree(), C=0.0).fit(X, y)
+
+
+# ---------------------------------------------------------------------- global dual CD
+def test_global_dual_cd_matches_direct_solve() -> None:
+    """Exact coordinate ascent on the whole dual reaches the SLSQP optimum of eq. (2)."""
+    tax = Taxonomy([("r", "a"), ("r", "b"), ("a", "a1"), ("a", "a2"), ("b", "b1"), ("b", "b2")])
+    rng = np.random.default_rng(4)
+    lab = rng.choice(tax.leaves, size=32)
+    X = np.asarray(tax.ancestor_matrix @ rng.normal(size=(tax.n_nodes, 3)))[lab]
+    X = X + rng.normal(size=X.shape)
+    y = tax.names[lab].astype(object)
+    W_ref = _direct_hr_svm(tax, X, y, C=0.3)
+    prob = HRProblem.from_labels(X, tax.index(y), tax, 0.3, "hinge")
+    res = solve(GlobalDualCD(max_iter=3000), prob, rtol=1e-10)
+    assert res.converged
+    np.testing.assert_allclose(res.coef, W_ref, atol=1e-6 * np.abs(W_ref).max())
+
+
+def _labels_with_internal_and_empty_rows(tax: Taxonomy):
+    """Multi-label rows, some labelled with an internal node (switched-off pairs), and an
+    empty row (its duals sit at the box's top)."""
+    X, y = _hier_data(tax, n=90, d=60, seed=11, density=0.2)
+    X[5] = 0.0
+    ids = tax.index(y)
+    rows, cols = list(range(len(ids))), list(ids)
+    for i in range(0, len(ids), 7):  # a second leaf label
+        rows.append(i)
+        cols.append(tax.index(["c"])[0])
+    for i in range(3, len(ids), 11):  # an internal label alone: excluded below it
+        cols[i] = tax.index(["bb"])[0]
+    Y = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(ids), tax.n_nodes))
+    return X, Y
+
+
+def test_global_dual_cd_equals_block_cd_on_multilabel_and_excluded_pairs() -> None:
+    tax = _tree()
+    X, Y = _labels_with_internal_and_empty_rows(tax)
+    prob = HRProblem.from_labels(sp.csr_matrix(X), Y, tax, 0.7, "hinge")
+    assert prob.excluded is not None
+    glob = solve(GlobalDualCD(max_iter=5000), prob, rtol=1e-11)
+    block = solve(BlockCoordinateDescent(max_iter=5000, inner_tol_min=1e-10), prob, rtol=1e-11)
+    assert glob.converged and block.converged
+    scale = np.abs(block.coef).max()
+    np.testing.assert_allclose(glob.coef, block.coef, atol=1e-4 * scale)
+    s = glob.history[-1]
+    assert s.lower <= s.upper and s.upper - s.lower <= 1e-10 * s.upper
+
+
+@pytest.mark.parametrize("sparse", [True, False])
+def test_global_dual_cd_compiled_equals_python(sparse: bool) -> None:
+    tax = _tree()
+    X, Y = _labels_with_internal_and_empty_rows(tax)
+    prob = HRProblem.from_labels(sp.csr_matrix(X) if sparse else X, Y, tax, 0.7, "hinge")
+    runs = []
+    for jit in (True, False):
+        solver = GlobalDualCD(max_iter=4, use_jit=jit)
+        with pytest.warns(ConvergenceWarning):  # 4 passes: stopped on purpose
+            res = solve(solver, prob, rtol=0.0)
+        assert solver.alpha is not None
+        runs.append((res.coef, solver.alpha.tocsc().toarray(), [s.upper for s in res.history]))
+    np.testing.assert_array_equal(runs[0][0], runs[1][0])
+    np.testing.assert_array_equal(runs[0][1], runs[1][1])
+    assert runs[0][2] == runs[1][2]
+
+
+def test_global_certificate_equals_the_models_bounds() -> None:
+    """The lean certificate (through the sparse duals) gives the model's J(W) and D(alpha) at
+    random feasible duals, with ``W = A S(alpha)``."""
+    tax = _tree()
+    X, Y = _labels_with_internal_and_empty_rows(tax)
+    C = 0.7
+    prob = HRProblem.from_labels(sp.csr_matrix(X), Y, tax, C, "hinge")
+    rng = np.random.default_rng(2)
+    n, L = X.shape[0], len(tax.leaves)
+    upper = C * prob.weights(np.arange(L))
+    dense = upper * rng.uniform(size=(n, L)) * (rng.uniform(size=(n, L)) < 0.4)
+    A = sp.csr_matrix(tax.ancestor_matrix, dtype=np.float64)
+    ST, W, primal, dual = global_cd._certificate(
+        prob, sp.csr_matrix(X), sp.csr_matrix(dense), A, A[tax.leaves]
+    )
+    Yl = prob.signs(np.arange(L))
+    S = np.asarray(tax.ancestor_matrix[tax.leaves].T @ (X.T @ (dense * Yl)).T)
+    np.testing.assert_allclose(ST.T, S, atol=1e-12)
+    np.testing.assert_allclose(W, tax.ancestor_matrix @ S, atol=1e-12)
+    duals = LeafDuals(n, L)
+    duals.set_block(np.arange(L), dense)
+    ref = prob.certificate(W, duals)
+    assert primal == pytest.approx(ref["primal"], rel=1e-12)
+    assert dual == pytest.approx(ref["dual"], rel=1e-12)
+
+
+@pytest.mark.parametrize("sparse", [True, False])
+def test_hr_svm_global_cd_option_reaches_block_cds_optimum(sparse: bool) -> None:
+    tax = _tree()
+    X, y = _hier_data(tax, seed=9)
+    X = sp.csr_matrix(X) if sparse else X
+    kw = {"taxonomy": tax, "C": 0.5, "max_iter": 3000, "tol": 1e-9}
+    glob = HRSVMClassifier(solver="global-cd", **kw).fit(X, y)
+    block = HRSVMClassifier(**kw, inner_tol=1e-4).fit(X, y)
+    assert glob.solver_ == "global-cd" and block.solver_ == "block-cd"
+    assert glob.converged_ and block.converged_
+    np.testing.assert_allclose(glob.coef_, block.coef_, atol=1e-4 * np.abs(block.coef_).max())
+    np.testing.assert_array_equal(glob.predict(X), block.predict(X))
+    assert sp.issparse(glob.dual_coef_) and glob.dual_coef_.shape == block.dual_coef_.shape

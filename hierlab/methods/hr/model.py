@@ -72,6 +72,19 @@ class LeafDuals:
         self._rows = [empty_i] * self.shape[1]
         self._vals = [empty_v] * self.shape[1]
 
+    @classmethod
+    def from_sparse(cls, M: Any) -> LeafDuals:
+        """The duals held by a sparse matrix of shape (n_samples, n_leaves)."""
+        Mc = sp.csc_matrix(M, dtype=np.float64)
+        Mc.eliminate_zeros()
+        Mc.sort_indices()
+        out = cls(*Mc.shape)
+        for c in range(Mc.shape[1]):
+            lo, hi = Mc.indptr[c], Mc.indptr[c + 1]
+            out._rows[c] = Mc.indices[lo:hi].astype(np.int32)
+            out._vals[c] = Mc.data[lo:hi].copy()
+        return out
+
     def block(self, cols: np.ndarray) -> np.ndarray:
         """``alpha[:, cols]``, dense, shape (n_samples, len(cols))."""
         out = np.zeros((self.shape[0], len(cols)))
