@@ -63,7 +63,11 @@ HR_SVM_CARD = MethodCard(
         r"$w_n = \frac{1}{|C_n|+1}\big(w_{\pi(n)} + \sum_{c \in C_n} w_c\big)$ (eq. 4); "
         "leaves solve their dual by coordinate descent (eq. 5-7, gradient per the errata) "
         "and set $w_n = w_{\\pi(n)} + \\sum_i \\alpha_i y_{in} x_i$ (eq. 7). Even then odd "
-        "levels, each in parallel (Section 4.3)."
+        "levels, each in parallel (Section 4.3). `solver = global-cd` instead runs dual "
+        "coordinate descent on every leaf's duals at once: with "
+        r"$w_n = \sum_{j \in A^+(n)} v_j$ eq. (2) is a linear SVM on path features, and each "
+        r"coordinate $(i, n)$ takes the clipped Newton step of curvature $|A^+(n)|\,\|x_i\|^2$, "
+        "so the internal nodes move with every step (same certificate)."
     ),
     bounds=_HR_BOUNDS,
     citation=_CITE_001,
