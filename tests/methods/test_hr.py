@@ -437,7 +437,7 @@ def test_global_dual_cd_matches_direct_solve() -> None:
     y = tax.names[lab].astype(object)
     W_ref = _direct_hr_svm(tax, X, y, C=0.3)
     prob = HRProblem.from_labels(X, tax.index(y), tax, 0.3, "hinge")
-    res = solve(GlobalDualCD(max_iter=3000), prob, rtol=1e-10)
+    res = solve(GlobalDualCD(max_iter=3000, certify_every=1), prob, rtol=1e-10)
     assert res.converged
     np.testing.assert_allclose(res.coef, W_ref, atol=1e-6 * np.abs(W_ref).max())
 
@@ -490,8 +490,8 @@ def test_global_dual_cd_compiled_equals_python(sparse: bool) -> None:
 
 
 def test_global_certificate_equals_the_models_bounds() -> None:
-    """The lean certificate (through the sparse duals) gives the model's J(W) and D(alpha) at
-    random feasible duals, with ``W = A S(alpha)``."""
+    """The lean bounds (no dense (n_samples, n_leaves) array) are the model's J(W) and
+    D(alpha) at random feasible duals, with ``W = A S(alpha)``."""
     tax = _tree()
     X, Y = _labels_with_internal_and_empty_rows(tax)
     C = 0.7
@@ -500,17 +500,18 @@ def test_global_certificate_equals_the_models_bounds() -> None:
     n, L = X.shape[0], len(tax.leaves)
     upper = C * prob.weights(np.arange(L))
     dense = upper * rng.uniform(size=(n, L)) * (rng.uniform(size=(n, L)) < 0.4)
-    A = sp.csr_matrix(tax.ancestor_matrix, dtype=np.float64)
-    ST, W, primal, dual = global_cd._certificate(
-        prob, sp.csr_matrix(X), sp.csr_matrix(dense), A, A[tax.leaves]
+    S = np.asarray(tax.ancestor_matrix[tax.leaves].T @ (X.T @ (dense * prob.signs(np.arange(L)))).T)
+    anc = sp.csr_matrix(tax.ancestor_matrix[tax.leaves])
+    anc.sort_indices()
+    ptr, idx = anc.indptr.astype(np.int64), anc.indices.astype(np.int64)
+    WLT = global_cd._leaf_weights_T(np.ascontiguousarray(S.T), ptr, idx)
+    np.testing.assert_allclose(WLT, (tax.ancestor_matrix @ S)[tax.leaves].T, atol=1e-12)
+    primal, dual = global_cd._bounds(
+        prob, sp.csr_matrix(X), np.ascontiguousarray(S.T), float(dense.sum()), ptr, idx
     )
-    Yl = prob.signs(np.arange(L))
-    S = np.asarray(tax.ancestor_matrix[tax.leaves].T @ (X.T @ (dense * Yl)).T)
-    np.testing.assert_allclose(ST.T, S, atol=1e-12)
-    np.testing.assert_allclose(W, tax.ancestor_matrix @ S, atol=1e-12)
     duals = LeafDuals(n, L)
     duals.set_block(np.arange(L), dense)
-    ref = prob.certificate(W, duals)
+    ref = prob.certificate(np.asarray(tax.ancestor_matrix @ S), duals)
     assert primal == pytest.approx(ref["primal"], rel=1e-12)
     assert dual == pytest.approx(ref["dual"], rel=1e-12)
 

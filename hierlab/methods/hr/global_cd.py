@@ -59,36 +59,21 @@ def _enter_row(
         off[ex_idx[e]] = on
 
 
-def _leaf_step(
-    k: int, y: float, ak: float, s: float, C: float, anc_ptr: np.ndarray, anc_idx: np.ndarray,
-    p: np.ndarray, acc: np.ndarray, mark: np.ndarray, touched: np.ndarray, nt: int,
-) -> tuple[float, int, float]:  # pragma: no cover - compiled by numba
-    """Coordinate ``(i, k)``: the leaf's score is the path sum of ``p``; the clipped Newton
-    step on ``alpha`` (curvature ``|A+(k)| s``, ``s = ||x_i||^2``); ``p`` and ``acc`` updated
-    on the path. Returns the new ``alpha``, the size of ``touched`` and the projected gradient."""
-    P = 0.0
+def _path_step(
+    k: int, dy: float, s: float, anc_ptr: np.ndarray, anc_idx: np.ndarray, p: np.ndarray,
+    acc: np.ndarray, mark: np.ndarray, touched: np.ndarray, nt: int,
+) -> int:  # pragma: no cover - compiled by numba
+    """A step ``delta y`` on coordinate ``(i, k)``: ``p += delta y ||x_i||^2`` and ``acc +=
+    delta y`` on the leaf's path, its nodes recorded in ``touched``; the new size of it."""
     for e in range(anc_ptr[k], anc_ptr[k + 1]):
-        P += p[anc_idx[e]]
-    G = y * P - 1.0
-    pg = G
-    if ak <= 0.0:
-        pg = min(G, 0.0)
-    elif ak >= C:
-        pg = max(G, 0.0)
-    if pg == 0.0:
-        return ak, nt, pg
-    new = min(max(ak - G / ((anc_ptr[k + 1] - anc_ptr[k]) * s), 0.0), C)
-    dy = (new - ak) * y
-    if dy != 0.0:
-        for e in range(anc_ptr[k], anc_ptr[k + 1]):
-            j = anc_idx[e]
-            p[j] += dy * s
-            acc[j] += dy
-            if not mark[j]:
-                mark[j] = True
-                touched[nt] = j
-                nt += 1
-    return new, nt, pg
+        j = anc_idx[e]
+        p[j] += dy * s
+        acc[j] += dy
+        if not mark[j]:
+            mark[j] = True
+            touched[nt] = j
+            nt += 1
+    return nt
 
 
 def _update_s(
@@ -161,12 +146,20 @@ def _global_pass(
             k = leaf_order[t]
             if off[k]:
                 continue
-            ak = a[k]
-            if s > 0.0:
-                ak, nt, pg = LEAF_STEP(
-                    k, sign[k], ak, s, C, anc_ptr, anc_idx, p, acc, mark, touched, nt
-                )
+            ak, y = a[k], sign[k]
+            if s > 0.0:  # the leaf's score is the path sum of p (inline: a call costs more)
+                P = 0.0
+                for e in range(anc_ptr[k], anc_ptr[k + 1]):
+                    P += p[anc_idx[e]]
+                G = y * P - 1.0
+                pg = min(G, 0.0) if ak <= 0.0 else (max(G, 0.0) if ak >= C else G)
                 pg_max, pg_min = max(pg_max, pg), min(pg_min, pg)
+                if pg != 0.0:  # clipped Newton step, curvature |A+(k)| ||x_i||^2
+                    new = min(max(ak - G / ((anc_ptr[k + 1] - anc_ptr[k]) * s), 0.0), C)
+                    dy = (new - ak) * y
+                    ak = new
+                    if dy != 0.0:
+                        nt = PATH_STEP(k, dy, s, anc_ptr, anc_idx, p, acc, mark, touched, nt)
             else:  # an empty row: G = -1 whatever S, its optimum is the box's top
                 ak = C
             if ak != 0.0:
@@ -183,7 +176,7 @@ def _global_pass(
 #: the compiled helpers of the pass (the Python ones without numba)
 ENTER_ROW: Any = njit(_enter_row) or _enter_row
 ROW_TIMES: Any = _jit.sparse_row_times or _jit._sparse_row_times
-LEAF_STEP: Any = njit(_leaf_step) or _leaf_step
+PATH_STEP: Any = njit(_path_step) or _path_step
 UPDATE_S: Any = njit(_update_s) or _update_s
 BY_EXAMPLE: Any = njit(_by_example) or _by_example
 _GLOBAL_PASS = njit(_global_pass)
@@ -207,33 +200,41 @@ def _csr_parts(M: Any, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
     return R.indptr.astype(np.int64), R.indices.astype(np.int64)
 
 
-def _certificate(
-    prob: HRProblem, X: sp.csr_matrix, duals: sp.csr_matrix, A: sp.csr_matrix, A_leaf: Any,
-    chunk: int = 4096,
-) -> tuple[np.ndarray, np.ndarray, float, float]:
-    """``S`` recomputed from the duals, ``W = A S``, ``J(W)`` and ``D(alpha)`` (exact).
+def _leaf_weights_T(ST: np.ndarray, anc_ptr: np.ndarray, anc_idx: np.ndarray) -> np.ndarray:
+    """``W_leaves^T``: the path sums ``w_n = sum_{j in A+(n)} S_j`` of the leaves, shape
+    (n_features, n_leaves), summed one path position at a time (the pass's order)."""
+    depth = np.diff(anc_ptr)
+    WLT = np.zeros((ST.shape[0], len(depth)))
+    for q in range(int(depth.max(initial=0))):
+        ks = np.flatnonzero(depth > q)
+        WLT[:, ks] += ST[:, anc_idx[anc_ptr[ks] + q]]
+    return WLT
 
-    ``S^T = X^T (alpha o Y) A_leaf`` (shape (n_features, n_nodes); the product goes through the
-    sparse duals, never a dense (n_samples, n_leaves) array) replaces the pass's running ``S``,
-    so rounding cannot drift across passes and the lower bound is the dual at the duals held.
+
+def _bounds(
+    prob: HRProblem, X: sp.csr_matrix, ST: np.ndarray, alpha_sum: float, anc_ptr: np.ndarray,
+    anc_idx: np.ndarray, chunk: int = 4096,
+) -> tuple[float, float]:
+    """``J(W)`` at ``W = A S`` and ``D(alpha) = sum alpha - 1/2 ||S||^2`` (model.py's bounds).
+
     The regulariser is ``1/2 ||B W||^2 = 1/2 ||S||^2`` (``B = A^{-1}``); the hinge losses are
     summed over blocks of ``chunk`` rows, every pair first as a negative, then the positive and
-    switched-off pairs corrected from their sparse indicators.
+    switched-off pairs corrected from their sparse indicators: nothing of shape (n_samples,
+    n_leaves) is held beyond one block.
 
-    Returns
-    -------
+    Parameters
+    ----------
     ST : ndarray of shape (n_features, n_nodes)
-    W : ndarray of shape (n_nodes, n_features)
-    primal, dual : float
+        ``S^T`` of the duals (the pass's running sums).
+    alpha_sum : float
+        ``sum alpha_in``.
+    anc_ptr, anc_idx : ndarray
+        The leaves' paths ``A+(n)`` (CSR, leaf by leaf).
     """
-    pos = sp.csr_matrix(prob.positive, dtype=np.float64)
-    signed = 2.0 * duals.multiply(pos) - duals  # alpha_in y_in
-    ST = np.asarray((X.T @ sp.csr_matrix(signed @ A_leaf)).toarray(), dtype=np.float64)
-    ST = np.ascontiguousarray(ST)
-    W = np.asarray(A @ ST.T)
     reg = 0.5 * float(np.einsum("ij,ij->", ST, ST))
-    WLT = np.ascontiguousarray(W[prob.taxonomy.leaves].T)  # scipy would copy a view per block
-    exc = None if prob.excluded is None else sp.csr_matrix(prob.excluded, dtype=np.float64)
+    WLT = _leaf_weights_T(ST, anc_ptr, anc_idx)
+    pos = sp.csr_matrix(prob.positive)
+    exc = None if prob.excluded is None else sp.csr_matrix(prob.excluded)
     loss = 0.0
     for r in range(0, X.shape[0], chunk):
         Z = np.asarray(X[r : r + chunk] @ WLT)
@@ -244,16 +245,16 @@ def _certificate(
         if exc is not None:
             ii, kk = exc[r : r + chunk].nonzero()
             loss -= float(np.maximum(0.0, 1.0 + Z[ii, kk]).sum())
-    return ST, W, reg + prob.C * loss, float(duals.data.sum()) - reg
+    return reg + prob.C * loss, alpha_sum - reg
 
 
 class GlobalDualCD(Solver):
     """Dual coordinate descent over every (example, leaf) pair of HR-SVM (module docstring).
 
-    Each iteration is one pass, then the certificate (the bounds of
-    :meth:`~hierlab.methods.hr.model.HRProblem.certificate`, computed through the sparse duals by
-    :func:`_certificate`) at ``W = A S`` and the pass's duals: ``upper`` the smallest ``J(W)`` so
-    far, ``lower`` the largest ``D(alpha)``.
+    Each iteration is one pass; every ``certify_every`` passes the certificate (the bounds of
+    :meth:`~hierlab.methods.hr.model.HRProblem.certificate`, by :func:`_bounds` without a dense
+    (n_samples, n_leaves) array) at ``W = A S`` and the pass's duals gives a state: ``upper``
+    the smallest ``J(W)`` so far, ``lower`` the largest ``D(alpha)``.
 
     Parameters
     ----------
@@ -263,6 +264,10 @@ class GlobalDualCD(Solver):
         Seed of the passes' orders of examples and leaves.
     use_jit : bool, optional
         Compiled passes; None: as :func:`hierlab.core._jit.jit_enabled`.
+    certify_every : int, default 2
+        Passes between certificates (and states); the last pass is always certified. A
+        certificate costs about one pass (the scores of every leaf), so every second pass keeps
+        it to a third of the time.
 
     Attributes
     ----------
@@ -273,22 +278,31 @@ class GlobalDualCD(Solver):
     """
 
     def __init__(
-        self, max_iter: int = 100, random_state: int = 0, use_jit: bool | None = None
+        self,
+        max_iter: int = 100,
+        random_state: int = 0,
+        use_jit: bool | None = None,
+        certify_every: int = 2,
     ) -> None:
         self.max_iter = max_iter
         self.random_state = random_state
         self.use_jit = use_jit
         self.coef: np.ndarray | None = None
-        self._duals: sp.csr_matrix | None = None
+        self.certify_every = certify_every
+        self._duals: tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, int]] | None = None
 
     @property
     def alpha(self) -> LeafDuals | None:
         """The duals of the last pass (None before the first)."""
-        return None if self._duals is None else LeafDuals.from_sparse(self._duals)
+        if self._duals is None:
+            return None
+        ptr, idx, val, shape = self._duals
+        return LeafDuals.from_sparse(sp.csr_matrix((val, idx, ptr), shape=shape))
 
     def iterate(self, objective: Any) -> Iterator[SolverState]:
-        """Yield one state per pass; ``extra``: the certificate's values and the pass's
-        projected-gradient spread ``pg_spread``."""
+        """Yield one state per certified pass (``iteration`` counts passes); ``extra``: the
+        certificate's ``primal`` and ``dual`` and the pass's projected-gradient spread
+        ``pg_spread``."""
         prob: HRProblem = objective
         tax = prob.taxonomy
         X = sp.csr_matrix(prob.X, dtype=np.float64)
@@ -299,8 +313,7 @@ class GlobalDualCD(Solver):
         pos_ptr, pos_idx = _csr_parts(prob.positive, n)
         ex_ptr, ex_idx = _csr_parts(prob.excluded, n)
         A = sp.csr_matrix(tax.ancestor_matrix, dtype=np.float64)
-        A_leaf = A[tax.leaves]
-        anc_ptr, anc_idx = _csr_parts(A_leaf, L)
+        anc_ptr, anc_idx = _csr_parts(A[tax.leaves], L)
         ST = np.zeros((d, tax.n_nodes))
         a_ptr = np.zeros(n + 1, dtype=np.int64)
         a_idx, a_val = np.zeros(0, dtype=np.int64), np.zeros(0)
@@ -317,12 +330,13 @@ class GlobalDualCD(Solver):
                 use_jit=self.use_jit,
             )  # fmt: skip
             a_ptr = out_ptr
-            duals = sp.csr_matrix((a_val, a_idx, a_ptr), shape=(n, L))
-            ST, W, primal, dual = _certificate(prob, X, duals, A, A_leaf)
-            self._duals = duals
+            self._duals = (a_ptr, a_idx, a_val, (n, L))
+            if t % self.certify_every and t < self.max_iter:
+                continue
+            primal, dual = _bounds(prob, X, ST, float(a_val.sum()), anc_ptr, anc_idx)
             if primal < best:
                 best = primal
-                self.coef = W
+                self.coef = np.asarray(A @ ST.T)
             best_lower = max(best_lower, dual)
             extra = {"primal": primal, "dual": dual, "pg_spread": float(pg_max - pg_min)}
             yield SolverState(
