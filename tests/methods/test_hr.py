@@ -233,7 +233,9 @@ def _direct_hr_svm(tax: Taxonomy, X: np.ndarray, y: np.ndarray, C: float) -> np.
 def test_flat_hr_svm_matches_direct_solve() -> None:
     tax, X, y = _flat_problem()
     W_ref = _direct_hr_svm(tax, X, y, C=0.5)
-    est = HRSVMClassifier(taxonomy=tax, C=0.5, max_iter=3000, tol=1e-9, inner_tol=1e-3).fit(X, y)
+    est = HRSVMClassifier(
+        taxonomy=tax, solver="block-cd", C=0.5, max_iter=3000, tol=1e-9, inner_tol=1e-3
+    ).fit(X, y)
     assert est.converged_
     np.testing.assert_allclose(est.coef_, W_ref, atol=1e-4 * np.abs(W_ref).max())
     # the root is the closed form of eq. (4) over its children
@@ -251,7 +253,9 @@ def test_hr_svm_deeper_tree_matches_direct_solve() -> None:
     X = X + rng.normal(size=X.shape)
     y = tax.names[lab].astype(object)
     W_ref = _direct_hr_svm(tax, X, y, C=0.3)
-    est = HRSVMClassifier(taxonomy=tax, C=0.3, max_iter=5000, tol=1e-9, inner_tol=1e-3).fit(X, y)
+    est = HRSVMClassifier(
+        taxonomy=tax, solver="block-cd", C=0.3, max_iter=5000, tol=1e-9, inner_tol=1e-3
+    ).fit(X, y)
     np.testing.assert_allclose(est.coef_, W_ref, atol=1e-4 * np.abs(W_ref).max())
 
 
@@ -335,7 +339,9 @@ def test_serial_joblib_and_dask_give_the_same_weights(cls: type) -> None:
     tax = _tree()
     X, y = _hier_data(tax, n=100, seed=9)
     Xs = sp.csr_matrix(X)
-    kw = {"C": 1.0, "max_iter": 12, "tol": 1e-7, "inner_tol": 1e-3}
+    kw: dict = {"C": 1.0, "max_iter": 12, "tol": 1e-7, "inner_tol": 1e-3}
+    if cls is HRSVMClassifier:
+        kw["solver"] = "block-cd"  # the level-parallel solver
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         serial = cls(taxonomy=tax, n_jobs=1, **kw).fit(Xs, y)
@@ -417,7 +423,7 @@ def test_registry_entries_and_validation() -> None:
         assert spec.param("C").default == 1.0
         assert spec.multilabel
     assert get_method("hr-svm").bounds
-    est = make_estimator("hr-svm", C=2.0, max_iter=5, n_jobs=1)
+    est = make_estimator("hr-svm", C=2.0, max_iter=5, solver="block-cd", n_jobs=1)
     assert isinstance(est, HRSVMClassifier) and est.C == 2.0
     with pytest.raises(ParameterError):
         make_estimator("hr-lr", C=-1.0)
@@ -523,7 +529,7 @@ def test_hr_svm_global_cd_option_reaches_block_cds_optimum(sparse: bool) -> None
     X = sp.csr_matrix(X) if sparse else X
     kw = {"taxonomy": tax, "C": 0.5, "max_iter": 3000, "tol": 1e-9}
     glob = HRSVMClassifier(solver="global-cd", **kw).fit(X, y)
-    block = HRSVMClassifier(**kw, inner_tol=1e-4).fit(X, y)
+    block = HRSVMClassifier(solver="block-cd", inner_tol=1e-4, **kw).fit(X, y)
     assert glob.solver_ == "global-cd" and block.solver_ == "block-cd"
     assert glob.converged_ and block.converged_
     np.testing.assert_allclose(glob.coef_, block.coef_, atol=1e-4 * np.abs(block.coef_).max())

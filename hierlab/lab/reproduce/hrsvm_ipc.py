@@ -85,8 +85,8 @@ def published() -> dict[str, float]:
 def params(method: str, args: argparse.Namespace) -> dict[str, Any]:
     """Constructor parameters of each method (``make_estimator`` keywords)."""
     p: dict[str, Any] = {"C": float(args.C)}
-    if method == "HR-SVM":
-        p["max_iter"] = int(args.max_iter)
+    if method == "HR-SVM":  # the seed's algorithm: block CD (Algorithm 1)
+        p.update(solver="block-cd", max_iter=int(args.max_iter))
     return p
 
 

@@ -118,11 +118,19 @@ _OVR_PARAMETERS: tuple[Param, ...] = (
 HR_SVM_SOLVERS = ("block-cd", "global-cd")
 _BLOCK_ONLY = {"solver": ("block-cd",)}
 _SOLVER_PARAM = Param(
-    "solver", "str", "block-cd", choices=HR_SVM_SOLVERS,
-    help="block-cd: the paper's Algorithm 1; global-cd: dual CD on every leaf's duals at once",
+    "solver", "str", "global-cd", choices=HR_SVM_SOLVERS,
+    help="global-cd: dual CD on every leaf's duals at once; block-cd: the paper's Algorithm 1",
     note="global-cd is exact coordinate ascent on the whole dual of eq. (2) (the internal nodes "
-    "move with every step), with the same certificate; on IPC titles its certified gap falls "
-    "far faster than block CD's (hierlab.methods.hr.global_cd).",
+    "move with every step), with the same certificate. Measured: 20 Newsgroups 1.5x "
+    "LinearSVC's CPU time against block CD's 3.3x (both to a 1% gap); IPC titles at equal "
+    "time a 4.8% certified gap against block CD's negative lower bound "
+    "(hierlab.methods.hr.global_cd). block-cd is the paper preset.",
+)  # fmt: skip
+_SVM_MAX_ITER = Param(
+    "max_iter", "int", 100, low=1,
+    help="Passes over the examples (global-cd) or outer block-CD iterations",
+    note="global-cd certifies every second pass; 20 Newsgroups reaches a 1% gap in 16 passes, "
+    "IPC titles about 5% in 60.",
 )  # fmt: skip
 
 
@@ -136,7 +144,9 @@ _HR_SVM_PARAMETERS: tuple[Param, ...] = (
     _HR_PARAMETERS[0],
     _SOLVER_PARAM,
     *(
-        replace(p, used_when=_BLOCK_ONLY)
+        _SVM_MAX_ITER
+        if p.name == "max_iter"
+        else replace(p, used_when=_BLOCK_ONLY)
         if p.name in ("inner_tol", "max_inner_iter", "relaxation", "shrinking", "n_jobs")
         else p
         for p in _HR_PARAMETERS[1:]
@@ -250,7 +260,7 @@ class _HRBase(_LeafScorer):
 
 
 class HRSVMClassifier(_HRBase):
-    """HR-SVM: hierarchically regularised SVM (seed 001, eq. 2), by block coordinate descent.
+    """HR-SVM: hierarchically regularised SVM (seed 001, eq. 2), by dual coordinate descent.
 
     Parameters
     ----------
@@ -258,13 +268,14 @@ class HRSVMClassifier(_HRBase):
         A tree. None: the flat taxonomy (all labels under one root, which still couples them).
     C : float, default 1.0
         Weight of the hinge loss (> 0).
-    solver : {"block-cd", "global-cd"}, default "block-cd"
-        The paper's block coordinate descent (Algorithm 1), or dual coordinate descent over
-        every (example, leaf) pair at once (:mod:`hierlab.methods.hr.global_cd`; the next five
-        parameters are block CD's).
-    max_iter : int, default 30
-        Outer iterations (even levels, then odd levels, per iteration); passes over the
-        examples for ``"global-cd"``.
+    solver : {"global-cd", "block-cd"}, default "global-cd"
+        Dual coordinate descent over every (example, leaf) pair at once
+        (:mod:`hierlab.methods.hr.global_cd`), or the paper's block coordinate descent
+        (Algorithm 1; ``inner_tol``, ``max_inner_iter``, ``relaxation``, ``shrinking`` and
+        ``n_jobs`` are its parameters).
+    max_iter : int, default 100
+        Passes over the examples (``"global-cd"``, certified every second pass), or outer
+        iterations (even levels, then odd levels, per iteration).
     tol : float, default 1e-2
         Stop when the certified relative duality gap ``(J(W) - D(alpha)) / J(W)`` is below it.
     inner_tol : float, default 0.1
@@ -306,8 +317,8 @@ class HRSVMClassifier(_HRBase):
         *,
         taxonomy: Taxonomy | None = None,
         C: float = 1.0,
-        solver: str = "block-cd",
-        max_iter: int = 30,
+        solver: str = "global-cd",
+        max_iter: int = 100,
         tol: float = 1e-2,
         inner_tol: float = 0.1,
         max_inner_iter: int = 1000,
@@ -550,10 +561,10 @@ register(
     HRSVMClassifier,
     card=HR_SVM_CARD,
     seed="001",
-    summary="Hierarchically regularised SVM: block CD, dual CD leaves, odd/even parallel levels",
+    summary="Hierarchically regularised SVM: global dual CD (default) or block CD (paper)",
     multilabel=True,
     bounds=True,
-    paper={"relaxation": 1.0, "shrinking": False},
+    paper={"solver": "block-cd", "relaxation": 1.0, "shrinking": False},
 )
 register(
     "hr-lr",
