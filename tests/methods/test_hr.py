@@ -510,8 +510,10 @@ def test_global_certificate_equals_the_models_bounds() -> None:
     anc = sp.csr_matrix(tax.ancestor_matrix[tax.leaves])
     anc.sort_indices()
     ptr, idx = anc.indptr.astype(np.int64), anc.indices.astype(np.int64)
-    WLT = global_cd._leaf_weights_T(np.ascontiguousarray(S.T), ptr, idx)
+    ST = np.ascontiguousarray(S.T)
+    WLT = global_cd.path_sums(ST, ptr, idx)
     np.testing.assert_allclose(WLT, (tax.ancestor_matrix @ S)[tax.leaves].T, atol=1e-12)
+    np.testing.assert_array_equal(global_cd._path_sums_numpy(ST, ptr, idx), WLT)
     primal, dual = global_cd._bounds(
         prob, sp.csr_matrix(X), np.ascontiguousarray(S.T), float(dense.sum()), ptr, idx
     )

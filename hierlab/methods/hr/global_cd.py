@@ -200,15 +200,37 @@ def _csr_parts(M: Any, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
     return R.indptr.astype(np.int64), R.indices.astype(np.int64)
 
 
-def _leaf_weights_T(ST: np.ndarray, anc_ptr: np.ndarray, anc_idx: np.ndarray) -> np.ndarray:
-    """``W_leaves^T``: the path sums ``w_n = sum_{j in A+(n)} S_j`` of the leaves, shape
-    (n_features, n_leaves), summed one path position at a time (the pass's order)."""
-    depth = np.diff(anc_ptr)
-    WLT = np.zeros((ST.shape[0], len(depth)))
+def _path_sums(ST: np.ndarray, ptr: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``W^T`` of the nodes of a CSR path list: ``out[f, k] = sum_{j in path k} S^T[f, j]``,
+    shape (n_features, len(ptr) - 1), summed along each path in order (as the pass sums)."""
+    out = np.zeros((ST.shape[0], ptr.shape[0] - 1))
+    for f in range(ST.shape[0]):
+        for k in range(ptr.shape[0] - 1):
+            P = 0.0
+            for e in range(ptr[k], ptr[k + 1]):
+                P += ST[f, idx[e]]
+            out[f, k] = P
+    return out
+
+
+def _path_sums_numpy(ST: np.ndarray, ptr: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """:func:`_path_sums` one path position at a time (the same additions in the same order)."""
+    depth = np.diff(ptr)
+    out = np.zeros((ST.shape[0], len(depth)))
     for q in range(int(depth.max(initial=0))):
         ks = np.flatnonzero(depth > q)
-        WLT[:, ks] += ST[:, anc_idx[anc_ptr[ks] + q]]
-    return WLT
+        out[:, ks] += ST[:, idx[ptr[ks] + q]]
+    return out
+
+
+_PATH_SUMS = njit(_path_sums)
+
+
+def path_sums(ST: np.ndarray, ptr: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """:func:`_path_sums`, compiled when numba is on (else its numpy form, bit-identical)."""
+    if jit_enabled() and _PATH_SUMS is not None:
+        return np.asarray(_PATH_SUMS(ST, ptr, idx))
+    return _path_sums_numpy(ST, ptr, idx)
 
 
 def _bounds(
@@ -232,7 +254,7 @@ def _bounds(
         The leaves' paths ``A+(n)`` (CSR, leaf by leaf).
     """
     reg = 0.5 * float(np.einsum("ij,ij->", ST, ST))
-    WLT = _leaf_weights_T(ST, anc_ptr, anc_idx)
+    WLT = path_sums(ST, anc_ptr, anc_idx)
     pos = sp.csr_matrix(prob.positive)
     exc = None if prob.excluded is None else sp.csr_matrix(prob.excluded)
     loss = 0.0
@@ -287,9 +309,18 @@ class GlobalDualCD(Solver):
         self.max_iter = max_iter
         self.random_state = random_state
         self.use_jit = use_jit
-        self.coef: np.ndarray | None = None
+        self._best_ST: np.ndarray | None = None
+        self._paths: tuple[np.ndarray, np.ndarray] | None = None
         self.certify_every = certify_every
         self._duals: tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, int]] | None = None
+
+    @property  # type: ignore[override]
+    def coef(self) -> np.ndarray | None:
+        """``W = A S`` at the best certified pass, shape (n_nodes, n_features), formed on
+        request (every node's path sum of ``S``)."""
+        if self._best_ST is None or self._paths is None:
+            return None
+        return np.ascontiguousarray(path_sums(self._best_ST, *self._paths).T)
 
     @property
     def alpha(self) -> LeafDuals | None:
@@ -314,12 +345,13 @@ class GlobalDualCD(Solver):
         ex_ptr, ex_idx = _csr_parts(prob.excluded, n)
         A = sp.csr_matrix(tax.ancestor_matrix, dtype=np.float64)
         anc_ptr, anc_idx = _csr_parts(A[tax.leaves], L)
+        self._paths = _csr_parts(A, tax.n_nodes)
         ST = np.zeros((d, tax.n_nodes))
         a_ptr = np.zeros(n + 1, dtype=np.int64)
         a_idx, a_val = np.zeros(0, dtype=np.int64), np.zeros(0)
         rng = np.random.default_rng(self.random_state)
         best, best_lower = np.inf, -np.inf
-        self.coef = np.zeros((tax.n_nodes, d))
+        self._best_ST = ST.copy()
         for t in range(1, self.max_iter + 1):
             out_ptr = np.zeros(n + 1, dtype=np.int64)
             cap = max(len(a_idx) + n, 16)
@@ -336,7 +368,7 @@ class GlobalDualCD(Solver):
             primal, dual = _bounds(prob, X, ST, float(a_val.sum()), anc_ptr, anc_idx)
             if primal < best:
                 best = primal
-                self.coef = np.asarray(A @ ST.T)
+                self._best_ST = ST.copy()
             best_lower = max(best_lower, dual)
             extra = {"primal": primal, "dual": dual, "pg_spread": float(pg_max - pg_min)}
             yield SolverState(
