@@ -14,6 +14,13 @@ differently later: the session's script imports the very same modules (already i
 computed, and calls kernels numba has already loaded. A failure while warming is logged and
 changes nothing: the session then does the work itself, as with ``streamlit run``.
 
+BLAS runs on one thread in the server unless the environment says otherwise
+(``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS`` or ``MKL_NUM_THREADS``): the fits' hot loops are
+compiled single-threaded kernels and sparse products, and between its calls a multi-threaded
+OpenBLAS spins on the other cores, taking them from the browser and the background comparisons.
+Measured with ``python -m hierlab.benchmarks.newcomer --repeat 3`` on 2 cores: cold start -> first
+trained chart 10.24 s (server CPU 12.3 s) with threaded BLAS, 9.41 s (8.1 s) with one thread.
+
 The warm-up's tiny fit stops at its first certified gap (``tol`` huge), so it emits no
 warning: ``warnings.catch_warnings`` (the app records a fit's warnings with it) is not
 thread-safe, and a warning raised here during a visitor's fit could land in that run.
@@ -137,6 +144,23 @@ def warm_in_background() -> threading.Thread:
     return thread
 
 
+def _one_blas_thread() -> None:
+    """BLAS on one thread in this process unless a thread count is set in the environment."""
+    import os
+
+    if any(os.environ.get(v) for v in _BLAS_ENV):
+        return
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"  # read when OpenBLAS loads (with numpy)
+    if "numpy" in sys.modules:  # already loaded: limit it in place
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(limits=1, user_api="blas")
+
+
+#: environment variables by which a person sets BLAS's threads (then the server keeps them)
+_BLAS_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
 def main(argv: list[str] | None = None) -> Any:
     """``streamlit run app/streamlit_app.py <argv>`` with :func:`warm` in the background."""
     root = str(SCRIPT.parents[1])
@@ -144,6 +168,7 @@ def main(argv: list[str] | None = None) -> Any:
         sys.path.insert(0, root)
     from streamlit.web import cli
 
+    _one_blas_thread()
     warm_in_background()
     args = list(sys.argv[1:] if argv is None else argv)
     return cli.main(["run", str(SCRIPT), *args], prog_name="streamlit")

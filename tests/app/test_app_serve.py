@@ -4,6 +4,7 @@ with Streamlit's own command line, and its warm-up does the first visit's work w
 
 from __future__ import annotations
 
+import os
 import sys
 import warnings
 from typing import Any
@@ -27,6 +28,7 @@ def test_main_runs_the_app_script_with_the_options_given(monkeypatch: pytest.Mon
 
     monkeypatch.setattr(cli, "main", fake_cli)
     monkeypatch.setattr(app.serve, "warm_in_background", lambda: started.append(True))
+    monkeypatch.setattr(app.serve, "_one_blas_thread", lambda: None)  # this process keeps its BLAS
     assert main(["--server.port", "8765"]) == 0
     assert seen == {"args": ["run", str(SCRIPT), "--server.port", "8765"], "prog": "streamlit"}
     assert SCRIPT.name == "streamlit_app.py" and SCRIPT.is_file()
@@ -53,3 +55,23 @@ def test_the_warm_fit_is_one_certified_iteration_of_the_first_run() -> None:
     assert type(est).__name__ == "FlatMulticlassClassifier"  # the home page's default method
     assert est.converged_ and len(est.history_) == 1
     assert est.n_features_in_ == entry.train.X.shape[1]
+
+
+def test_the_server_runs_blas_on_one_thread_unless_told(monkeypatch: pytest.MonkeyPatch) -> None:
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    for var in app.serve._BLAS_ENV:
+        monkeypatch.setenv(var, "")  # unset for the launcher, restored afterwards
+    blas = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+    before = max(blas, default=1)
+    try:
+        app.serve._one_blas_thread()
+        assert os.environ["OPENBLAS_NUM_THREADS"] == "1"
+        assert all(i["num_threads"] == 1 for i in threadpool_info() if i["user_api"] == "blas")
+        monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")  # a person's setting is kept
+        threadpool_limits(limits=before, user_api="blas")
+        app.serve._one_blas_thread()
+        assert os.environ["OPENBLAS_NUM_THREADS"] == "2"
+        assert all(i["num_threads"] == before for i in threadpool_info() if i["user_api"] == "blas")
+    finally:
+        threadpool_limits(limits=before, user_api="blas")
