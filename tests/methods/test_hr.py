@@ -245,7 +245,8 @@ def test_flat_hr_svm_matches_direct_solve() -> None:
     )
 
 
-def test_hr_svm_deeper_tree_matches_direct_solve() -> None:
+def _deeper_tree_and_its_optimum():
+    """A depth-2 tree, 32 rows in 3 dimensions, and the SLSQP optimum of eq. (2) at C = 0.3."""
     tax = Taxonomy([("r", "a"), ("r", "b"), ("a", "a1"), ("a", "a2"), ("b", "b1"), ("b", "b2")])
     rng = np.random.default_rng(4)
     lab = rng.choice(tax.leaves, size=32)
@@ -253,6 +254,11 @@ def test_hr_svm_deeper_tree_matches_direct_solve() -> None:
     X = X + rng.normal(size=X.shape)
     y = tax.names[lab].astype(object)
     W_ref = _direct_hr_svm(tax, X, y, C=0.3)
+    return tax, X, y, W_ref
+
+
+def test_hr_svm_deeper_tree_matches_direct_solve() -> None:
+    tax, X, y, W_ref = _deeper_tree_and_its_optimum()
     est = HRSVMClassifier(
         taxonomy=tax, solver="block-cd", C=0.3, max_iter=5000, tol=1e-9, inner_tol=1e-3
     ).fit(X, y)
@@ -435,13 +441,7 @@ def test_registry_entries_and_validation() -> None:
 # ---------------------------------------------------------------------- global dual CD
 def test_global_dual_cd_matches_direct_solve() -> None:
     """Exact coordinate ascent on the whole dual reaches the SLSQP optimum of eq. (2)."""
-    tax = Taxonomy([("r", "a"), ("r", "b"), ("a", "a1"), ("a", "a2"), ("b", "b1"), ("b", "b2")])
-    rng = np.random.default_rng(4)
-    lab = rng.choice(tax.leaves, size=32)
-    X = np.asarray(tax.ancestor_matrix @ rng.normal(size=(tax.n_nodes, 3)))[lab]
-    X = X + rng.normal(size=X.shape)
-    y = tax.names[lab].astype(object)
-    W_ref = _direct_hr_svm(tax, X, y, C=0.3)
+    tax, X, y, W_ref = _deeper_tree_and_its_optimum()
     prob = HRProblem.from_labels(X, tax.index(y), tax, 0.3, "hinge")
     res = solve(GlobalDualCD(max_iter=3000, certify_every=1), prob, rtol=1e-10)
     assert res.converged

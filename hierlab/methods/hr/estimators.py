@@ -306,7 +306,9 @@ class HRSVMClassifier(_HRBase):
         The best certified lower bound of the optimum.
     history_, n_iter_, converged_
         See :class:`~hierlab.methods.base.HierarchicalClassifier`; ``history_`` has the
-        primal, the dual bound, the KKT residuals and the dual CD passes per outer iteration.
+        primal and the dual bound per certified pass (global CD, with the pass's
+        projected-gradient spread) or per outer iteration (block CD, with the KKT residuals and
+        the leaves' dual CD passes).
     """
 
     _loss = "hinge"
