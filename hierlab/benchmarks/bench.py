@@ -15,7 +15,9 @@ Measurement rules (a shared, loaded machine):
   and the table goes on. Each method also gets a soft ``budget``: its ``max_time`` parameter when
   its schema has one, and a :class:`~hierlab.core.callbacks.Timeout` callback (wall clock) passed to
   ``fit`` (honoured by every iterative method); ``budget_hit`` says when it was used up.
-- Both wall-clock (``fit_time``) and CPU time of the fitting process (``fit_cpu``) are recorded.
+- Both wall-clock (``fit_time``) and CPU time of the fitting process (``fit_cpu``) are recorded,
+  and (isolated runs, Linux) the child's peak resident set ``peak_rss_mb`` (the data it holds
+  included) and ``fit_rss_mb``, what the fit and predict added above the child's start.
   With ``reference_each=True`` LinearSVC is refitted just before every method and the ratio uses
   that adjacent time, which cancels most of the drift of a machine shared with other jobs.
 
@@ -128,10 +130,28 @@ def _can_fork() -> bool:
     return sys.platform != "win32" and "fork" in mp.get_all_start_methods()
 
 
+def _status_mb(field: str) -> float | None:
+    """A ``/proc/self/status`` memory field (``VmRSS``, ``VmHWM``) in MB; None off Linux."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) / 1024.0  # kB
+    except OSError:
+        return None
+    return None
+
+
 def _child_main(fn: Callable[[], dict[str, Any]], conn: Any, threads: int | None) -> None:
+    """Run ``fn`` in the forked child; its row gets the child's peak RSS (``VmHWM``: the process
+    holds the data too) and what the fit added to the resident set at the start (``fit_rss_mb``)."""
+    start = _status_mb("VmRSS")
     try:
         with _blas_limit(threads):
             out = fn()
+        peak = _status_mb("VmHWM")
+        if peak is not None and start is not None:
+            out.update(peak_rss_mb=peak, fit_rss_mb=max(0.0, peak - start))
     except BaseException as exc:  # every failure (SystemExit too) is a table entry
         tb = traceback.extract_tb(exc.__traceback__)
         where = f" [{tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno}]" if tb else ""
@@ -347,6 +367,8 @@ _BENCH_COLUMNS = (
     "n_iter",
     "converged",
     "budget_hit",
+    "peak_rss_mb",
+    "fit_rss_mb",
     "ref_fit_time",
     "ref_fit_cpu",
     "params",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -203,6 +204,19 @@ def test_hiclass_row_matches_topdown(tiny: tuple[Any, Any]) -> None:
 def test_guard_reports_a_crashed_child() -> None:
     out = bench._run_guarded(lambda: os._exit(3), True, 30.0, 1)
     assert out["error"].startswith("crashed (exit code 3")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
+def test_guard_reports_the_childs_peak_memory() -> None:
+    def allocate(mb: int) -> dict[str, Any]:
+        block = np.ones(mb * 2**20 // 8)  # every page written
+        return {"sum": float(block.sum())}
+
+    small = bench._run_guarded(lambda: allocate(8), True, 60.0, 1)
+    big = bench._run_guarded(lambda: allocate(300), True, 60.0, 1)
+    assert big["fit_rss_mb"] >= 300 > small["fit_rss_mb"]
+    assert big["peak_rss_mb"] >= big["fit_rss_mb"]
+    assert big["peak_rss_mb"] - small["peak_rss_mb"] >= 250
 
 
 def test_guard_in_process_keeps_blas_limit() -> None:
