@@ -439,11 +439,12 @@ def test_registry_entries_and_validation() -> None:
 
 
 # ---------------------------------------------------------------------- global dual CD
-def test_global_dual_cd_matches_direct_solve() -> None:
+@pytest.mark.parametrize("shrinking", [True, False])
+def test_global_dual_cd_matches_direct_solve(shrinking: bool) -> None:
     """Exact coordinate ascent on the whole dual reaches the SLSQP optimum of eq. (2)."""
     tax, X, y, W_ref = _deeper_tree_and_its_optimum()
     prob = HRProblem.from_labels(X, tax.index(y), tax, 0.3, "hinge")
-    res = solve(GlobalDualCD(max_iter=3000, certify_every=1), prob, rtol=1e-10)
+    res = solve(GlobalDualCD(max_iter=3000, certify_every=1, shrinking=shrinking), prob, rtol=1e-10)
     assert res.converged
     np.testing.assert_allclose(res.coef, W_ref, atol=1e-6 * np.abs(W_ref).max())
 
@@ -478,14 +479,15 @@ def test_global_dual_cd_equals_block_cd_on_multilabel_and_excluded_pairs() -> No
     assert s.lower <= s.upper and s.upper - s.lower <= 1e-10 * s.upper
 
 
+@pytest.mark.parametrize("shrinking", [True, False])
 @pytest.mark.parametrize("sparse", [True, False])
-def test_global_dual_cd_compiled_equals_python(sparse: bool) -> None:
+def test_global_dual_cd_compiled_equals_python(sparse: bool, shrinking: bool) -> None:
     tax = _tree()
     X, Y = _labels_with_internal_and_empty_rows(tax)
     prob = HRProblem.from_labels(sp.csr_matrix(X) if sparse else X, Y, tax, 0.7, "hinge")
     runs = []
     for jit in (True, False):
-        solver = GlobalDualCD(max_iter=4, use_jit=jit)
+        solver = GlobalDualCD(max_iter=7, use_jit=jit, shrinking=shrinking, full_every=3)
         with pytest.warns(ConvergenceWarning):  # 4 passes: stopped on purpose
             res = solve(solver, prob, rtol=0.0)
         assert solver.alpha is not None

@@ -110,71 +110,163 @@ def _by_example(
     return idx, val
 
 
+def _scores_on_paths(
+    i: int, vis: np.ndarray, anc_ptr: np.ndarray, anc_idx: np.ndarray, indptr: np.ndarray,
+    indices: np.ndarray, data: np.ndarray, ST: np.ndarray, p: np.ndarray, pmark: np.ndarray,
+    nodes: np.ndarray,
+) -> None:  # pragma: no cover - compiled by numba
+    """``p_j = S_j . x_i`` on the nodes of the paths of the leaves ``vis`` only."""
+    nn = 0
+    for k in vis:
+        for e in range(anc_ptr[k], anc_ptr[k + 1]):
+            j = anc_idx[e]
+            if not pmark[j]:
+                pmark[j] = True
+                nodes[nn] = j
+                nn += 1
+                p[j] = 0.0
+    for e in range(indptr[i], indptr[i + 1]):
+        c, x = indices[e], data[e]
+        for f in range(nn):
+            p[nodes[f]] += x * ST[c, nodes[f]]
+    for f in range(nn):
+        pmark[nodes[f]] = False
+
+
+def _visit_leaves(
+    vis: np.ndarray, s: float, C: float, hi: float, lo: float, anc_ptr: np.ndarray,
+    anc_idx: np.ndarray, a: np.ndarray, sign: np.ndarray, off: np.ndarray, p: np.ndarray,
+    acc: np.ndarray, mark: np.ndarray, touched: np.ndarray, act: np.ndarray, pg: np.ndarray,
+    record: bool,
+) -> tuple[int, int]:  # pragma: no cover - compiled by numba
+    """Coordinates ``(i, k)`` for the leaves ``vis`` of one example (the module docstring's
+    step); ``a`` updated in place. A coordinate stays active (written to ``act``) unless it sits
+    at a bound with its gradient beyond the last pass's projected gradients (``alpha = 0``,
+    ``G > hi``; ``alpha = C``, ``G < lo``: Hsieh et al.'s shrinking; recorded only when
+    ``record``). ``pg`` holds the running
+    largest and smallest projected gradients. Returns the sizes of ``touched`` and ``act``."""
+    nt, na = 0, 0
+    for k in vis:
+        if off[k] or s <= 0.0:
+            continue
+        ak, y = a[k], sign[k]
+        P = 0.0  # the leaf's score: the path sum of p
+        for e in range(anc_ptr[k], anc_ptr[k + 1]):
+            P += p[anc_idx[e]]
+        G = y * P - 1.0
+        if (ak <= 0.0 and G > hi) or (ak >= C and G < lo):
+            continue  # shrunk: its projected gradient is 0, it would not move
+        if record:
+            act[na] = k
+            na += 1
+        g = min(G, 0.0) if ak <= 0.0 else (max(G, 0.0) if ak >= C else G)
+        pg[0], pg[1] = max(pg[0], g), min(pg[1], g)
+        if g != 0.0:  # clipped Newton step, curvature |A+(k)| ||x_i||^2
+            new = min(max(ak - G / ((anc_ptr[k + 1] - anc_ptr[k]) * s), 0.0), C)
+            dy = (new - ak) * y
+            a[k] = new
+            if dy != 0.0:
+                nt = PATH_STEP(k, dy, s, anc_ptr, anc_idx, p, acc, mark, touched, nt)
+    return nt, na
+
+
+def _write_row(
+    i: int, vis: np.ndarray, a_ptr: np.ndarray, a_idx: np.ndarray, a: np.ndarray, s: float,
+    C: float, off: np.ndarray, buf_idx: np.ndarray, buf_val: np.ndarray, nnz: int,
+) -> int:  # pragma: no cover - compiled by numba
+    """Example ``i``'s nonzero duals (visited leaves, then its other old ones) into the buffers,
+    ``a`` cleared; an empty row's visited duals sit at the box's top. Returns the new ``nnz``."""
+    for k in vis:
+        if s <= 0.0 and not off[k]:
+            a[k] = C  # G = -1 whatever S
+        if a[k] != 0.0:
+            buf_idx[nnz], buf_val[nnz] = k, a[k]
+            nnz += 1
+            a[k] = 0.0
+    for e in range(a_ptr[i], a_ptr[i + 1]):
+        k = a_idx[e]
+        if a[k] != 0.0:
+            buf_idx[nnz], buf_val[nnz] = k, a[k]
+            nnz += 1
+            a[k] = 0.0
+    return nnz
+
+
+def _grown(buf_idx: np.ndarray, buf_val: np.ndarray, used: int, need: int) -> tuple[
+    np.ndarray, np.ndarray
+]:  # pragma: no cover - compiled by numba
+    """The buffers, doubled (contents kept) when ``need`` more entries do not fit."""
+    if buf_idx.shape[0] >= used + need:
+        return buf_idx, buf_val
+    grow = max(2 * buf_idx.shape[0], used + need)
+    new_idx, new_val = np.zeros(grow, dtype=np.int64), np.zeros(grow)
+    new_idx[:used], new_val[:used] = buf_idx[:used], buf_val[:used]
+    return new_idx, new_val
+
+
 def _global_pass(
     order: np.ndarray, leaf_order: np.ndarray, indptr: np.ndarray, indices: np.ndarray,
     data: np.ndarray, sq: np.ndarray, pos_ptr: np.ndarray, pos_idx: np.ndarray,
     ex_ptr: np.ndarray, ex_idx: np.ndarray, anc_ptr: np.ndarray, anc_idx: np.ndarray, C: float,
     a_ptr: np.ndarray, a_idx: np.ndarray, a_val: np.ndarray, ST: np.ndarray,
-    out_ptr: np.ndarray, buf_idx: np.ndarray, buf_val: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, float, float]:  # pragma: no cover - compiled by numba
+    full: bool, record: bool, act_ptr: np.ndarray, act_idx: np.ndarray, hi: float, lo: float,
+    out_ptr: np.ndarray, out_act_ptr: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float]:  # pragma: no cover - numba
     """One pass of global dual CD over the examples ``order`` (see the module docstring).
 
-    Reads the duals from the CSR-by-example ``(a_ptr, a_idx, a_val)`` and returns the new ones
-    (indices and values, ``out_ptr`` filled; ``buf_idx``/``buf_val`` are scratch, grown when
-    full); ``ST`` (n_features, n_nodes) is ``S^T``, updated in place. Also returns the pass's
+    A ``full`` pass visits every leaf (in ``leaf_order``) and forms ``p = S x_i`` on every node;
+    otherwise each example visits its active leaves ``act_idx[act_ptr[i]:act_ptr[i + 1]]`` and
+    ``p`` on their paths only; the active lists are written when ``record``. Reads the duals
+    from the CSR-by-example ``(a_ptr, a_idx, a_val)``; returns the new ones (indices and
+    values, ``out_ptr`` filled), the new active leaves (``out_act_ptr`` filled) and the pass's
     largest and smallest projected gradients.
+    ``ST`` (n_features, n_nodes) is ``S^T``, updated in place.
     """
-    m, L = ST.shape[1], anc_ptr.shape[0] - 1
+    m, L, n = ST.shape[1], anc_ptr.shape[0] - 1, order.shape[0]
     p, acc = np.zeros(m), np.zeros(m)
     touched, mark = np.zeros(m, dtype=np.int64), np.zeros(m, dtype=np.bool_)
+    nodes, pmark = np.zeros(m, dtype=np.int64), np.zeros(m, dtype=np.bool_)
     a, sign, off = np.zeros(L), -np.ones(L), np.zeros(L, dtype=np.bool_)
-    rows_at = np.zeros(order.shape[0], dtype=np.int64)
-    rows_len = np.zeros(order.shape[0], dtype=np.int64)
-    nnz, pg_max, pg_min = 0, -np.inf, np.inf
+    act = np.zeros(L, dtype=np.int64)
+    pg = np.array([-np.inf, np.inf])
+    at, ln = np.zeros((2, n), dtype=np.int64), np.zeros((2, n), dtype=np.int64)
+    buf_idx, buf_val = np.zeros(max(a_idx.shape[0] + n, 16), dtype=np.int64), np.zeros(16)
+    buf_val = np.zeros(buf_idx.shape[0])
+    act_buf, act_val = np.zeros(max(act_idx.shape[0] + n, 16), dtype=np.int64), np.zeros(0)
+    act_val = np.zeros(act_buf.shape[0])
+    nnz, nact = 0, 0
     for i in order:
         ENTER_ROW(i, a_ptr, a_idx, a_val, pos_ptr, pos_idx, ex_ptr, ex_idx, a, sign, off, True)
         s = sq[i]
-        ROW_TIMES(ST, indptr, indices, data, i, p)  # p = S x_i
-        if buf_idx.shape[0] < nnz + L:  # room for a whole row
-            grow = max(2 * buf_idx.shape[0], nnz + L)
-            new_idx, new_val = np.zeros(grow, dtype=np.int64), np.zeros(grow)
-            new_idx[:nnz], new_val[:nnz] = buf_idx[:nnz], buf_val[:nnz]
-            buf_idx, buf_val = new_idx, new_val
-        rows_at[i] = nnz
-        nt = 0
-        for t in range(L):
-            k = leaf_order[t]
-            if off[k]:
-                continue
-            ak, y = a[k], sign[k]
-            if s > 0.0:  # the leaf's score is the path sum of p (inline: a call costs more)
-                P = 0.0
-                for e in range(anc_ptr[k], anc_ptr[k + 1]):
-                    P += p[anc_idx[e]]
-                G = y * P - 1.0
-                pg = min(G, 0.0) if ak <= 0.0 else (max(G, 0.0) if ak >= C else G)
-                pg_max, pg_min = max(pg_max, pg), min(pg_min, pg)
-                if pg != 0.0:  # clipped Newton step, curvature |A+(k)| ||x_i||^2
-                    new = min(max(ak - G / ((anc_ptr[k + 1] - anc_ptr[k]) * s), 0.0), C)
-                    dy = (new - ak) * y
-                    ak = new
-                    if dy != 0.0:
-                        nt = PATH_STEP(k, dy, s, anc_ptr, anc_idx, p, acc, mark, touched, nt)
-            else:  # an empty row: G = -1 whatever S, its optimum is the box's top
-                ak = C
-            if ak != 0.0:
-                buf_idx[nnz], buf_val[nnz] = k, ak
-                nnz += 1
-            a[k] = 0.0
-        rows_len[i] = nnz - rows_at[i]
+        if full:
+            vis = leaf_order
+            ROW_TIMES(ST, indptr, indices, data, i, p)  # p = S x_i
+        else:
+            vis = act_idx[act_ptr[i] : act_ptr[i + 1]]
+            SCORES_ON_PATHS(i, vis, anc_ptr, anc_idx, indptr, indices, data, ST, p, pmark, nodes)
+        nt, na = VISIT(vis, s, C, hi, lo, anc_ptr, anc_idx, a, sign, off, p, acc, mark, touched,
+                       act, pg, record)  # fmt: skip
+        buf_idx, buf_val = GROWN(buf_idx, buf_val, nnz, vis.shape[0] + a_ptr[i + 1] - a_ptr[i])
+        at[0, i] = nnz
+        nnz = WRITE_ROW(i, vis, a_ptr, a_idx, a, s, C, off, buf_idx, buf_val, nnz)
+        ln[0, i] = nnz - at[0, i]
+        act_buf, act_val = GROWN(act_buf, act_val, nact, na)
+        act_buf[nact : nact + na] = act[:na]
+        at[1, i], ln[1, i] = nact, na
+        nact += na
         ENTER_ROW(i, a_ptr, a_idx, a_val, pos_ptr, pos_idx, ex_ptr, ex_idx, a, sign, off, False)
         UPDATE_S(i, indptr, indices, data, ST, acc, mark, touched, nt)
-    idx, val = BY_EXAMPLE(rows_at, rows_len, out_ptr, buf_idx, buf_val)
-    return idx, val, pg_max, pg_min
+    idx, val = BY_EXAMPLE(at[0], ln[0], out_ptr, buf_idx, buf_val)
+    act_new, _ = BY_EXAMPLE(at[1], ln[1], out_act_ptr, act_buf, act_val)
+    return idx, val, act_new, pg[0], pg[1]
 
 
 #: the compiled helpers of the pass (the Python ones without numba)
 ENTER_ROW: Any = njit(_enter_row) or _enter_row
+SCORES_ON_PATHS: Any = njit(_scores_on_paths) or _scores_on_paths
+VISIT: Any = njit(_visit_leaves) or _visit_leaves
+WRITE_ROW: Any = njit(_write_row) or _write_row
+GROWN: Any = njit(_grown) or _grown
 ROW_TIMES: Any = _jit.sparse_row_times or _jit._sparse_row_times
 PATH_STEP: Any = njit(_path_step) or _path_step
 UPDATE_S: Any = njit(_update_s) or _update_s
@@ -290,6 +382,15 @@ class GlobalDualCD(Solver):
         Passes between certificates (and states); the last pass is always certified. A
         certificate costs about one pass (the scores of every leaf), so every second pass keeps
         it to a third of the time.
+    shrinking : bool, default True
+        Shrinking (after Hsieh et al. 2008): a pair at a bound whose gradient points out of the
+        box (``alpha = 0, G > 0`` or ``alpha = C, G < 0``) leaves its example's active list,
+        and the passes between full ones visit the active pairs only, forming the node scores
+        on their paths only. (Hsieh et al.'s thresholds, the last pass's extreme projected
+        gradients, kept almost every pair of IPC titles active.) The bounds cover every pair.
+    full_every : int, default 5
+        With shrinking, every ``full_every``-th pass (the first included) visits every pair
+        and rebuilds the active lists.
 
     Attributes
     ----------
@@ -305,6 +406,8 @@ class GlobalDualCD(Solver):
         random_state: int = 0,
         use_jit: bool | None = None,
         certify_every: int = 2,
+        shrinking: bool = True,
+        full_every: int = 5,
     ) -> None:
         self.max_iter = max_iter
         self.random_state = random_state
@@ -312,6 +415,8 @@ class GlobalDualCD(Solver):
         self._best_ST: np.ndarray | None = None
         self._paths: tuple[np.ndarray, np.ndarray] | None = None
         self.certify_every = certify_every
+        self.shrinking = shrinking
+        self.full_every = full_every
         self._duals: tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, int]] | None = None
 
     @property  # type: ignore[override]
@@ -352,16 +457,21 @@ class GlobalDualCD(Solver):
         rng = np.random.default_rng(self.random_state)
         best, best_lower = np.inf, -np.inf
         self._best_ST = ST.copy()
+        act_ptr, act_idx = np.zeros(n + 1, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        # shrink a pair at a bound whose gradient points out of the box at all (thresholds 0:
+        # on IPC titles Hsieh et al.'s last-pass thresholds kept almost every pair active)
+        hi, lo = 0.0, 0.0
         for t in range(1, self.max_iter + 1):
-            out_ptr = np.zeros(n + 1, dtype=np.int64)
-            cap = max(len(a_idx) + n, 16)
-            a_idx, a_val, pg_max, pg_min = global_dual_pass(
+            out_ptr, out_act_ptr = np.zeros(n + 1, dtype=np.int64), np.zeros(n + 1, np.int64)
+            full = not self.shrinking or (t - 1) % self.full_every == 0
+            a_idx, a_val, act_idx, pg_max, pg_min = global_dual_pass(
                 rng.permutation(n), rng.permutation(L), X.indptr, X.indices, X.data, sq,
                 pos_ptr, pos_idx, ex_ptr, ex_idx, anc_ptr, anc_idx, float(prob.C),
-                a_ptr, a_idx, a_val, ST, out_ptr, np.zeros(cap, dtype=np.int64), np.zeros(cap),
-                use_jit=self.use_jit,
+                a_ptr, a_idx, a_val, ST, full, self.shrinking, act_ptr, act_idx,
+                hi if self.shrinking else np.inf, lo if self.shrinking else -np.inf,
+                out_ptr, out_act_ptr, use_jit=self.use_jit,
             )  # fmt: skip
-            a_ptr = out_ptr
+            a_ptr, act_ptr = out_ptr, out_act_ptr
             self._duals = (a_ptr, a_idx, a_val, (n, L))
             if t % self.certify_every and t < self.max_iter:
                 continue
