@@ -386,6 +386,7 @@ _BENCH_SHOWN = (
     "tree_error",
     "n_iter",
     "budget_hit",
+    "peak_rss_mb",
 )
 
 
