@@ -72,9 +72,12 @@ HR_SVM_CARD = MethodCard(
     bounds=_HR_BOUNDS,
     citation=_CITE_001,
     presets=(
-        "`paper` is Section 4's block coordinate descent with the exact eq. (4) step for "
-        "internal nodes (relaxation = 1) and plain dual CD at the leaves (no shrinking); "
-        "it is also the default. The paper cross-validates C in 1e-3 … 1e3."
+        "`paper` is Section 4's block coordinate descent (`solver = block-cd`) with the exact "
+        "eq. (4) step for internal nodes (relaxation = 1) and plain dual CD at the leaves (no "
+        "shrinking). The default is `global-cd`, the same optimum sooner: on 20 Newsgroups "
+        "1.5x LinearSVC's time against block CD's 3.3x, on IPC titles 0.86x (100 passes, "
+        "certified gap about 2%) where block CD took about 10x. The paper cross-validates C "
+        "in 1e-3 … 1e3."
     ),
 )
 
