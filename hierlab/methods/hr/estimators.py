@@ -239,6 +239,9 @@ class _HRBase(_LeafScorer):
         final = result.final
         self.objective_ = final.upper if final is not None else float("nan")
         self.dual_bound_ = final.lower if final is not None else None
+        self.gap_ = (
+            self.objective_ - self.dual_bound_ if self.dual_bound_ is not None else float("nan")
+        )
 
     def _solver_name(self) -> str:
         """HR-SVM's ``solver``; HR-LR has block CD only."""
@@ -304,6 +307,8 @@ class HRSVMClassifier(_HRBase):
         ``J(coef_)`` (eq. 2).
     dual_bound_ : float or None
         The best certified lower bound of the optimum.
+    gap_ : float
+        ``objective_ - dual_bound_``: the certified duality gap.
     history_, n_iter_, converged_
         See :class:`~hierlab.methods.base.HierarchicalClassifier`; ``history_`` has the
         primal and the dual bound per certified pass (global CD, with the pass's

@@ -300,7 +300,7 @@ class _RDAClassifier(HierarchicalClassifier):
         self.averaging = averaging
 
     #: :func:`hierlab.evaluation.tune.tune` may start BCFW from the previous fit's dual point
-    _warm_dual_ok: ClassVar[bool] = True
+    _warm_solvers: ClassVar[tuple[str, ...]] = ("bcfw",)
 
     def _warm_init(self) -> np.ndarray | None:
         """The dual point :func:`~hierlab.evaluation.tune.tune` left from the previous ``C`` of
