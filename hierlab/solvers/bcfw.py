@@ -352,6 +352,11 @@ class BCFW(Solver):
         ``lower = 0``, the dual value at the null labels). None: one state per epoch.
     report_every : float, default 0.5
         Seconds of solver time between in-epoch states (0: after every chunk).
+    certify_every : int, default 1
+        Epochs between exact checkpoints (the last epoch, and one that runs out of
+        ``max_time``, are always certified). A checkpoint recomputes ``W(alpha)`` and both
+        bounds, about one pass over the data: where it costs as much as an epoch's steps
+        (TREELOSS on many classes) every second epoch saves a third of the time.
     dual_init : ndarray of shape (n_alpha,) or (n_blocks, max_labels), optional
         Warm start: dual variables of an earlier run on the same blocks (the :attr:`alpha_` of
         a solve of the same examples, labels and losses, e.g. with other class attributes:
@@ -394,8 +399,12 @@ class BCFW(Solver):
         dual_init: np.ndarray | None = None,
         report_rows: int | None = 2048,
         report_every: float = 0.5,
+        certify_every: int = 1,
     ) -> None:
         self.max_iter, self.max_time = check_budget(max_iter, max_time)
+        if int(certify_every) < 1:
+            raise ParameterError(f"certify_every must be >= 1, got {certify_every!r}")
+        self.certify_every = int(certify_every)
         if int(inner) < 1:
             raise ParameterError(f"inner must be >= 1, got {inner!r}")
         self.inner = int(inner)
@@ -456,6 +465,12 @@ class BCFW(Solver):
                     done = epoch - 1 + (a + step) / dual.n
                     yield self._estimate_state(dual, upper, lower, epoch, done, steps, spent)
                     t0 = time.perf_counter()
+            out_of_time = self.max_time is not None and spent + time.perf_counter() - t0 >= (
+                self.max_time
+            )
+            if epoch % self.certify_every and epoch < self.max_iter and not out_of_time:
+                spent += time.perf_counter() - t0
+                continue
             D, J, sig_steps = self._certify(dual, objective, epoch)
             upper = self._keep_best(dual.WT, J, upper, row_block)
             lower = np.maximum(lower, D)

@@ -169,3 +169,25 @@ def test_estimator_solver_parameter_and_limits() -> None:
     assert obj.value(res.coef) == pytest.approx(res.final.upper)
     res = solve(BCFW(max_iter=10**6, max_time=0.05), obj, warn=False)
     assert res.n_iter < 10**6
+
+
+@pytest.mark.parametrize("method", list(ESTIMATORS))
+def test_checkpoints_every_k_epochs_certify_the_same_optimum(method: str) -> None:
+    """``certify_every=3``: exact states at epochs 3, 6, ... and the last one only; run to a
+    tight gap, both schedules certify intervals that contain each other's optimum (a checkpoint
+    renormalises the duals and recomputes ``W(alpha)``, so the iterates differ by rounding)."""
+    tree = next(iter(TREES))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = solve(BCFW(max_iter=10, certify_every=3), _objective(method, tree, 1), rtol=0.0)
+    assert [s.iteration for s in res.history if s.extra.get("exact", True)] == [3, 6, 9, 10]
+    final = {}
+    for k in (1, 3):
+        obj = _objective(method, tree, 1)
+        res = solve(BCFW(max_iter=5000, certify_every=k), obj, rtol=1e-6)
+        assert res.converged
+        final[k] = res.history[-1]
+    for a, b in ((1, 3), (3, 1)):
+        assert final[a].lower <= final[b].upper * (1 + 1e-12)
+    with pytest.raises(ParameterError):
+        BCFW(certify_every=0)
