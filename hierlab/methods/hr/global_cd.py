@@ -22,9 +22,12 @@ One pass visits every example once, in a random order; for example ``i`` it form
 ``p = S x_i`` (shape (n_nodes,)) once, then visits every leaf (a random order per pass): the leaf's
 score is the path sum of ``p``, and a step updates ``p`` on the path in ``O(depth)``. ``S`` itself
 is updated once per example, on the touched nodes only. A pass costs ``O(nnz(X) n_nodes +
-n_samples n_leaves depth)``, about one-vs-rest liblinear's pass over every leaf. The duals are
-kept sparse by example (a hinge dual is zero off the support vectors); the loop is sequential by
-nature and compiled (numba), with a numpy form of the same steps when numba is absent.
+n_samples n_leaves depth)``, about one-vs-rest liblinear's pass over every leaf. With shrinking
+(:class:`GlobalDualCD`), the passes between full ones visit each example's active pairs only and
+form ``p`` on their paths only. The duals are kept sparse by example (a hinge dual is zero off
+the support vectors); the loop is sequential by nature and compiled (numba), with the same steps
+in Python when numba is absent. The bounds (:func:`_bounds`) never form a dense (n_samples,
+n_leaves) array.
 """
 
 from __future__ import annotations
@@ -230,10 +233,9 @@ def _global_pass(
     act = np.zeros(L, dtype=np.int64)
     pg = np.array([-np.inf, np.inf])
     at, ln = np.zeros((2, n), dtype=np.int64), np.zeros((2, n), dtype=np.int64)
-    buf_idx, buf_val = np.zeros(max(a_idx.shape[0] + n, 16), dtype=np.int64), np.zeros(16)
-    buf_val = np.zeros(buf_idx.shape[0])
-    act_buf, act_val = np.zeros(max(act_idx.shape[0] + n, 16), dtype=np.int64), np.zeros(0)
-    act_val = np.zeros(act_buf.shape[0])
+    cap, cap_act = max(a_idx.shape[0] + n, 16), max(act_idx.shape[0] + n, 16)
+    buf_idx, buf_val = np.zeros(cap, dtype=np.int64), np.zeros(cap)
+    act_buf, act_val = np.zeros(cap_act, dtype=np.int64), np.zeros(cap_act)  # values unused
     nnz, nact = 0, 0
     for i in order:
         ENTER_ROW(i, a_ptr, a_idx, a_val, pos_ptr, pos_idx, ex_ptr, ex_idx, a, sign, off, True)
