@@ -19,7 +19,7 @@ BLAS runs on one thread in the server unless the environment says otherwise
 compiled single-threaded kernels and sparse products, and between its calls a multi-threaded
 OpenBLAS spins on the other cores, taking them from the browser and the background comparisons.
 Measured with ``python -m hierlab.benchmarks.newcomer --repeat 3`` on 2 cores: cold start -> first
-trained chart 10.24 s (server CPU 12.3 s) with threaded BLAS, 9.41 s (8.1 s) with one thread.
+trained chart 10.24 s (server CPU 12.3 s) with threaded BLAS, 9.33 s (8.5 s) with one thread.
 
 The warm-up's tiny fit stops at its first certified gap (``tol`` huge), so it emits no
 warning: ``warnings.catch_warnings`` (the app records a fit's warnings with it) is not

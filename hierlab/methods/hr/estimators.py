@@ -130,7 +130,7 @@ _SVM_MAX_ITER = Param(
     "max_iter", "int", 100, low=1,
     help="Passes over the examples (global-cd) or outer block-CD iterations",
     note="global-cd certifies every second pass; 20 Newsgroups reaches a 1% gap in 16 passes, "
-    "IPC titles about 5% in 60.",
+    "IPC titles 1.8% in 100 (0.86x LinearSVC's time).",
 )  # fmt: skip
 
 
