@@ -121,9 +121,9 @@ _SOLVER_PARAM = Param(
     "solver", "str", "global-cd", choices=HR_SVM_SOLVERS,
     help="global-cd: dual CD on every leaf's duals at once; block-cd: the paper's Algorithm 1",
     note="global-cd is exact coordinate ascent on the whole dual of eq. (2) (the internal nodes "
-    "move with every step), with the same certificate. Measured: 20 Newsgroups 1.5x "
-    "LinearSVC's CPU time against block CD's 3.3x (both to a 1% gap); IPC titles at equal "
-    "time a 4.8% certified gap against block CD's negative lower bound "
+    "move with every step), with the same certificate. Measured: 20 Newsgroups 1.3x "
+    "LinearSVC's time against block CD's 3.2x (both to a 1% gap); IPC titles 0.86x with a "
+    "1.8% gap, where block CD took ~10x "
     "(hierlab.methods.hr.global_cd). block-cd is the paper preset.",
 )  # fmt: skip
 _SVM_MAX_ITER = Param(
