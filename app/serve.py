@@ -28,6 +28,7 @@ thread-safe, and a warning raised here during a visitor's fit could land in that
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -146,8 +147,6 @@ def warm_in_background() -> threading.Thread:
 
 def _one_blas_thread() -> None:
     """BLAS on one thread in this process unless a thread count is set in the environment."""
-    import os
-
     if any(os.environ.get(v) for v in _BLAS_ENV):
         return
     os.environ["OPENBLAS_NUM_THREADS"] = "1"  # read when OpenBLAS loads (with numpy)

@@ -13,6 +13,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 
 from hierlab import ParameterError, Taxonomy
+from hierlab.core import _jit
 from hierlab.core.registry import get_method, make_estimator
 from hierlab.core.solver import solve
 from hierlab.methods.hr import global_cd
@@ -481,14 +482,29 @@ def test_global_dual_cd_equals_block_cd_on_multilabel_and_excluded_pairs() -> No
 
 @pytest.mark.parametrize("shrinking", [True, False])
 @pytest.mark.parametrize("sparse", [True, False])
-def test_global_dual_cd_compiled_equals_python(sparse: bool, shrinking: bool) -> None:
+def test_global_dual_cd_compiled_equals_python(
+    sparse: bool, shrinking: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     tax = _tree()
     X, Y = _labels_with_internal_and_empty_rows(tax)
     prob = HRProblem.from_labels(sp.csr_matrix(X) if sparse else X, Y, tax, 0.7, "hinge")
     runs = []
     for jit in (True, False):
+        if not jit:  # the pass's helpers in Python too, not only its loop over examples
+            for name, fn in (
+                ("ENTER_ROW", global_cd._enter_row),
+                ("SCORES_ON_PATHS", global_cd._scores_on_paths),
+                ("VISIT", global_cd._visit_leaves),
+                ("WRITE_ROW", global_cd._write_row),
+                ("GROWN", global_cd._grown),
+                ("ROW_TIMES", _jit._sparse_row_times),
+                ("PATH_STEP", global_cd._path_step),
+                ("UPDATE_S", global_cd._update_s),
+                ("BY_EXAMPLE", global_cd._by_example),
+            ):
+                monkeypatch.setattr(global_cd, name, fn)
         solver = GlobalDualCD(max_iter=7, use_jit=jit, shrinking=shrinking, full_every=3)
-        with pytest.warns(ConvergenceWarning):  # 4 passes: stopped on purpose
+        with pytest.warns(ConvergenceWarning):  # 7 passes: stopped on purpose
             res = solve(solver, prob, rtol=0.0)
         assert solver.alpha is not None
         runs.append((res.coef, solver.alpha.tocsc().toarray(), [s.upper for s in res.history]))

@@ -233,7 +233,10 @@ class _HRBase(_LeafScorer):
         )
         result = self._run_solver(solver, problem, callbacks, tol=0.0, rtol=float(self.tol))
         self.coef_ = np.asarray(result.coef)
-        if self._loss == "hinge":
+        if isinstance(solver, GlobalDualCD):  # its duals are held by example already
+            assert solver.duals is not None
+            self.dual_coef_ = solver.duals.tocsc()
+        elif self._loss == "hinge":
             assert solver.alpha is not None
             self.dual_coef_ = solver.alpha.tocsc()
         final = result.final

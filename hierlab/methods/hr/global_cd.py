@@ -143,11 +143,10 @@ def _visit_leaves(
     record: bool,
 ) -> tuple[int, int]:  # pragma: no cover - compiled by numba
     """Coordinates ``(i, k)`` for the leaves ``vis`` of one example (the module docstring's
-    step); ``a`` updated in place. A coordinate stays active (written to ``act``) unless it sits
-    at a bound with its gradient beyond the last pass's projected gradients (``alpha = 0``,
-    ``G > hi``; ``alpha = C``, ``G < lo``: Hsieh et al.'s shrinking; recorded only when
-    ``record``). ``pg`` holds the running
-    largest and smallest projected gradients. Returns the sizes of ``touched`` and ``act``."""
+    step); ``a`` updated in place. A coordinate stays active (written to ``act`` when
+    ``record``) unless it sits at a bound with its gradient beyond the thresholds (``alpha = 0``,
+    ``G > hi``; ``alpha = C``, ``G < lo``: shrinking). ``pg`` holds the running largest and
+    smallest projected gradients. Returns the sizes of ``touched`` and ``act``."""
     nt, na = 0, 0
     for k in vis:
         if off[k] or s <= 0.0:
@@ -329,7 +328,7 @@ def path_sums(ST: np.ndarray, ptr: np.ndarray, idx: np.ndarray) -> np.ndarray:
 
 def _bounds(
     prob: HRProblem, X: sp.csr_matrix, ST: np.ndarray, alpha_sum: float, anc_ptr: np.ndarray,
-    anc_idx: np.ndarray, chunk: int = 4096,
+    anc_idx: np.ndarray, chunk: int = 4096, labels: tuple[Any, Any] | None = None,
 ) -> tuple[float, float]:
     """``J(W)`` at ``W = A S`` and ``D(alpha) = sum alpha - 1/2 ||S||^2`` (model.py's bounds).
 
@@ -346,11 +345,13 @@ def _bounds(
         ``sum alpha_in``.
     anc_ptr, anc_idx : ndarray
         The leaves' paths ``A+(n)`` (CSR, leaf by leaf).
+    labels : (csr_matrix, csr_matrix or None), optional
+        ``prob.positive`` and ``prob.excluded`` as CSR (by rows, for the blocks), when the
+        caller holds them already.
     """
     reg = 0.5 * float(np.einsum("ij,ij->", ST, ST))
     WLT = path_sums(ST, anc_ptr, anc_idx)
-    pos = sp.csr_matrix(prob.positive)
-    exc = None if prob.excluded is None else sp.csr_matrix(prob.excluded)
+    pos, exc = labels if labels is not None else _label_rows(prob)
     loss = 0.0
     for r in range(0, X.shape[0], chunk):
         Z = np.asarray(X[r : r + chunk] @ WLT)
@@ -362,6 +363,12 @@ def _bounds(
             ii, kk = exc[r : r + chunk].nonzero()
             loss -= float(np.maximum(0.0, 1.0 + Z[ii, kk]).sum())
     return reg + prob.C * loss, alpha_sum - reg
+
+
+def _label_rows(prob: HRProblem) -> tuple[sp.csr_matrix, sp.csr_matrix | None]:
+    """``prob.positive`` and ``prob.excluded`` (None when there is none) as CSR."""
+    exc = None if prob.excluded is None else sp.csr_matrix(prob.excluded)
+    return sp.csr_matrix(prob.positive), exc
 
 
 class GlobalDualCD(Solver):
@@ -430,12 +437,18 @@ class GlobalDualCD(Solver):
         return np.ascontiguousarray(path_sums(self._best_ST, *self._paths).T)
 
     @property
-    def alpha(self) -> LeafDuals | None:
-        """The duals of the last pass (None before the first)."""
+    def duals(self) -> sp.csr_matrix | None:
+        """The duals of the last pass by example, shape (n_samples, n_leaves) (None before)."""
         if self._duals is None:
             return None
         ptr, idx, val, shape = self._duals
-        return LeafDuals.from_sparse(sp.csr_matrix((val, idx, ptr), shape=shape))
+        return sp.csr_matrix((val, idx, ptr), shape=shape)
+
+    @property
+    def alpha(self) -> LeafDuals | None:
+        """The duals of the last pass by leaf (None before the first)."""
+        duals = self.duals
+        return None if duals is None else LeafDuals.from_sparse(duals)
 
     def iterate(self, objective: Any) -> Iterator[SolverState]:
         """Yield one state per certified pass (``iteration`` counts passes); ``extra``: the
@@ -443,13 +456,13 @@ class GlobalDualCD(Solver):
         ``pg_spread``."""
         prob: HRProblem = objective
         tax = prob.taxonomy
-        X = sp.csr_matrix(prob.X, dtype=np.float64)
-        X.sort_indices()
+        X = sp.csr_matrix(prob.X, dtype=np.float64)  # may be the caller's own: not modified
         n, d = X.shape
         L = len(tax.leaves)
         sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
-        pos_ptr, pos_idx = _csr_parts(prob.positive, n)
-        ex_ptr, ex_idx = _csr_parts(prob.excluded, n)
+        labels = _label_rows(prob)
+        pos_ptr, pos_idx = _csr_parts(labels[0], n)
+        ex_ptr, ex_idx = _csr_parts(labels[1], n)
         A = sp.csr_matrix(tax.ancestor_matrix, dtype=np.float64)
         anc_ptr, anc_idx = _csr_parts(A[tax.leaves], L)
         self._paths = _csr_parts(A, tax.n_nodes)
@@ -462,7 +475,7 @@ class GlobalDualCD(Solver):
         act_ptr, act_idx = np.zeros(n + 1, dtype=np.int64), np.zeros(0, dtype=np.int64)
         # shrink a pair at a bound whose gradient points out of the box at all (thresholds 0:
         # on IPC titles Hsieh et al.'s last-pass thresholds kept almost every pair active)
-        hi, lo = 0.0, 0.0
+        hi, lo = (0.0, 0.0) if self.shrinking else (np.inf, -np.inf)
         for t in range(1, self.max_iter + 1):
             out_ptr, out_act_ptr = np.zeros(n + 1, dtype=np.int64), np.zeros(n + 1, np.int64)
             full = not self.shrinking or (t - 1) % self.full_every == 0
@@ -470,14 +483,15 @@ class GlobalDualCD(Solver):
                 rng.permutation(n), rng.permutation(L), X.indptr, X.indices, X.data, sq,
                 pos_ptr, pos_idx, ex_ptr, ex_idx, anc_ptr, anc_idx, float(prob.C),
                 a_ptr, a_idx, a_val, ST, full, self.shrinking, act_ptr, act_idx,
-                hi if self.shrinking else np.inf, lo if self.shrinking else -np.inf,
-                out_ptr, out_act_ptr, use_jit=self.use_jit,
+                hi, lo, out_ptr, out_act_ptr, use_jit=self.use_jit,
             )  # fmt: skip
             a_ptr, act_ptr = out_ptr, out_act_ptr
             self._duals = (a_ptr, a_idx, a_val, (n, L))
             if t % self.certify_every and t < self.max_iter:
                 continue
-            primal, dual = _bounds(prob, X, ST, float(a_val.sum()), anc_ptr, anc_idx)
+            primal, dual = _bounds(
+                prob, X, ST, float(a_val.sum()), anc_ptr, anc_idx, labels=labels
+            )
             if primal < best:
                 best = primal
                 self._best_ST = ST.copy()
