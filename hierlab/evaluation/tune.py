@@ -74,7 +74,7 @@ class TuneResult:
 
 def _warm_capable(est: Any) -> bool:
     """Whether ``est`` can start a fit from a dual point: its solver is one of its class's
-    ``_warm_solvers`` (BCFW on the seed-000 duals, HR-SVM's global dual CD)."""
+    ``_warm_solvers`` (BCFW on the seed-000 duals)."""
     return getattr(est, "solver", None) in getattr(est, "_warm_solvers", ())
 
 

@@ -16,7 +16,7 @@ from hierlab import ParameterError, Taxonomy
 from hierlab.core import _jit
 from hierlab.core.registry import get_method, make_estimator
 from hierlab.core.solver import solve
-from hierlab.methods.hr import global_cd
+from hierlab.methods.hr import global_cd, global_lr
 from hierlab.methods.hr.estimators import (
     HRLRClassifier,
     HRSVMClassifier,
@@ -24,6 +24,7 @@ from hierlab.methods.hr.estimators import (
     OneVsRestSVMClassifier,
 )
 from hierlab.methods.hr.global_cd import GlobalDualCD
+from hierlab.methods.hr.global_lr import GlobalLogisticCD
 from hierlab.methods.hr.model import HRProblem, LeafDuals, leaf_labels, logistic_leaf_objective
 from hierlab.methods.hr.solver import BlockCoordinateDescent, solve_logistic_leaf
 from hierlab.solvers.dual_cd import (
@@ -296,7 +297,8 @@ def test_hr_svm_dual_coef_gives_the_leaves_by_eq7() -> None:
     np.testing.assert_allclose(W[tax.leaves] - W[tax.parent[tax.leaves]], U, atol=1e-6)
 
 
-def test_hr_lr_matches_direct_solve_of_eq3() -> None:
+@pytest.mark.parametrize("solver", ["global-cd", "block-cd"])
+def test_hr_lr_matches_direct_solve_of_eq3(solver: str) -> None:
     tax = _tree()
     X, y = _hier_data(tax, n=60, d=12, seed=1, density=0.5)
     C = 0.5
@@ -310,8 +312,10 @@ def test_hr_lr_matches_direct_solve_of_eq3() -> None:
         return 0.5 * np.sum((W - P) ** 2) + C * np.sum(np.logaddexp(0.0, -Y * Z))
 
     ref = minimize(J, np.zeros(N * d), method="BFGS", options={"gtol": 1e-9})
-    est = HRLRClassifier(taxonomy=tax, C=C, max_iter=3000, tol=1e-10, inner_tol=1e-6).fit(X, y)
-    assert est.converged_
+    inner = {"inner_tol": 1e-6} if solver == "block-cd" else {}
+    est = HRLRClassifier(taxonomy=tax, C=C, solver=solver, max_iter=3000, tol=1e-10, **inner)
+    est.fit(X, y)
+    assert est.converged_ and est.solver_ == solver
     np.testing.assert_allclose(est.coef_.ravel(), ref.x, atol=1e-4)
     assert est.objective_ == pytest.approx(ref.fun, rel=1e-8)
 
@@ -346,9 +350,7 @@ def test_serial_joblib_and_dask_give_the_same_weights(cls: type) -> None:
     tax = _tree()
     X, y = _hier_data(tax, n=100, seed=9)
     Xs = sp.csr_matrix(X)
-    kw: dict = {"C": 1.0, "max_iter": 12, "tol": 1e-7, "inner_tol": 1e-3}
-    if cls is HRSVMClassifier:
-        kw["solver"] = "block-cd"  # the level-parallel solver
+    kw: dict = {"C": 1.0, "max_iter": 12, "tol": 1e-7, "inner_tol": 1e-3, "solver": "block-cd"}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         serial = cls(taxonomy=tax, n_jobs=1, **kw).fit(Xs, y)
@@ -411,7 +413,11 @@ def test_multilabel_fit_and_predict() -> None:
 def test_ovr_baselines_equal_liblinear_per_leaf() -> None:
     tax = _tree()
     X, y = _hier_data(tax, seed=5)
-    ovr = OneVsRestSVMClassifier(taxonomy=tax, C=0.5).fit(X, y)
+    ovr = OneVsRestSVMClassifier(taxonomy=tax, C=0.5, solver="liblinear").fit(X, y)
+    # global CD to a tiny certified gap, against liblinear run to a tiny tolerance
+    glob = OneVsRestSVMClassifier(taxonomy=tax, C=0.5, gap_tol=1e-12, max_iter=20000).fit(X, y)
+    assert glob.solver_ == "global-cd" and glob.converged_
+    assert glob.dual_bound_ <= glob.objective_ <= glob.dual_bound_ * (1 + 1e-12)
     ids = tax.index(y)
     for leaf in tax.leaves:
         yk = np.where(ids == leaf, 1, -1)
@@ -419,7 +425,10 @@ def test_ovr_baselines_equal_liblinear_per_leaf() -> None:
             C=0.5, loss="hinge", fit_intercept=False, tol=1e-4, max_iter=1000, random_state=0
         )
         np.testing.assert_allclose(ovr.coef_[leaf], ref.fit(X, yk).coef_[0], atol=1e-10)
+        exact = ref.set_params(tol=1e-12, max_iter=10**6).fit(X, yk).coef_[0]
+        np.testing.assert_allclose(glob.coef_[leaf], exact, atol=1e-5 * np.abs(exact).max())
     assert np.all(ovr.coef_[tax.internal_nodes] == 0)
+    assert np.all(glob.coef_[tax.internal_nodes] == 0)
     lr = OneVsRestLRClassifier(taxonomy=tax, C=0.5).fit(X, y)
     assert lr.score(X, y) > 0.5 and ovr.score(X, y) > 0.5
 
@@ -480,10 +489,10 @@ def test_global_dual_cd_equals_block_cd_on_multilabel_and_excluded_pairs() -> No
     assert s.lower <= s.upper and s.upper - s.lower <= 1e-10 * s.upper
 
 
-@pytest.mark.parametrize("shrinking", [True, False])
+@pytest.mark.parametrize(("shrinking", "coupled"), [(True, True), (False, True), (True, False)])
 @pytest.mark.parametrize("sparse", [True, False])
 def test_global_dual_cd_compiled_equals_python(
-    sparse: bool, shrinking: bool, monkeypatch: pytest.MonkeyPatch
+    sparse: bool, shrinking: bool, coupled: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     tax = _tree()
     X, Y = _labels_with_internal_and_empty_rows(tax)
@@ -503,7 +512,9 @@ def test_global_dual_cd_compiled_equals_python(
                 ("BY_EXAMPLE", global_cd._by_example),
             ):
                 monkeypatch.setattr(global_cd, name, fn)
-        solver = GlobalDualCD(max_iter=7, use_jit=jit, shrinking=shrinking, full_every=3)
+        solver = GlobalDualCD(
+            max_iter=7, use_jit=jit, shrinking=shrinking, full_every=3, coupled=coupled
+        )
         with pytest.warns(ConvergenceWarning):  # 7 passes: stopped on purpose
             res = solve(solver, prob, rtol=0.0)
         assert solver.alpha is not None
@@ -555,3 +566,126 @@ def test_hr_svm_global_cd_option_reaches_block_cds_optimum(sparse: bool) -> None
     np.testing.assert_allclose(glob.coef_, block.coef_, atol=1e-4 * np.abs(block.coef_).max())
     np.testing.assert_array_equal(glob.predict(X), block.predict(X))
     assert sp.issparse(glob.dual_coef_) and glob.dual_coef_.shape == block.dual_coef_.shape
+
+
+# ---------------------------------------------------------------------- global logistic dual CD
+@pytest.mark.parametrize("C", [0.05, 1.0, 20.0])
+def test_logistic_pair_step_solves_the_pairs_problem(C: float) -> None:
+    """The pair's step (Newton on alpha or on C - alpha) reaches the root of the dual's
+    partial derivative a (z - alpha) + b + log(z / (C - z)) on (0, C), found independently
+    by bisection (scipy's brentq), from anywhere in the box."""
+    from scipy.optimize import brentq
+
+    rng = np.random.default_rng(int(C * 100))
+    for _ in range(300):
+        a, b = rng.uniform(0.0, 10.0), rng.normal(scale=5.0)
+        z_old = C * rng.uniform(1e-9, 1.0 - 1e-9)
+        z, _, g0 = global_lr._pair_step(z_old, a, b, C, 1e-12)
+        assert 0.0 < z < C
+
+        def gp(u: float, a: float = a, b: float = b, z_old: float = z_old) -> float:
+            return a * (u - z_old) + b + np.log(u / (C - u))
+
+        root = brentq(gp, C * 1e-300, C * (1 - 1e-16), xtol=1e-300, rtol=1e-15)
+        assert z == pytest.approx(root, rel=1e-8, abs=1e-12 * C)
+        assert g0 == pytest.approx(abs(gp(z_old)), rel=1e-9, abs=1e-12)
+
+
+def test_global_logistic_cd_equals_block_cd_on_multilabel_and_excluded_pairs() -> None:
+    tax = _tree()
+    X, Y = _labels_with_internal_and_empty_rows(tax)
+    prob = HRProblem.from_labels(sp.csr_matrix(X), Y, tax, 0.7, "logistic")
+    assert prob.excluded is not None
+    glob = solve(GlobalLogisticCD(max_iter=3000), prob, rtol=1e-11)
+    block = solve(BlockCoordinateDescent(max_iter=5000, inner_tol_min=1e-10), prob, rtol=1e-9)
+    assert glob.converged and block.converged
+    np.testing.assert_allclose(glob.coef, block.coef, atol=1e-3 * np.abs(block.coef).max())
+    s = glob.history[-1]
+    assert s.lower <= s.upper and s.upper - s.lower <= 1e-10 * s.upper
+    # every state's bound is certified: at most the optimum, and the primal at least it
+    opt = HRProblem.certificate(prob, block.coef)["primal"]
+    assert all(h.lower <= opt * (1 + 1e-12) <= h.upper * (1 + 2e-9) for h in glob.history)
+
+
+def test_global_logistic_duals_stay_in_the_box_and_off_pairs_at_zero() -> None:
+    tax = _tree()
+    X, Y = _labels_with_internal_and_empty_rows(tax)
+    C = 0.7
+    prob = HRProblem.from_labels(sp.csr_matrix(X), Y, tax, C, "logistic")
+    solver = GlobalLogisticCD(max_iter=40, certify_every=40)  # coef: the last pass's W
+    with pytest.warns(ConvergenceWarning):
+        solve(solver, prob, rtol=1e-12)
+    a = solver.alpha
+    assert a is not None and a.shape == (X.shape[0], len(tax.leaves))
+    off = prob.excluded.toarray()
+    assert np.all(a[off] == 0.0)
+    assert np.all((a[~off] > 0.0) & (a[~off] < C))
+    on_empty = ~off[5]
+    np.testing.assert_array_equal(a[5, on_empty], C / 2)  # the empty row: entropy's optimum
+    # S^T kept by the pass is S(alpha) of the duals it holds
+    L = len(tax.leaves)
+    S = tax.ancestor_matrix[tax.leaves].T @ (X.T @ (a * prob.signs(np.arange(L)))).T
+    W = np.asarray(tax.ancestor_matrix @ S)
+    np.testing.assert_allclose(solver.coef, W, atol=1e-10)
+
+
+def test_global_logistic_bounds_equal_the_definitions() -> None:
+    """:func:`logistic_bounds` (row blocks, no dense (n, L) labels) is eq. (3) at ``W = A S``
+    and ``sum C H(alpha / C) - 1/2 ||S||^2`` at random feasible duals, and the start is
+    liblinear's ``alpha = a0 c`` with its own ``S``."""
+    tax = _tree()
+    X, Y = _labels_with_internal_and_empty_rows(tax)
+    C = 0.7
+    Xs = sp.csr_matrix(X)
+    prob = HRProblem.from_labels(Xs, Y, tax, C, "logistic")
+    rng = np.random.default_rng(3)
+    n, L = X.shape[0], len(tax.leaves)
+    cw = prob.weights(np.arange(L))
+    alpha = C * cw * rng.uniform(size=(n, L))
+    Ysg = prob.signs(np.arange(L))
+    S = np.asarray(tax.ancestor_matrix[tax.leaves].T @ (X.T @ (alpha * Ysg)).T)
+    anc = sp.csr_matrix(tax.ancestor_matrix[tax.leaves])
+    anc.sort_indices()
+    ptr, idx = anc.indptr.astype(np.int64), anc.indices.astype(np.int64)
+    labels = (sp.csr_matrix(prob.positive), sp.csr_matrix(prob.excluded))
+    primal, dual = global_lr.logistic_bounds(
+        prob, Xs, np.ascontiguousarray(S.T), alpha, ptr, idx, labels, chunk=7
+    )
+    W = np.asarray(tax.ancestor_matrix @ S)
+    assert primal == pytest.approx(prob.certificate(W)["primal"], rel=1e-12)
+    q = alpha[cw > 0] / C
+    ent = -(q * np.log(q) + (1 - q) * np.log(1 - q))
+    assert dual == pytest.approx(C * ent.sum() - 0.5 * (S**2).sum(), rel=1e-12)
+    a0, ST0 = global_lr._start(prob, Xs, labels, 1e-3)
+    np.testing.assert_array_equal(a0, 1e-3 * cw)
+    S0 = tax.ancestor_matrix[tax.leaves].T @ (X.T @ (a0 * Ysg)).T
+    np.testing.assert_allclose(ST0, np.asarray(S0).T, atol=1e-15)
+
+
+@pytest.mark.parametrize("sparse", [True, False])
+def test_global_logistic_cd_compiled_equals_python(
+    sparse: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tax = _tree()
+    X, Y = _labels_with_internal_and_empty_rows(tax)
+    prob = HRProblem.from_labels(sp.csr_matrix(X) if sparse else X, Y, tax, 0.7, "logistic")
+    runs = []
+    for jit in (True, False):
+        if not jit:  # the pass's helpers in Python too
+            for name, fn in (
+                ("NEWTON", global_lr._newton),
+                ("PAIR_STEP", global_lr._pair_step),
+                ("ENTER_ROW", global_cd._enter_row),
+                ("ROW_TIMES", _jit._sparse_row_times),
+                ("PATH_STEP", global_cd._path_step),
+                ("UPDATE_S", global_cd._update_s),
+            ):
+                monkeypatch.setattr(global_lr, name, fn)
+        solver = GlobalLogisticCD(max_iter=5, use_jit=jit, certify_every=1)
+        with pytest.warns(ConvergenceWarning):  # 5 passes: stopped on purpose
+            res = solve(solver, prob, rtol=0.0)
+        assert solver.alpha is not None
+        runs.append((res.coef, solver.alpha.copy(), [s.upper for s in res.history]))
+    np.testing.assert_array_equal(runs[0][0], runs[1][0])
+    np.testing.assert_array_equal(runs[0][1], runs[1][1])
+    assert runs[0][2] == runs[1][2]

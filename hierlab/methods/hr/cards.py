@@ -20,7 +20,8 @@ _CITE_001 = (
 _HR_BOUNDS = (
     "Certified. `upper` is the smallest primal objective $J(W)$ seen; `lower` is the Lagrange "
     r"dual $D(\alpha) = \sum \phi(\alpha_{in}) - \frac12\sum_j\|S_j\|^2$ at the leaves' dual "
-    "point (for HR-LR, the logistic loss's own dual point at $W$), which bounds the optimum "
+    "point (for HR-LR's block CD, the logistic loss's own dual point at $W$), which bounds "
+    "the optimum "
     "from below for any feasible $\\alpha$ (derivation in `hierlab.methods.hr.model`). The "
     "solver stops at relative gap `tol`."
 )
@@ -85,7 +86,7 @@ HR_LR_CARD = MethodCard(
     title="HR-LR — hierarchically regularised logistic regression",
     idea=(
         "HR-SVM with the logistic loss: the same parent-child regulariser, smooth leaf "
-        "problems solved by L-BFGS. The paper finds it better on smaller data sets."
+        "problems. The paper finds it better on smaller data sets."
     ),
     objective=_hr_objective(_LOGISTIC, 3),
     equations="seed 001, eq. (3); updates eq. (4), (8); Algorithm 1, Section 4.3",
@@ -93,19 +94,28 @@ HR_LR_CARD = MethodCard(
     symbols=_HR_SYMBOLS,
     solver=(
         "Block coordinate descent (Algorithm 1): closed form (eq. 4) for internal nodes, "
-        "L-BFGS on each leaf's problem (eq. 8), warm-started; even/odd levels in parallel."
+        "L-BFGS on each leaf's problem (eq. 8), warm-started; even/odd levels in parallel. "
+        "`solver = global-cd` instead runs dual coordinate descent on every leaf's duals at "
+        r"once: with $w_n = \sum_{j \in A^+(n)} v_j$ eq. (3) is a logistic regression on path "
+        r"features, and each coordinate $(i, n)$ is solved by Yu, Huang and Lin's (2011) "
+        r"modified Newton method on $z \log z + (C - z)\log(C - z) + \frac a2 (z - "
+        r"\alpha_{in})^2 + b (z - \alpha_{in})$, $a = |A^+(n)|\,\|x_i\|^2$, "
+        r"$b = y_{in} w_n^\top x_i$ (same certificate, at the iterate's own duals)."
     ),
     bounds=_HR_BOUNDS,
     citation=_CITE_001,
     presets=(
-        "`paper` is Section 4's block coordinate descent with the exact eq. (4) step "
-        "(relaxation = 1) and L-BFGS at the leaves (eq. 8); it is also the default."
+        "`paper` is Section 4's block coordinate descent (`solver = block-cd`) with the "
+        "exact eq. (4) step (relaxation = 1) and L-BFGS at the leaves (eq. 8). The default is "
+        "`global-cd`, the same optimum sooner: on IPC titles the 1% gap in 6 passes where "
+        "block CD had not closed it after its 30 outer rounds (about 9x LinearSVC's time)."
     ),
 )
 
 
 def _ovr_card(
-    title: str, idea: str, baseline: str, eq: int, loss: str, solver: str, presets: str = ""
+    title: str, idea: str, baseline: str, eq: int, loss: str, solver: str, presets: str = "",
+    bounds: str = _OVR_BOUNDS,
 ) -> MethodCard:
     """The card of a one-vs-rest baseline: eq. ``eq`` of seed 001 with every parent at zero."""
     return MethodCard(
@@ -117,7 +127,7 @@ def _ovr_card(
         prediction=_LEAF_ARGMAX,
         symbols=_HR_SYMBOLS,
         solver=solver,
-        bounds=_OVR_BOUNDS,
+        bounds=bounds,
         citation=_CITE_001 + " (baseline).",
         presets=presets,
     )
@@ -130,11 +140,18 @@ OVR_SVM_CARD = _ovr_card(
     "SVM",
     2,
     _HINGE,
-    "liblinear's dual coordinate descent (Hsieh et al. 2008), one problem per leaf.",
+    "Dual coordinate descent (Hsieh et al. 2008). `solver = global-cd` (the default) runs it "
+    "on every leaf's duals at once: one pass over the examples forms an example's scores for "
+    "all leaves once and steps each leaf's dual, with shrinking (HR-SVM's global CD with each "
+    "leaf's path cut to the leaf). `solver = liblinear` calls liblinear once per leaf.",
     presets=(
-        "The baseline has no algorithm of its own: liblinear per leaf in both presets, C "
-        "= 1 (the paper cross-validates C in 1e-3 … 1e3)."
+        "`paper` is liblinear per leaf (`solver = liblinear`), C = 1 (the paper "
+        "cross-validates C in 1e-3 … 1e3). The default `global-cd` reaches the same optimum: "
+        "on IPC titles 10 passes and 12 s to the 1% gap, where liblinear took 218 s."
     ),
+    bounds="Certified with `solver = global-cd`: `upper` is the smallest primal objective, "
+    r"`lower` the dual $\sum \alpha_{in} - \frac12 \sum_n \|w_n\|^2$ at the iterate's duals "
+    "(as HR-SVM's). With `liblinear`: " + _OVR_BOUNDS[0].lower() + _OVR_BOUNDS[1:],
 )
 
 OVR_LR_CARD = _ovr_card(

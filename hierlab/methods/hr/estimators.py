@@ -39,6 +39,7 @@ from hierlab.methods.base import HierarchicalClassifier, check_X
 from hierlab.methods.guards import check_liblinear_scale
 from hierlab.methods.hr.cards import HR_LR_CARD, HR_SVM_CARD, OVR_LR_CARD, OVR_SVM_CARD
 from hierlab.methods.hr.global_cd import GlobalDualCD
+from hierlab.methods.hr.global_lr import GlobalLogisticCD
 from hierlab.methods.hr.model import HRProblem
 from hierlab.methods.hr.solver import BlockCoordinateDescent, solve_logistic_leaf
 from hierlab.solvers.dual_cd import solve_leaves_dual_cd
@@ -114,6 +115,37 @@ _OVR_PARAMETERS: tuple[Param, ...] = (
 )  # fmt: skip
 
 
+#: the one-vs-rest SVM's: liblinear per leaf (seed 001's baseline) or dual CD on every leaf at once
+OVR_SVM_SOLVERS = ("global-cd", "liblinear")
+_LIBLINEAR_ONLY = {"solver": ("liblinear",)}
+_GLOBAL_ONLY = {"solver": ("global-cd",)}
+_OVR_SVM_PARAMETERS: tuple[Param, ...] = (
+    _OVR_PARAMETERS[0],
+    Param(
+        "solver", "str", "global-cd", choices=OVR_SVM_SOLVERS,
+        help="global-cd: dual CD on every leaf's duals at once; liblinear: one call per leaf",
+        note="The same optimum (eq. 2 without the parents). global-cd runs one pass over the "
+        "examples for all leaves, with shrinking, and certifies its duality gap; measured on "
+        "IPC titles 12 s (10 passes to the 1% gap) against liblinear's 218 s, which is the "
+        "paper preset.",
+    ),
+    replace(_OVR_PARAMETERS[1], used_when=_LIBLINEAR_ONLY),
+    Param(
+        "gap_tol", "float", 1e-2, low=0.0, low_open=True, log=True,
+        help="Stop at this certified relative duality gap (global-cd)",
+        used_when=_GLOBAL_ONLY,
+    ),
+    replace(
+        _OVR_PARAMETERS[2], help="Passes over the examples (global-cd) or liblinear's iteration "
+        "limit per leaf",
+    ),
+    replace(_OVR_PARAMETERS[3], used_when=_LIBLINEAR_ONLY),
+    Param(
+        "random_state", "int", 0, low=0, help="Seed of global-cd's random orders",
+        used_when=_GLOBAL_ONLY,
+    ),
+)  # fmt: skip
+
 #: HR-SVM's solvers: the paper's block CD (Algorithm 1) or dual CD over every leaf at once
 HR_SVM_SOLVERS = ("block-cd", "global-cd")
 _BLOCK_ONLY = {"solver": ("block-cd",)}
@@ -134,11 +166,6 @@ _SVM_MAX_ITER = Param(
 )  # fmt: skip
 
 
-def _redeclare(params: tuple[Param, ...], **defaults: Any) -> tuple[Param, ...]:
-    """``params`` with the defaults of the parameters named in ``defaults`` replaced."""
-    return tuple(replace(p, default=defaults[p.name]) if p.name in defaults else p for p in params)
-
-
 #: HR-SVM's: the shared ones, the block-CD-only ones marked so, and the solver after C
 _HR_SVM_PARAMETERS: tuple[Param, ...] = (
     _HR_PARAMETERS[0],
@@ -151,6 +178,34 @@ _HR_SVM_PARAMETERS: tuple[Param, ...] = (
         else p
         for p in _HR_PARAMETERS[1:]
     ),
+)
+
+
+_LR_SOLVER_PARAM = replace(
+    _SOLVER_PARAM,
+    help="global-cd: dual CD on every leaf's duals at once; block-cd: the paper's Algorithm 1 "
+    "(L-BFGS leaves)",
+    note="global-cd is exact coordinate ascent on the whole dual of eq. (3) (Yu et al.'s "
+    "Newton step per pair; the internal nodes move with every step), with the same "
+    "certificate. Measured on IPC titles: the 1% gap in 6 passes, ~0.5x LinearSVC's time, "
+    "where block CD stopped at its 30 outer rounds after ~9x "
+    "(hierlab.methods.hr.global_lr). block-cd is the paper preset.",
+)
+_LR_MAX_ITER = replace(
+    _SVM_MAX_ITER,
+    note="global-cd certifies every second pass; the 1% gap took 6 passes on IPC titles.",
+)
+
+#: HR-LR's: as HR-SVM's, with L-BFGS's default inner_tol; shrinking is HR-SVM's block CD only
+_HR_LR_PARAMETERS: tuple[Param, ...] = tuple(
+    _LR_SOLVER_PARAM
+    if p.name == "solver"
+    else _LR_MAX_ITER
+    if p.name == "max_iter"
+    else replace(p, default=0.01)
+    if p.name == "inner_tol"
+    else p
+    for p in _HR_SVM_PARAMETERS
 )
 
 
@@ -218,25 +273,29 @@ class _HRBase(_LeafScorer):
     def _fit(self, X: np.ndarray | sp.csr_matrix, Y: Any, callbacks: Sequence[Callback]) -> None:
         self.multilabel_ = sp.issparse(Y)
         problem = HRProblem.from_labels(X, Y, self.taxonomy_, float(self.C), self._loss)
-        solver: BlockCoordinateDescent | GlobalDualCD
-        if self._solver_name() == "global-cd":
+        solver: BlockCoordinateDescent | GlobalDualCD | GlobalLogisticCD
+        if self._solver_name() == "global-cd" and self._loss == "hinge":
             solver = GlobalDualCD(max_iter=int(self.max_iter), random_state=int(self.random_state))
+        elif self._solver_name() == "global-cd":
+            solver = GlobalLogisticCD(
+                max_iter=int(self.max_iter), random_state=int(self.random_state)
+            )
         else:
             solver = BlockCoordinateDescent(
-            max_iter=int(self.max_iter),
-            inner_tol=float(self.inner_tol),
-            max_inner_iter=int(self.max_inner_iter),
-            shrinking=bool(self.shrinking),
-            n_jobs=self.n_jobs,
-            random_state=int(self.random_state),
-            relaxation=float(self.relaxation),
-        )
+                max_iter=int(self.max_iter),
+                inner_tol=float(self.inner_tol),
+                max_inner_iter=int(self.max_inner_iter),
+                shrinking=bool(self.shrinking),
+                n_jobs=self.n_jobs,
+                random_state=int(self.random_state),
+                relaxation=float(self.relaxation),
+            )
         result = self._run_solver(solver, problem, callbacks, tol=0.0, rtol=float(self.tol))
         self.coef_ = np.asarray(result.coef)
         if isinstance(solver, GlobalDualCD):  # its duals are held by example already
             assert solver.duals is not None
             self.dual_coef_ = solver.duals.tocsc()
-        elif self._loss == "hinge":
+        elif isinstance(solver, BlockCoordinateDescent) and self._loss == "hinge":
             assert solver.alpha is not None
             self.dual_coef_ = solver.alpha.tocsc()
         final = result.final
@@ -247,13 +306,14 @@ class _HRBase(_LeafScorer):
         )
 
     def _solver_name(self) -> str:
-        """HR-SVM's ``solver``; HR-LR has block CD only."""
+        """The ``solver`` parameter (block CD for an estimator without one)."""
         return str(getattr(self, "solver", "block-cd"))
 
     def _what_ran(self) -> tuple[str, str]:
         if self._solver_name() == "global-cd":
+            eq = "eq. (2)" if self._loss == "hinge" else "eq. (3), a Newton step per pair"
             return "global-cd", (
-                "dual coordinate descent over every (example, leaf) pair of eq. (2) at once "
+                f"dual coordinate descent over every (example, leaf) pair of {eq} at once "
                 "(the internal nodes move with each step), certified by the dual of seed 001"
             )
         leaves = "dual CD leaves (eq. 5-7)" if self._loss == "hinge" else "L-BFGS leaves (eq. 8)"
@@ -355,21 +415,25 @@ class HRSVMClassifier(_HRBase):
 class HRLRClassifier(_HRBase):
     """HR-LR: hierarchically regularised logistic regression (seed 001, eq. 3).
 
-    Same parameters and attributes as :class:`HRSVMClassifier` (no ``dual_coef_``), with leaves
-    solved by L-BFGS on eq. (8): ``inner_tol`` (default 0.01) is the starting largest-|gradient|
-    tolerance and ``max_inner_iter`` the L-BFGS iteration limit. ``shrinking`` and
-    ``random_state`` have no effect (L-BFGS is deterministic).
+    Same parameters and attributes as :class:`HRSVMClassifier` (no ``dual_coef_``: a logistic
+    dual is nonzero on every (example, leaf) pair). ``solver="global-cd"`` (the default) is
+    dual coordinate descent over every pair at once with Yu et al.'s Newton step per pair
+    (:mod:`hierlab.methods.hr.global_lr`); ``"block-cd"`` is the paper's Algorithm 1 with
+    leaves solved by L-BFGS on eq. (8): there ``inner_tol`` (default 0.01) is the starting
+    largest-|gradient| tolerance and ``max_inner_iter`` the L-BFGS iteration limit.
+    ``shrinking`` has no effect, and ``random_state`` seeds global CD's orders only.
     """
 
     _loss = "logistic"
-    _parameters = _redeclare(_HR_PARAMETERS, inner_tol=0.01)
+    _parameters = _HR_LR_PARAMETERS
 
     def __init__(
         self,
         *,
         taxonomy: Taxonomy | None = None,
         C: float = 1.0,
-        max_iter: int = 30,
+        solver: str = "global-cd",
+        max_iter: int = 300,
         tol: float = 1e-2,
         inner_tol: float = 0.01,
         max_inner_iter: int = 1000,
@@ -391,6 +455,7 @@ class HRLRClassifier(_HRBase):
             n_jobs=n_jobs,
             random_state=random_state,
         )
+        self.solver = solver
 
 
 # ---------------------------------------------------------------------- one-vs-rest baselines
@@ -490,8 +555,12 @@ class _OvRBase(_LeafScorer):
         tax = self.taxonomy_
         loss = "hinge" if self._kind == "svm" else "logistic"
         C, tol, max_iter = float(self.C), float(self.tol), int(self.max_iter)
+        # global CD is liblinear's dual CD too: the same feature scales make it spin
         check_liblinear_scale(X, type(self).__name__)
         problem = HRProblem.from_labels(X, Y, tax, C, loss)
+        if getattr(self, "solver", "liblinear") == "global-cd":
+            self._fit_global(problem, callbacks)
+            return
         leaves = tax.leaves
 
         def run() -> tuple[np.ndarray, float, dict[str, Any]]:
@@ -523,13 +592,31 @@ class _OvRBase(_LeafScorer):
         self.coef_ = np.asarray(result.coef)
         self.objective_ = result.final.upper if result.final is not None else float("nan")
 
+    def _fit_global(self, problem: HRProblem, callbacks: Sequence[Callback]) -> None:
+        """Every leaf's L1-loss SVM at once by uncoupled global dual CD, certified."""
+        solver = GlobalDualCD(
+            max_iter=int(self.max_iter), random_state=int(getattr(self, "random_state", 0)),
+            coupled=False,
+        )  # fmt: skip
+        gap_tol = float(getattr(self, "gap_tol", 1e-2))
+        result = self._run_solver(solver, problem, callbacks, tol=0.0, rtol=gap_tol)
+        self.coef_ = np.asarray(result.coef)
+        final = result.final
+        self.objective_ = final.upper if final is not None else float("nan")
+        self.dual_bound_ = final.lower if final is not None else None
+
     def _what_ran(self) -> tuple[str, str]:
         model = "linear SVM (hinge)" if self._kind == "svm" else "logistic regression"
+        if getattr(self, "solver", "liblinear") == "global-cd":
+            return "global-cd", (
+                f"one-vs-rest {model} per leaf (seed 001's baseline), every leaf's dual at once "
+                "by dual coordinate descent, certified"
+            )
         return "liblinear", f"one-vs-rest {model} per leaf by liblinear (seed 001's baseline)"
 
 
 class OneVsRestSVMClassifier(_OvRBase):
-    """The "SVM" baseline of seed 001: one liblinear L1-loss SVM per leaf, no bias.
+    """The "SVM" baseline of seed 001: one L1-loss SVM per leaf, no bias.
 
     Parameters
     ----------
@@ -537,22 +624,52 @@ class OneVsRestSVMClassifier(_OvRBase):
         Used only for the leaves and the labels; the leaves' problems are independent.
     C : float, default 1.0
         Loss weight of each leaf's problem (> 0).
+    solver : {"global-cd", "liblinear"}, default "global-cd"
+        Dual coordinate descent on every leaf's duals at once, one pass over the examples for
+        all leaves, with shrinking and a certified duality gap
+        (:class:`~hierlab.methods.hr.global_cd.GlobalDualCD` with ``coupled=False``), or
+        ``LinearSVC(loss="hinge", fit_intercept=False)`` per leaf (the paper preset). The
+        optimum is the same.
     tol : float, default 1e-4
         liblinear's tolerance (> 0).
+    gap_tol : float, default 1e-2
+        global-cd stops at this certified relative duality gap.
     max_iter : int, default 1000
-        liblinear's iteration limit (>= 1).
+        Passes over the examples (global-cd) or liblinear's iteration limit (>= 1).
     n_jobs : int, optional
-        joblib workers over the leaves.
+        joblib workers over the leaves (liblinear).
+    random_state : int, default 0
+        Seed of global-cd's orders of examples and leaves.
 
     Attributes
     ----------
     coef_ : ndarray of shape (n_nodes, n_features)
-        Leaf rows hold ``LinearSVC(loss="hinge", fit_intercept=False)`` weights; internal rows 0.
+        Leaf rows hold the leaves' weights; internal rows 0.
     objective_ : float
         ``sum_n 1/2 ||w_n||^2 + C sum hinge``.
+    dual_bound_ : float
+        global-cd: the certified lower bound of the optimum.
     """
 
     _kind = "svm"
+    _parameters = _OVR_SVM_PARAMETERS
+
+    def __init__(
+        self,
+        *,
+        taxonomy: Taxonomy | None = None,
+        C: float = 1.0,
+        solver: str = "global-cd",
+        tol: float = 1e-4,
+        gap_tol: float = 1e-2,
+        max_iter: int = 1000,
+        n_jobs: int | None = None,
+        random_state: int = 0,
+    ) -> None:
+        super().__init__(taxonomy=taxonomy, C=C, tol=tol, max_iter=max_iter, n_jobs=n_jobs)
+        self.solver = solver
+        self.gap_tol = gap_tol
+        self.random_state = random_state
 
 
 class OneVsRestLRClassifier(_OvRBase):
@@ -581,19 +698,22 @@ register(
     HRLRClassifier,
     card=HR_LR_CARD,
     seed="001",
-    summary="Hierarchically regularised logistic regression: block CD, L-BFGS leaves",
+    summary="Hierarchically regularised logistic regression: global dual CD (default) or block "
+    "CD with L-BFGS leaves (paper)",
     multilabel=True,
     bounds=True,
-    paper={"relaxation": 1.0},
+    paper={"solver": "block-cd", "relaxation": 1.0},
 )
 register(
     "ovr-svm",
     OneVsRestSVMClassifier,
     card=OVR_SVM_CARD,
     seed="baseline",
-    summary="One-vs-rest linear SVM on the leaves (liblinear, hinge, no bias), seed 001's SVM",
+    summary="One-vs-rest linear SVM on the leaves (hinge, no bias), seed 001's SVM: global "
+    "dual CD (default) or liblinear (paper)",
     multilabel=True,
-    paper={"C": 1.0},
+    bounds=True,
+    paper={"C": 1.0, "solver": "liblinear"},
 )
 register(
     "ovr-lr",

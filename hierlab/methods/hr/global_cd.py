@@ -400,6 +400,10 @@ class GlobalDualCD(Solver):
     full_every : int, default 5
         With shrinking, every ``full_every``-th pass (the first included) visits every pair
         and rebuilds the active lists.
+    coupled : bool, default True
+        False: each leaf's path is the leaf alone, ``w_n = v_n`` and the internal nodes stay 0:
+        eq. (2) without the parents, the one-vs-rest L1-loss SVM (seed 001's baseline "SVM"),
+        solved for every leaf at once with the same passes and certificate.
 
     Attributes
     ----------
@@ -417,7 +421,10 @@ class GlobalDualCD(Solver):
         certify_every: int = 2,
         shrinking: bool = True,
         full_every: int = 5,
+        coupled: bool = True,
     ) -> None:
+        self.coupled = coupled
+        self._rows: tuple[np.ndarray, int] | None = None
         self.max_iter = max_iter
         self.random_state = random_state
         self.use_jit = use_jit
@@ -434,7 +441,13 @@ class GlobalDualCD(Solver):
         request (every node's path sum of ``S``)."""
         if self._best_ST is None or self._paths is None:
             return None
-        return np.ascontiguousarray(path_sums(self._best_ST, *self._paths).T)
+        W = np.ascontiguousarray(path_sums(self._best_ST, *self._paths).T)
+        if self._rows is None:
+            return W
+        rows, n_nodes = self._rows  # uncoupled: the leaves' rows, internal nodes 0
+        out = np.zeros((n_nodes, W.shape[1]))
+        out[rows] = W
+        return out
 
     @property
     def duals(self) -> sp.csr_matrix | None:
@@ -463,10 +476,15 @@ class GlobalDualCD(Solver):
         labels = _label_rows(prob)
         pos_ptr, pos_idx = _csr_parts(labels[0], n)
         ex_ptr, ex_idx = _csr_parts(labels[1], n)
-        A = sp.csr_matrix(tax.ancestor_matrix, dtype=np.float64)
-        anc_ptr, anc_idx = _csr_parts(A[tax.leaves], L)
-        self._paths = _csr_parts(A, tax.n_nodes)
-        ST = np.zeros((d, tax.n_nodes))
+        if self.coupled:
+            A = sp.csr_matrix(tax.ancestor_matrix, dtype=np.float64)
+            anc_ptr, anc_idx = _csr_parts(A[tax.leaves], L)
+            self._paths = _csr_parts(A, tax.n_nodes)
+        else:  # leaf k's path is its own column k of S alone
+            anc_ptr, anc_idx = np.arange(L + 1, dtype=np.int64), np.arange(L, dtype=np.int64)
+            self._paths = (anc_ptr, anc_idx)
+            self._rows = (tax.leaves, tax.n_nodes)
+        ST = np.zeros((d, tax.n_nodes if self.coupled else L))
         a_ptr = np.zeros(n + 1, dtype=np.int64)
         a_idx, a_val = np.zeros(0, dtype=np.int64), np.zeros(0)
         rng = np.random.default_rng(self.random_state)
