@@ -27,11 +27,14 @@ dual_metric`), which the BCFW solver uses without knowing the regularizer's kind
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from typing import Any
 
 import numpy as np
 import scipy.linalg as sla
+import scipy.sparse as sp
 from scipy.optimize import minimize
 
+from hierlab.core.ancestor_ldl import AncestorFactor
 from hierlab.core.exceptions import ParameterError
 from hierlab.core.taxonomy import Taxonomy
 
@@ -88,11 +91,38 @@ class DualMetric:
     """
 
     sigma: np.ndarray | None = None
+    #: ``Q = L D L^T`` on a tree's ancestor pairs (:meth:`factored`); None for a stored ``P``
+    factor: AncestorFactor | None = None
 
     def __init__(self, active: np.ndarray, P: np.ndarray, pdiag: np.ndarray | None = None) -> None:
         self.idx = np.flatnonzero(np.asarray(active, dtype=bool))
         self.P = P
         self.pdiag = pdiag
+
+    @classmethod
+    def factored(cls, factor: AncestorFactor, active: np.ndarray) -> DualMetric:
+        """The metric ``P = Q^{-1}`` held as ``Q``'s sparse factor on a tree's ancestor pairs
+        (:class:`~hierlab.core.ancestor_ldl.AncestorFactor`): products are two sweeps over the
+        tree, O(m depth), and nothing of size (n_rows, n_rows) is formed (``P`` is empty)."""
+        out = cls(active, np.zeros((0, 0)))
+        out.factor = factor
+        return out
+
+    def times(self, d: np.ndarray) -> np.ndarray:
+        """``P d`` for one vector ``d`` of shape (n_rows,)."""
+        if self.pdiag is not None:
+            return d * self.pdiag
+        if self.factor is not None:
+            return self.factor.solve(d)
+        return np.asarray(self.P @ d)
+
+    def kernel_arrays(self) -> tuple[np.ndarray, ...]:
+        """``(P, order, ptr, idx, val, dinv)`` for the compiled BCFW passes: the stored ``P``
+        and the factor's arrays (empty when there is no factor)."""
+        if self.factor is not None:
+            return (self.P, *self.factor.arrays())
+        e_i, e_f = np.zeros(0, dtype=np.int64), np.zeros(0)
+        return (self.P, e_i, np.zeros(1, dtype=np.int64), e_i, e_f, e_f)
 
     @classmethod
     def inverse(cls, Q: np.ndarray, active: np.ndarray) -> DualMetric:
@@ -117,6 +147,8 @@ class DualMetric:
             if zero is not None and not VT[:, zero].any():
                 return VT
             return VT * self.pdiag
+        if self.factor is not None:
+            return self.factor.solve(VT.T).T
         return np.asarray(VT @ self.P)
 
     def _zero_rows(self) -> np.ndarray | None:
@@ -341,17 +373,39 @@ class Quadratic(Regularizer):
 
     Parameters
     ----------
-    Q : ndarray of shape (n_rows, n_rows)
+    Q : ndarray or sparse matrix of shape (n_rows, n_rows)
         Symmetric; its active block must be positive definite (inactive rows/columns ignored).
     active : ndarray of bool, shape (n_rows,)
+    taxonomy : Taxonomy, optional
+        When given, ``Q``'s nonzeros must lie on the diagonal and the taxonomy's ancestor pairs
+        (TRANSFER's ``I + L``): ``Q`` is kept sparse and factored without fill
+        (:class:`~hierlab.core.ancestor_ldl.AncestorFactor`), so memory and every product are
+        O(m depth), not O(m^2). Without it ``Q`` is dense and Cholesky-factored.
     """
 
-    def __init__(self, Q: np.ndarray, active: np.ndarray) -> None:
+    def __init__(self, Q: Any, active: np.ndarray, taxonomy: Taxonomy | None = None) -> None:
         self.active = np.asarray(active, dtype=bool)
         self._idx = np.flatnonzero(self.active)
-        Q = np.asarray(Q, dtype=np.float64)
-        self.Q = np.zeros_like(Q)
-        block = Q[np.ix_(self._idx, self._idx)]
+        self._factor: AncestorFactor | None = None
+        if taxonomy is not None:
+            Qs = sp.csr_matrix(Q, dtype=np.float64)
+            keep = sp.diags(self.active.astype(np.float64))
+            self.Q: Any = sp.csr_matrix(keep @ Qs @ keep)
+            self.Q.eliminate_zeros()
+            if abs(self.Q - self.Q.T).max() > 1e-12 * max(abs(self.Q).max(), 1.0):
+                raise ParameterError("the quadratic regularizer's matrix Q must be symmetric")
+            try:
+                self._factor = AncestorFactor(self.Q, taxonomy, self.active)
+            except ParameterError as exc:
+                if "not positive definite" in str(exc):
+                    raise ParameterError(
+                        "the quadratic regularizer's matrix Q must be positive definite"
+                    ) from None
+                raise
+            return
+        Qd = np.asarray(Q.toarray() if sp.issparse(Q) else Q, dtype=np.float64)
+        self.Q = np.zeros_like(Qd)
+        block = Qd[np.ix_(self._idx, self._idx)]
         if not np.allclose(block, block.T):
             raise ParameterError("the quadratic regularizer's matrix Q must be symmetric")
         self.Q[np.ix_(self._idx, self._idx)] = block
@@ -363,24 +417,28 @@ class Quadratic(Regularizer):
             ) from None
 
     def value(self, W: np.ndarray) -> float:
-        return 0.5 * float(np.einsum("ij,ij->", W, self.Q @ W))
+        return 0.5 * float(np.einsum("ij,ij->", W, np.asarray(self.Q @ W)))
 
     psi_value = value
 
     def subgradient(self, W: np.ndarray) -> np.ndarray:
-        return self.Q @ W
+        return np.asarray(self.Q @ W)
 
     def psi_solve(self, G: np.ndarray) -> np.ndarray:
+        if self._factor is not None:
+            return self._factor.solve(G)
         out = np.zeros_like(G)
         out[self._idx] = sla.cho_solve(self._chol, G[self._idx])
         return out
 
     def dual_metric(self) -> DualMetric:
-        """``P = Q^{-1}`` on the active rows."""
+        """``P = Q^{-1}`` on the active rows (held as ``Q``'s factor when it is sparse)."""
+        if self._factor is not None:
+            return DualMetric.factored(self._factor, self.active)
         return DualMetric.inverse(self.Q, self.active)
 
 
-def transfer_matrix(taxonomy: Taxonomy) -> np.ndarray:
+def transfer_matrix(taxonomy: Taxonomy, sparse: bool = False) -> Any:
     """``Q`` of TRANSFER: ``1/2 sum_{i in Y} (||w_i||^2 + sum_{j in C(i)} ||w_i - w_j||^2)``.
 
     Seed 000, Section 5 (with the errata: ``||w_ii||`` is ``||w_i||``). ``Y`` excludes the root,
@@ -390,24 +448,25 @@ def transfer_matrix(taxonomy: Taxonomy) -> np.ndarray:
     ----------
     taxonomy : Taxonomy (a tree)
 
+    sparse : bool, default False
+        Return a CSR matrix (3 entries per edge) instead of a dense array.
+
     Returns
     -------
-    ndarray of shape (n_nodes, n_nodes)
+    ndarray or csr_matrix of shape (n_nodes, n_nodes)
         ``I + L`` on the non-root nodes (``L`` the Laplacian of the edges below the top level),
         zero row and column for the root.
     """
     m = taxonomy.n_nodes
-    Q = np.eye(m)
-    Q[0, 0] = 0.0
     child = np.arange(1, m)
     par = taxonomy.parent[1:]
     inner = par > 0
     c, p = child[inner], par[inner]
-    np.add.at(Q, (c, c), 1.0)
-    np.add.at(Q, (p, p), 1.0)
-    np.add.at(Q, (c, p), -1.0)
-    np.add.at(Q, (p, c), -1.0)
-    return Q
+    rows = np.concatenate([child, c, p, c, p])
+    cols = np.concatenate([child, c, p, p, c])
+    vals = np.concatenate([np.ones(m - 1), np.ones(len(c)), np.ones(len(c)), -np.ones(2 * len(c))])
+    Q = sp.csr_matrix((vals, (rows, cols)), shape=(m, m))  # duplicates summed
+    return Q if sparse else Q.toarray()
 
 
 # ---------------------------------------------------------------------- orthogonal transfer

@@ -550,7 +550,7 @@ class BCFW(Solver):
             _PASS_KERNEL(
                 order, Xs.indptr, Xs.indices, Xs.data, dual.sqn, dual.bstart, dual.btab,
                 dual.lab_ptr, U.indptr, U.indices, U.data, dual.L, dual.a_ptr, dual.alpha,
-                dual.WT, dual.metric.P, pdiag if pdiag is not None else dual.sqn[:0],
+                dual.WT, dual.metric.kernel_arrays(), pdiag if pdiag is not None else dual.sqn[:0],
                 pdiag is not None, dual.eps, self.inner, self.inner_rtol, dual.fw_gap,
             )
         )  # fmt: skip
@@ -563,7 +563,8 @@ class BCFW(Solver):
     ) -> int:
         """:meth:`_kernel_pass` for the flat models' implicit labels (:mod:`.bcfw_flat`)."""
         steps = flat.kernel_pass(
-            dual.Xs, dual.sqn, dual.WT, order, dual.metric.P, dual.metric.pdiag, dual.eps,
+            dual.Xs, dual.sqn, dual.WT, order, dual.metric.kernel_arrays(), dual.metric.pdiag,
+            dual.eps,
             self.inner, self.inner_rtol, dual.fw_gap,
         )  # fmt: skip
         if steps < 0:
@@ -626,7 +627,7 @@ class BCFW(Solver):
         acc : ndarray of shape (n_rows,) or None
         steps : int
         """
-        P, pdiag, eps = dual.metric.P, dual.metric.pdiag, dual.eps
+        metric, eps = dual.metric, dual.eps
         stop = eps
         steps = 0
         for _ in range(self.inner):
@@ -640,7 +641,7 @@ class BCFW(Solver):
             if stop == eps:  # later steps must still gain a fraction of the first
                 stop = max(eps, self.inner_rtol * gp)
             db = dense(U[[a]] - U[[v]]).ravel()
-            Pd = db * pdiag if pdiag is not None else P @ db
+            Pd = metric.times(db)
             q = sq * float(db @ Pd)
             if not q < np.inf:  # inf or NaN: the step cannot be represented
                 raise _diverged(epoch)
@@ -787,7 +788,7 @@ def _pass_kernel(
     a_ptr: np.ndarray,
     alpha: np.ndarray,
     WT: np.ndarray,
-    P: np.ndarray,
+    Pf: tuple[np.ndarray, ...],
     pdiag: np.ndarray,
     use_pdiag: bool,
     eps: float,
@@ -840,7 +841,7 @@ def _pass_kernel(
                 if stop == eps:
                     stop = max(eps, inner_rtol * gp)
                 nt = _DIRECTION(u_ptr, u_idx, u_val, l0 + ia, l0 + iv, db, mark, touched)
-                q = CURVATURE(db, touched, nt, P, pdiag, use_pdiag, Pd, sq)
+                q = CURVATURE(db, touched, nt, Pf, pdiag, use_pdiag, Pd, sq)
                 if not q < np.inf:
                     return -1
                 gam = alpha[a0 + iv]

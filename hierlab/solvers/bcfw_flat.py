@@ -46,6 +46,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from hierlab.core._jit import jit_enabled, njit, sparse_row_times, sparse_row_update
+from hierlab.core.ancestor_ldl import SOLVE as FACTOR_SOLVE
 from hierlab.core.exceptions import ParameterError
 
 __all__ = ["FlatBlocks", "chain_most_violated", "chain_parents", "chain_path_sums"]
@@ -386,7 +387,7 @@ class FlatBlocks:
         sqn: np.ndarray,
         WT: np.ndarray,
         order: np.ndarray,
-        P: np.ndarray,
+        Pf: tuple[np.ndarray, ...],
         pdiag: np.ndarray | None,
         eps: float,
         inner: int,
@@ -397,7 +398,7 @@ class FlatBlocks:
         ``fw_gap[k]`` gets the Frank-Wolfe gap of each visited block."""
         steps, self.act_r, self.act_a = FLAT_PASS_KERNEL(
             order, Xs.indptr, Xs.indices, Xs.data, sqn, *self.kernel_args(), self.act_r,
-            self.act_a, self.act_n, WT, P, pdiag if pdiag is not None else sqn[:0],
+            self.act_a, self.act_n, WT, Pf, pdiag if pdiag is not None else sqn[:0],
             pdiag is not None, eps, inner, inner_rtol, fw_gap,
         )  # fmt: skip
         return int(steps)
@@ -416,21 +417,28 @@ def _curvature(
     db: np.ndarray,
     touched: np.ndarray,
     nt: int,
-    P: np.ndarray,
+    Pf: tuple[np.ndarray, ...],
     pdiag: np.ndarray,
     use_pdiag: bool,
     Pd: np.ndarray,
     sq: float,
 ) -> float:  # pragma: no cover - compiled by numba
     """``||x_k||^2 d^T P d`` of a step's direction ``d = u_a - u_v`` (dense scratch ``db``,
-    support ``touched[:nt]``); with a dense metric ``Pd = P d`` is written too. Shared by both
-    passes (:func:`hierlab.solvers.bcfw._pass_kernel`, :func:`_flat_pass_kernel`)."""
+    support ``touched[:nt]``); with a non-diagonal metric ``Pd = P d`` is written too, from
+    the stored ``P = Pf[0]`` or, when ``Pf[1:]`` holds a factor (:meth:`~hierlab.core.
+    regularizers.DualMetric.kernel_arrays`), by the factor's two sweeps over the tree. Shared
+    by both passes (:func:`hierlab.solvers.bcfw._pass_kernel`, :func:`_flat_pass_kernel`)."""
     q = 0.0
     if use_pdiag:
         for e in range(nt):
             j = touched[e]
             q += db[j] * db[j] * pdiag[j]
+    elif Pf[1].shape[0] > 0:
+        FACTOR_SOLVE(Pf[1], Pf[2], Pf[3], Pf[4], Pf[5], db, Pd)
+        for e in range(nt):
+            q += db[touched[e]] * Pd[touched[e]]
     else:
+        P = Pf[0]
         for j in range(Pd.shape[0]):
             s = 0.0
             for e in range(nt):
@@ -756,7 +764,7 @@ def _flat_pass_kernel(
     act_a: np.ndarray,
     act_n: np.ndarray,
     WT: np.ndarray,
-    P: np.ndarray,
+    Pf: tuple[np.ndarray, ...],
     pdiag: np.ndarray,
     use_pdiag: bool,
     eps: float,
@@ -885,7 +893,7 @@ def _flat_pass_kernel(
                         db[j] += rsgn[e] * dc
                     else:
                         db[j] -= rsgn[e] * dc
-            q = CURVATURE(db, touched, nt, P, pdiag, use_pdiag, Pd, sq)
+            q = CURVATURE(db, touched, nt, Pf, pdiag, use_pdiag, Pd, sq)
             if not q < np.inf:
                 return -1, act_r, act_a
             # the masses of a and v in the active set (a joins it if new, v leaves at 0)

@@ -512,7 +512,8 @@ class TransferClassifier(_RDAClassifier):
 
     def _build(self, tax: Taxonomy, y: np.ndarray) -> tuple[Any, Regularizer]:
         model = RecursiveModel(tax)
-        return model, Quadratic(transfer_matrix(tax), model.active_rows(y))
+        active = model.active_rows(y)
+        return model, Quadratic(transfer_matrix(tax, sparse=True), active, taxonomy=tax)
 
 
 class TreeLossClassifier(_RDAClassifier):

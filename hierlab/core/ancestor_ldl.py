@@ -1,0 +1,231 @@
+"""Sparse ``L D L^T`` of matrices whose nonzeros lie on a tree's ancestor pairs: no fill.
+
+The quadratic regularizers of seed 000 couple a node only with its ancestors: TRANSFER's
+``Q = I + L`` (parent-child pairs, Section 5) and ORTHOGNL's ``K_sigma`` (every ancestor pair,
+eq. 6). Eliminating such a symmetric matrix ``M`` children first (any order in which a node comes
+before its ancestors), the Schur update of node ``c`` touches the pairs of ``c``'s ancestors
+only, which are ancestor pairs again: the factor has no entry outside the pattern. With
+``A(c)`` the active strict ancestors of ``c``,
+
+    M = L D L^T,   L unit lower triangular (in that order) with L[a, c] != 0 only for a in A(c),
+
+the factorisation costs ``O(sum_c |A(c)|^2)`` and a solve ``M z = b`` ``O(m + sum_c |A(c)|)``
+(forward sweep children first, ``D^{-1}``, backward sweep parents first), against ``O(m^2)``
+memory and ``O(m^2)`` per product for a dense inverse. Rows outside ``active`` are ignored: the
+solve returns zero there (the inverse of the active block, as
+:class:`~hierlab.core.regularizers.DualMetric` wants it).
+
+The loops are compiled by numba when it is installed, with the same steps in Python otherwise.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from hierlab.core._jit import jit_enabled, njit
+from hierlab.core.exceptions import ParameterError
+from hierlab.core.taxonomy import Taxonomy
+
+__all__ = ["AncestorFactor"]
+
+
+def _factorize(
+    order: np.ndarray, ptr: np.ndarray, idx: np.ndarray, val: np.ndarray, diag: np.ndarray,
+    dinv: np.ndarray,
+) -> int:  # pragma: no cover - compiled by numba
+    """Right-looking ``L D L^T`` in place: on entry ``val`` holds ``M[a, c]`` for the entries of
+    column ``c`` (its active strict ancestors, by increasing depth) and ``diag`` the diagonal;
+    on exit ``val`` holds ``L`` and ``dinv`` ``1 / D``. Returns -1, or the node whose pivot was
+    not positive (``M`` not positive definite on the active block)."""
+    for c in order:
+        d = diag[c]
+        if not d > 0.0:
+            return c
+        dinv[c] = 1.0 / d
+        for e in range(ptr[c], ptr[c + 1]):
+            val[e] /= d
+        for e1 in range(ptr[c], ptr[c + 1]):
+            a, l1 = idx[e1], val[e1]
+            diag[a] -= l1 * l1 * d
+            for e2 in range(ptr[c], e1):  # b above a on c's path: the entry (b, a)
+                b = idx[e2]
+                for f in range(ptr[a], ptr[a + 1]):
+                    if idx[f] == b:
+                        val[f] -= l1 * val[e2] * d
+                        break
+    return -1
+
+
+def _solve(
+    order: np.ndarray, ptr: np.ndarray, idx: np.ndarray, val: np.ndarray, dinv: np.ndarray,
+    b: np.ndarray, z: np.ndarray,
+) -> None:  # pragma: no cover - compiled by numba
+    """``z = M^{-1} b`` on the active rows (``order``), 0 elsewhere; ``b``, ``z`` of shape (m,)."""
+    for j in range(z.shape[0]):
+        z[j] = 0.0
+    for c in order:
+        z[c] = b[c]
+    for c in order:  # L y = b, children first
+        y = z[c]
+        if y != 0.0:
+            for e in range(ptr[c], ptr[c + 1]):
+                z[idx[e]] -= val[e] * y
+    for c in order:
+        z[c] *= dinv[c]
+    for r in range(order.shape[0] - 1, -1, -1):  # L^T z = D^{-1} y, parents first
+        c = order[r]
+        s = z[c]
+        for e in range(ptr[c], ptr[c + 1]):
+            s -= val[e] * z[idx[e]]
+        z[c] = s
+
+
+def _solve_rows(
+    order: np.ndarray, ptr: np.ndarray, idx: np.ndarray, val: np.ndarray, dinv: np.ndarray,
+    B: np.ndarray, Z: np.ndarray,
+) -> None:  # pragma: no cover - compiled by numba
+    """:func:`_solve` for the columns of ``B`` (m, k) at once, row operations over ``k``."""
+    k = B.shape[1]
+    Z[:] = 0.0
+    for c in order:
+        Z[c] = B[c]
+    for c in order:
+        for e in range(ptr[c], ptr[c + 1]):
+            a, v = idx[e], val[e]
+            for f in range(k):
+                Z[a, f] -= v * Z[c, f]
+    for c in order:
+        for f in range(k):
+            Z[c, f] *= dinv[c]
+    for r in range(order.shape[0] - 1, -1, -1):
+        c = order[r]
+        for e in range(ptr[c], ptr[c + 1]):
+            a, v = idx[e], val[e]
+            for f in range(k):
+                Z[c, f] -= v * Z[a, f]
+
+
+FACTORIZE: Any = njit(_factorize) or _factorize
+SOLVE: Any = njit(_solve) or _solve
+SOLVE_ROWS: Any = njit(_solve_rows) or _solve_rows
+
+
+class AncestorFactor:
+    """``M = L D L^T`` of a symmetric matrix on a tree's ancestor pairs (module docstring).
+
+    Parameters
+    ----------
+    M : sparse matrix or ndarray of shape (n_nodes, n_nodes)
+        Symmetric; entries off the diagonal and off the ancestor pairs must be 0 (checked).
+    taxonomy : Taxonomy
+        A tree.
+    active : ndarray of bool, shape (n_nodes,)
+        The rows and columns of the block to factor; the others are ignored.
+
+    Raises
+    ------
+    ParameterError
+        ``M`` has a nonzero outside the ancestor pairs of the active block, or its active block
+        is not positive definite.
+
+    Attributes
+    ----------
+    order : ndarray of int
+        The active nodes, deepest first (every node before its ancestors).
+    ptr, idx, val : ndarray
+        ``L`` by column: column ``c``'s nonzeros ``L[idx[e], c] = val[e]`` for ``e`` in
+        ``ptr[c]:ptr[c + 1]`` (``ptr`` of shape (n_nodes + 1,)).
+    dinv : ndarray of shape (n_nodes,)
+        ``1 / D`` on the active nodes, 0 elsewhere.
+    """
+
+    def __init__(self, M: Any, taxonomy: Taxonomy, active: np.ndarray) -> None:
+        m = taxonomy.n_nodes
+        act = np.asarray(active, dtype=bool)
+        Mc = sp.csr_matrix(M, dtype=np.float64)
+        if Mc.shape != (m, m):
+            raise ParameterError(f"the matrix has shape {Mc.shape}, the taxonomy {m} nodes")
+        A = sp.csr_matrix(taxonomy.ancestor_matrix, dtype=np.float64)
+        A = A.multiply(act[:, None]).multiply(act[None, :]).tocsr()  # active pairs only
+        A.setdiag(0.0)
+        A.eliminate_zeros()
+        A.sort_indices()
+        # the pattern: M's active block must live on the diagonal and the ancestor pairs
+        block = Mc.multiply(act[:, None]).multiply(act[None, :]).tocsr()
+        block.eliminate_zeros()
+        off = block - sp.diags(block.diagonal())
+        outside = abs(off) - abs(off).multiply((A + A.T) > 0)
+        if outside.nnz and abs(outside).max() > 0:
+            raise ParameterError(
+                "the matrix has nonzeros outside the taxonomy's ancestor pairs: it cannot be "
+                "factored without fill"
+            )
+        depth = taxonomy.depth
+        # a parent's id is below its children's (Taxonomy's topological order): a row's sorted
+        # ancestors are by increasing depth, as _factorize needs
+        ptr = A.indptr.astype(np.int64)
+        idx = A.indices.astype(np.int64)
+        rows = np.repeat(np.arange(m), np.diff(ptr))
+        val = np.zeros(len(idx))
+        if len(idx):
+            val = np.asarray(block[idx, rows]).ravel().astype(np.float64)  # M[a, c]
+        diag = block.diagonal().astype(np.float64).copy()
+        nodes = np.flatnonzero(act)
+        self.order = nodes[np.argsort(-depth[nodes], kind="stable")].astype(np.int64)
+        self.dinv = np.zeros(m)
+        bad = int(FACTORIZE(self.order, ptr, idx, val, diag, self.dinv))
+        if bad >= 0:
+            raise ParameterError(
+                f"the matrix is not positive definite on its active block (pivot of node "
+                f"{bad} is {diag[bad]:.4g})"
+            )
+        keep = val != 0.0  # TRANSFER's parent-only pattern stays so: drop the exact zeros
+        kept = np.concatenate([[0], np.cumsum(keep)])
+        self.ptr = np.concatenate([[0], np.cumsum(kept[ptr[1:]] - kept[ptr[:-1]])]).astype(
+            np.int64
+        )
+        self.idx, self.val = idx[keep], val[keep]
+        self.n = m
+
+    @property
+    def nnz(self) -> int:
+        """Stored off-diagonal entries of ``L``."""
+        return len(self.val)
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(order, ptr, idx, val, dinv)``, the arguments of the compiled solves."""
+        return self.order, self.ptr, self.idx, self.val, self.dinv
+
+    def solve(self, B: np.ndarray) -> np.ndarray:
+        """``M^{-1} B`` on the active rows (0 elsewhere), ``B`` of shape (n_nodes,) or
+        (n_nodes, k)."""
+        Bc = np.ascontiguousarray(B, dtype=np.float64)
+        compiled = jit_enabled() and SOLVE is not _solve
+        if Bc.ndim == 1:
+            z = np.empty(self.n)
+            (SOLVE if compiled else _solve)(*self.arrays(), Bc, z)
+            return z
+        if compiled:
+            Z = np.empty_like(Bc)
+            SOLVE_ROWS(*self.arrays(), Bc, Z)
+            return Z
+        return self._solve_rows_numpy(Bc)
+
+    def _solve_rows_numpy(self, B: np.ndarray) -> np.ndarray:
+        """:func:`_solve_rows` with numpy row operations (no numba)."""
+        order, ptr, idx, val, dinv = self.arrays()
+        Z = np.zeros_like(B)
+        Z[order] = B[order]
+        for c in order:
+            sl = slice(ptr[c], ptr[c + 1])
+            if sl.start < sl.stop:
+                Z[idx[sl]] -= np.outer(val[sl], Z[c])
+        Z[order] *= dinv[order, None]
+        for c in order[::-1]:
+            sl = slice(ptr[c], ptr[c + 1])
+            if sl.start < sl.stop:
+                Z[c] -= val[sl] @ Z[idx[sl]]
+        return Z
