@@ -29,7 +29,7 @@ from hierlab.core._jit import jit_enabled, njit
 from hierlab.core.exceptions import ParameterError
 from hierlab.core.taxonomy import Taxonomy
 
-__all__ = ["AncestorFactor"]
+__all__ = ["AncestorFactor", "pair_dots_rows", "sparse_entries"]
 
 
 def _factorize(
@@ -59,23 +59,23 @@ def _factorize(
     return -1
 
 
-def _solve(
-    order: np.ndarray, ptr: np.ndarray, idx: np.ndarray, val: np.ndarray, dinv: np.ndarray,
-    b: np.ndarray, z: np.ndarray,
+def _solve_range(
+    order: np.ndarray, lo: int, hi: int, ptr: np.ndarray, idx: np.ndarray, val: np.ndarray,
+    dinv: np.ndarray, b: np.ndarray, z: np.ndarray,
 ) -> None:  # pragma: no cover - compiled by numba
-    """``z = M^{-1} b`` on the active rows (``order``), 0 elsewhere; ``b``, ``z`` of shape (m,)."""
-    for j in range(z.shape[0]):
-        z[j] = 0.0
-    for c in order:
-        z[c] = b[c]
-    for c in order:  # L y = b, children first
+    """``z = M^{-1} b`` on the nodes ``order[lo:hi]`` (whole blocks: ``L`` links none of them
+    to a node outside), whose entries of ``z`` it overwrites."""
+    for r in range(lo, hi):
+        z[order[r]] = b[order[r]]
+    for r in range(lo, hi):  # L y = b, children first
+        c = order[r]
         y = z[c]
         if y != 0.0:
             for e in range(ptr[c], ptr[c + 1]):
                 z[idx[e]] -= val[e] * y
-    for c in order:
-        z[c] *= dinv[c]
-    for r in range(order.shape[0] - 1, -1, -1):  # L^T z = D^{-1} y, parents first
+    for r in range(lo, hi):
+        z[order[r]] *= dinv[order[r]]
+    for r in range(hi - 1, lo - 1, -1):  # L^T z = D^{-1} y, parents first
         c = order[r]
         s = z[c]
         for e in range(ptr[c], ptr[c + 1]):
@@ -83,7 +83,50 @@ def _solve(
         z[c] = s
 
 
-def _solve_rows(
+def _solve(
+    order: np.ndarray, ptr: np.ndarray, idx: np.ndarray, val: np.ndarray, dinv: np.ndarray,
+    b: np.ndarray, z: np.ndarray,
+) -> None:  # pragma: no cover - compiled by numba
+    """``z = M^{-1} b`` on the active rows (``order``), 0 elsewhere; ``b``, ``z`` of shape (m,)."""
+    for j in range(z.shape[0]):
+        z[j] = 0.0
+    SOLVE_RANGE(order, 0, order.shape[0], ptr, idx, val, dinv, b, z)
+
+
+def _solve_touched(
+    order: np.ndarray, ptr: np.ndarray, idx: np.ndarray, val: np.ndarray, dinv: np.ndarray,
+    blk_ptr: np.ndarray, blk_of: np.ndarray, touched: np.ndarray, nt: int, b: np.ndarray,
+    z: np.ndarray,
+) -> None:  # pragma: no cover - compiled by numba
+    """:func:`_solve` for a ``b`` that is zero off ``touched[:nt]``: only the blocks (connected
+    components of the pattern, ``order[blk_ptr[k]:blk_ptr[k + 1]]``) holding a touched node are
+    swept, the rest of ``z`` is 0. The same numbers as :func:`_solve` (the other blocks' are
+    exact zeros there)."""
+    for j in range(z.shape[0]):
+        z[j] = 0.0
+    for e in range(nt):
+        k = blk_of[touched[e]]
+        if k < 0:
+            continue
+        done = False
+        for f in range(e):
+            if blk_of[touched[f]] == k:
+                done = True
+                break
+        if not done:
+            SOLVE_RANGE(order, blk_ptr[k], blk_ptr[k + 1], ptr, idx, val, dinv, b, z)
+
+
+def _solve_each_row(
+    order: np.ndarray, ptr: np.ndarray, idx: np.ndarray, val: np.ndarray, dinv: np.ndarray,
+    B: np.ndarray, Z: np.ndarray,
+) -> None:  # pragma: no cover - compiled by numba
+    """:func:`_solve` for every row of ``B`` (k, m) (a vector each, contiguous) into ``Z``."""
+    for f in range(B.shape[0]):
+        SOLVE(order, ptr, idx, val, dinv, B[f], Z[f])
+
+
+def _solve_by_node(
     order: np.ndarray, ptr: np.ndarray, idx: np.ndarray, val: np.ndarray, dinv: np.ndarray,
     B: np.ndarray, Z: np.ndarray,
 ) -> None:  # pragma: no cover - compiled by numba
@@ -108,9 +151,31 @@ def _solve_rows(
                 Z[c, f] -= v * Z[a, f]
 
 
+def _pair_dots_rows(
+    WT: np.ndarray, iu: np.ndarray, ju: np.ndarray, out: np.ndarray
+) -> None:  # pragma: no cover - compiled by numba
+    """``out[p] = sum_f WT[f, iu[p]] WT[f, ju[p]]`` for ``WT`` of shape (k, m), row by row."""
+    for p in range(out.shape[0]):
+        out[p] = 0.0
+    for f in range(WT.shape[0]):
+        for p in range(out.shape[0]):
+            out[p] += WT[f, iu[p]] * WT[f, ju[p]]
+
+
 FACTORIZE: Any = njit(_factorize) or _factorize
+SOLVE_RANGE: Any = njit(_solve_range) or _solve_range
 SOLVE: Any = njit(_solve) or _solve
-SOLVE_ROWS: Any = njit(_solve_rows) or _solve_rows
+SOLVE_TOUCHED: Any = njit(_solve_touched) or _solve_touched
+SOLVE_EACH_ROW: Any = njit(_solve_each_row) or _solve_each_row
+SOLVE_BY_NODE: Any = njit(_solve_by_node) or _solve_by_node
+PAIR_DOTS_ROWS: Any = njit(_pair_dots_rows) or _pair_dots_rows
+
+
+def sparse_entries(M: Any, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """``M[rows[e], cols[e]]`` of a sparse matrix as a float array of shape (len(rows),)."""
+    if len(rows) == 0:
+        return np.zeros(0)
+    return np.asarray(sp.csr_matrix(M)[rows, cols], dtype=np.float64).ravel()
 
 
 class AncestorFactor:
@@ -166,29 +231,51 @@ class AncestorFactor:
         depth = taxonomy.depth
         # a parent's id is below its children's (Taxonomy's topological order): a row's sorted
         # ancestors are by increasing depth, as _factorize needs
-        ptr = A.indptr.astype(np.int64)
-        idx = A.indices.astype(np.int64)
-        rows = np.repeat(np.arange(m), np.diff(ptr))
-        val = np.zeros(len(idx))
-        if len(idx):
-            val = np.asarray(block[idx, rows]).ravel().astype(np.float64)  # M[a, c]
-        diag = block.diagonal().astype(np.float64).copy()
+        #: the pattern: entry e is the pair (ancestor pat_idx[e], node pat_row[e]), by node
+        self.pat_ptr = A.indptr.astype(np.int64)
+        self.pat_idx = A.indices.astype(np.int64)
+        self.pat_row = np.repeat(np.arange(m), np.diff(self.pat_ptr))
+        val = sparse_entries(block, self.pat_idx, self.pat_row)
+        # blocks: the connected components of the pattern, one per topmost active ancestor
+        # (its first active ancestor in id order); the order runs block by block, deepest first
         nodes = np.flatnonzero(act)
-        self.order = nodes[np.argsort(-depth[nodes], kind="stable")].astype(np.int64)
-        self.dinv = np.zeros(m)
-        bad = int(FACTORIZE(self.order, ptr, idx, val, diag, self.dinv))
+        has = np.diff(self.pat_ptr) > 0
+        first = np.arange(m)
+        first[has] = self.pat_idx[self.pat_ptr[:-1][has]]
+        top = np.where(act, first, -1)
+        self.order = nodes[np.lexsort((-depth[nodes], top[nodes]))].astype(np.int64)
+        tops, start = np.unique(top[self.order], return_index=True)
+        self.blk_ptr = np.concatenate([start, [len(self.order)]]).astype(np.int64)
+        self.blk_of = np.full(m, -1, dtype=np.int64)
+        self.blk_of[self.order] = np.repeat(np.arange(len(tops)), np.diff(self.blk_ptr))
+        self.n = m
+        self.refactor(block.diagonal(), val)
+
+    def refactor(self, diag: np.ndarray, values: np.ndarray) -> None:
+        """Factor another matrix with the same pattern: diagonal ``diag`` (n_nodes,) and
+        ``values[e] = M[pat_idx[e], pat_row[e]]`` on the pattern's entries.
+
+        Raises
+        ------
+        ParameterError
+            The matrix is not positive definite on the active block.
+        """
+        ptr, idx = self.pat_ptr, self.pat_idx
+        val = np.array(values, dtype=np.float64)
+        d = np.array(diag, dtype=np.float64)
+        dinv = np.zeros(self.n)
+        bad = int(FACTORIZE(self.order, ptr, idx, val, d, dinv))
         if bad >= 0:
             raise ParameterError(
                 f"the matrix is not positive definite on its active block (pivot of node "
-                f"{bad} is {diag[bad]:.4g})"
+                f"{bad} is {d[bad]:.4g})"
             )
         keep = val != 0.0  # TRANSFER's parent-only pattern stays so: drop the exact zeros
         kept = np.concatenate([[0], np.cumsum(keep)])
         self.ptr = np.concatenate([[0], np.cumsum(kept[ptr[1:]] - kept[ptr[:-1]])]).astype(
             np.int64
         )
-        self.idx, self.val = idx[keep], val[keep]
-        self.n = m
+        self.idx, self.val, self.dinv = idx[keep], val[keep], dinv
 
     @property
     def nnz(self) -> int:
@@ -199,20 +286,37 @@ class AncestorFactor:
         """``(order, ptr, idx, val, dinv)``, the arguments of the compiled solves."""
         return self.order, self.ptr, self.idx, self.val, self.dinv
 
+    def blocks(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(blk_ptr, blk_of)``: block ``k`` is ``order[blk_ptr[k]:blk_ptr[k + 1]]``, node
+        ``c`` lies in block ``blk_of[c]`` (-1: inactive)."""
+        return self.blk_ptr, self.blk_of
+
+    def _compiled(self) -> bool:
+        return jit_enabled() and SOLVE is not _solve
+
     def solve(self, B: np.ndarray) -> np.ndarray:
         """``M^{-1} B`` on the active rows (0 elsewhere), ``B`` of shape (n_nodes,) or
         (n_nodes, k)."""
         Bc = np.ascontiguousarray(B, dtype=np.float64)
-        compiled = jit_enabled() and SOLVE is not _solve
         if Bc.ndim == 1:
             z = np.empty(self.n)
-            (SOLVE if compiled else _solve)(*self.arrays(), Bc, z)
+            (SOLVE if self._compiled() else _solve)(*self.arrays(), Bc, z)
             return z
-        if compiled:
+        if self._compiled():
             Z = np.empty_like(Bc)
-            SOLVE_ROWS(*self.arrays(), Bc, Z)
+            SOLVE_BY_NODE(*self.arrays(), Bc, Z)
             return Z
         return self._solve_rows_numpy(Bc)
+
+    def solve_rows(self, BT: np.ndarray) -> np.ndarray:
+        """``(M^{-1} B)^T`` for ``BT = B^T`` of shape (k, n_nodes): a solve per (contiguous)
+        row, no transposed copy."""
+        Bc = np.ascontiguousarray(BT, dtype=np.float64)
+        if self._compiled():
+            Z = np.empty_like(Bc)
+            SOLVE_EACH_ROW(*self.arrays(), Bc, Z)
+            return Z
+        return self._solve_rows_numpy(Bc.T).T
 
     def _solve_rows_numpy(self, B: np.ndarray) -> np.ndarray:
         """:func:`_solve_rows` with numpy row operations (no numba)."""
@@ -229,3 +333,12 @@ class AncestorFactor:
             if sl.start < sl.stop:
                 Z[c] -= val[sl] @ Z[idx[sl]]
         return Z
+
+
+def pair_dots_rows(WT: np.ndarray, iu: np.ndarray, ju: np.ndarray) -> np.ndarray:
+    """``w_i^T w_j`` for the pairs ``(iu[p], ju[p])`` from ``W^T`` of shape (k, n_nodes)."""
+    out = np.empty(len(iu))
+    if jit_enabled() and PAIR_DOTS_ROWS is not _pair_dots_rows:
+        PAIR_DOTS_ROWS(np.ascontiguousarray(WT), iu.astype(np.int64), ju.astype(np.int64), out)
+        return out
+    return np.einsum("fi,fi->i", WT[:, iu], WT[:, ju]) if len(iu) else out

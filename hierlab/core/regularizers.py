@@ -34,7 +34,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.optimize import minimize
 
-from hierlab.core.ancestor_ldl import AncestorFactor
+from hierlab.core.ancestor_ldl import AncestorFactor, pair_dots_rows, sparse_entries
 from hierlab.core.exceptions import ParameterError
 from hierlab.core.taxonomy import Taxonomy
 
@@ -47,9 +47,11 @@ __all__ = [
     "SignRelaxedMetric",
     "ancestor_pairs",
     "check_orthogonal_K",
+    "comparison_lambda_min",
     "comparison_matrix",
     "max_admissible_alpha",
     "orthogonal_K",
+    "pair_dots",
     "smallest_comparison_eigenvalue",
     "transfer_matrix",
 ]
@@ -117,12 +119,12 @@ class DualMetric:
         return np.asarray(self.P @ d)
 
     def kernel_arrays(self) -> tuple[np.ndarray, ...]:
-        """``(P, order, ptr, idx, val, dinv)`` for the compiled BCFW passes: the stored ``P``
-        and the factor's arrays (empty when there is no factor)."""
+        """``(P, order, ptr, idx, val, dinv, blk_ptr, blk_of)`` for the compiled BCFW passes:
+        the stored ``P`` and the factor's arrays (empty when there is no factor)."""
         if self.factor is not None:
-            return (self.P, *self.factor.arrays())
+            return (self.P, *self.factor.arrays(), *self.factor.blocks())
         e_i, e_f = np.zeros(0, dtype=np.int64), np.zeros(0)
-        return (self.P, e_i, np.zeros(1, dtype=np.int64), e_i, e_f, e_f)
+        return (self.P, e_i, np.zeros(1, dtype=np.int64), e_i, e_f, e_f, e_i, e_i)
 
     @classmethod
     def inverse(cls, Q: np.ndarray, active: np.ndarray) -> DualMetric:
@@ -148,7 +150,7 @@ class DualMetric:
                 return VT
             return VT * self.pdiag
         if self.factor is not None:
-            return self.factor.solve(VT.T).T
+            return self.factor.solve_rows(VT)
         return np.asarray(VT @ self.P)
 
     def _zero_rows(self) -> np.ndarray | None:
@@ -163,8 +165,9 @@ class DualMetric:
             self._zero_cache = cached
         return cached[1]
 
-    def sigma_step(self, G: np.ndarray, max_steps: int = 200, rtol: float = 1e-12) -> int:
-        """Maximise the dual over the metric's relaxation; a fixed quadratic has none.
+    def sigma_step(self, V: np.ndarray, max_steps: int = 200, rtol: float = 1e-12) -> int:
+        """Maximise the dual at ``V`` (n_rows, n_features) over the metric's relaxation; a fixed
+        quadratic has none.
 
         Returns
         -------
@@ -172,6 +175,20 @@ class DualMetric:
             Iterations taken (0 here).
         """
         return 0
+
+
+#: the pairs' dot products are summed over blocks of rows of at most this many entries
+_PAIR_CHUNK = 1 << 22
+
+
+def pair_dots(W: np.ndarray, iu: np.ndarray, ju: np.ndarray) -> np.ndarray:
+    """``w_i^T w_j`` for the pairs ``(iu[p], ju[p])``, shape (len(iu),), summed over blocks of
+    pairs (no (pairs, n_features) array beyond ``_PAIR_CHUNK`` entries)."""
+    out = np.empty(len(iu))
+    step = max(1, _PAIR_CHUNK // max(1, W.shape[1]))
+    for s in range(0, len(iu), step):
+        out[s : s + step] = np.einsum("ij,ij->i", W[iu[s : s + step]], W[ju[s : s + step]])
+    return out
 
 
 class SignRelaxedMetric(DualMetric):
@@ -183,30 +200,67 @@ class SignRelaxedMetric(DualMetric):
     ``sigma`` (zero at the start: ``P = diag(K)^{-1}``), and :meth:`sigma_step` maximises the
     dual over ``sigma``.
 
+    Two forms. Given the ``taxonomy`` and a ``K`` on its ancestor pairs (eq. 6's), ``sigma``
+    lives on those pairs (a vector), ``K_sigma`` is factored without fill
+    (:class:`~hierlab.core.ancestor_ldl.AncestorFactor`) and nothing of size (n_rows, n_rows)
+    is formed. Otherwise (a user's ``K`` of any pattern) ``K``, ``sigma`` and ``P`` are dense.
+
     Parameters
     ----------
-    K : ndarray of shape (n_rows, n_rows)
+    K : ndarray or sparse matrix of shape (n_rows, n_rows)
         Nonnegative, symmetric, zero on the inactive rows and columns.
     active : ndarray of bool, shape (n_rows,)
+    taxonomy : Taxonomy, optional
+        The tree whose ancestor pairs carry ``K``'s off-diagonal entries.
 
     Attributes
     ----------
     Kd, Koff : ndarray of shape (n_rows, n_rows)
-        The diagonal and off-diagonal parts of ``K``.
-    sigma : ndarray of shape (n_rows, n_rows)
-        The current sign relaxation.
+        The diagonal and off-diagonal parts of ``K`` (dense form only).
+    sigma : ndarray
+        The current sign relaxation: (n_rows, n_rows) dense, or one value per pair of
+        :attr:`pairs` (factored form).
+    pairs : tuple of ndarray or None
+        Factored form: ``(i, j, K_ij)`` of the off-diagonal pairs, ``j`` an ancestor of ``i``.
     """
 
-    def __init__(self, K: np.ndarray, active: np.ndarray) -> None:
-        self.Kd = np.diag(np.diag(K))
-        self.Koff = K - self.Kd
-        idx = np.flatnonzero(np.asarray(active, dtype=bool))
+    def __init__(self, K: Any, active: np.ndarray, taxonomy: Taxonomy | None = None) -> None:
+        act = np.asarray(active, dtype=bool)
+        idx = np.flatnonzero(act)
+        self.pairs: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        if taxonomy is not None:
+            Ks = sp.csr_matrix(K, dtype=np.float64)
+            try:
+                factor = AncestorFactor(sp.diags(Ks.diagonal()), taxonomy, act)
+            except ParameterError:
+                factor = None
+            if factor is not None and self._pattern_holds(Ks, factor):
+                kd = Ks.diagonal().copy()
+                pdiag = np.divide(1.0, kd, out=np.zeros_like(kd), where=act & (kd > 0))
+                super().__init__(act, np.zeros((0, 0)), pdiag)
+                kp = sparse_entries(Ks, factor.pat_idx, factor.pat_row)
+                self._sel = np.flatnonzero(kp != 0.0)
+                self.pairs = (factor.pat_row[self._sel], factor.pat_idx[self._sel], kp[self._sel])
+                self._kd, self._factor_k = kd, factor
+                self.sigma = np.zeros(len(self._sel))
+                return
+        Kd_ = np.asarray(K.toarray() if sp.issparse(K) else K, dtype=np.float64)
+        self.Kd = np.diag(np.diag(Kd_))
+        self.Koff = Kd_ - self.Kd
         P = _active_inverse(self.Kd, idx)
-        super().__init__(active, P, np.diag(P).copy() if not self.Koff.any() else None)
+        super().__init__(act, P, np.diag(P).copy() if not self.Koff.any() else None)
         self.sigma = np.zeros_like(self.Kd)
 
+    @staticmethod
+    def _pattern_holds(K: sp.csr_matrix, factor: AncestorFactor) -> bool:
+        """Whether ``K``'s off-diagonal nonzeros all lie on the factor's pattern."""
+        off = K - sp.diags(K.diagonal())
+        off.eliminate_zeros()
+        on = sparse_entries(abs(off), factor.pat_idx, factor.pat_row).sum()
+        return bool(np.isclose(2.0 * on, abs(off).sum(), rtol=1e-12, atol=0.0))
+
     def K_sigma(self, sigma: np.ndarray) -> np.ndarray:
-        """``K o sigma`` (unit diagonal), shape (n_rows, n_rows)."""
+        """``K o sigma`` (unit diagonal), shape (n_rows, n_rows) (dense form)."""
         return self.Kd + self.Koff * sigma
 
     def _with(self, z: np.ndarray, iu: np.ndarray, ju: np.ndarray) -> np.ndarray:
@@ -216,18 +270,26 @@ class SignRelaxedMetric(DualMetric):
         sig[iu, ju] = sig[ju, iu] = z
         return sig
 
-    def sigma_step(self, G: np.ndarray, max_steps: int = 200, rtol: float = 1e-12) -> int:
-        """Maximise the dual ``-1/2 tr(K_sigma^{-1} G)`` over the box ``sigma in [-1, 1]``.
+    def _set_factor(self, z: np.ndarray) -> None:
+        """Factor ``K_sigma`` at the pairs' values ``z`` into :attr:`factor`."""
+        assert self.pairs is not None
+        fk = self._factor_k
+        vals = np.zeros(len(fk.pat_idx))
+        vals[self._sel] = self.pairs[2] * z
+        fk.refactor(self._kd, vals)
+
+    def sigma_step(self, V: np.ndarray, max_steps: int = 200, rtol: float = 1e-12) -> int:
+        """Maximise the dual ``-1/2 tr(V^T K_sigma^{-1} V)`` over the box ``sigma in [-1, 1]``.
 
         The function is concave in ``sigma`` (matrix-fractional), smooth, and lives on the
         ancestor pairs only (``K_ij > 0``), so it is maximised by L-BFGS-B with box bounds from
-        the current ``sigma`` (gradient ``K_ij (W W^T)_ij`` per pair, ``W W^T = P G P``); the
-        result is kept only if it does not lower the dual.
+        the current ``sigma`` (gradient ``-K_ij w_i^T w_j`` per pair, ``W = K_sigma^{-1} V``);
+        the result is kept only if it does not lower the dual.
 
         Parameters
         ----------
-        G : ndarray of shape (n_rows, n_rows)
-            ``V V^T`` (fixed while ``sigma`` moves).
+        V : ndarray of shape (n_rows, n_features)
+            The dual's ``V`` (fixed while ``sigma`` moves).
         max_steps : int
             L-BFGS-B iterations.
         rtol : float
@@ -236,10 +298,13 @@ class SignRelaxedMetric(DualMetric):
         Returns
         -------
         int
-            Iterations taken (``P`` and ``sigma`` are updated in place).
+            Iterations taken (the metric and ``sigma`` are updated in place).
         """
+        if self.pairs is not None:
+            return self._sigma_step_factored(V, max_steps, rtol)
         if self.sigma is None or not self.Koff.any():
             return 0
+        G = V @ V.T
         iu, ju = np.nonzero(np.triu(self.Koff > 0, k=1))
         kp = self.Koff[iu, ju]
         ix = np.ix_(self.idx, self.idx)
@@ -253,19 +318,51 @@ class SignRelaxedMetric(DualMetric):
             return 0.5 * float(np.sum(Pa * Ga)), -kp * M[iu, ju]
 
         z0 = self.sigma[iu, ju].copy()
-        f0, _ = neg_dual(z0)
+        z = self._lbfgs(neg_dual, z0, max_steps, rtol)
+        if z is None:
+            return self._nit
+        self.sigma = self._with(z, iu, ju)
+        self.P = _active_inverse(self.K_sigma(self.sigma), self.idx)
+        return self._nit
+
+    def _sigma_step_factored(self, V: np.ndarray, max_steps: int, rtol: float) -> int:
+        """:meth:`sigma_step` on the pairs, through the factor of ``K_sigma``."""
+        assert self.pairs is not None and self.sigma is not None
+        iu, ju, kp = self.pairs
+        if not len(kp):
+            return 0
+        fk = self._factor_k
+        VT = np.ascontiguousarray(V.T)  # BCFW hands over V^T's transpose: no copy then
+
+        def neg_dual(z: np.ndarray) -> tuple[float, np.ndarray]:
+            self._set_factor(z)
+            WT = fk.solve_rows(VT)
+            return 0.5 * float(np.einsum("ij,ij->", VT, WT)), -kp * pair_dots_rows(WT, iu, ju)
+
+        z = self._lbfgs(neg_dual, self.sigma.copy(), max_steps, rtol)
+        if z is not None:
+            self.sigma = z
+        self._set_factor(self.sigma)
+        if self.sigma.any():
+            self.pdiag, self.factor = None, fk
+        return self._nit
+
+    def _lbfgs(
+        self, fun: Any, z0: np.ndarray, max_steps: int, rtol: float
+    ) -> np.ndarray | None:
+        """L-BFGS-B on ``fun`` over the box from ``z0``; the result clipped to the box when it
+        does not raise ``fun`` above its start, else None (``_nit``: its iterations)."""
+        f0, _ = fun(z0)
         res = minimize(
-            neg_dual,
+            fun,
             z0,
             jac=True,
             method="L-BFGS-B",
             bounds=[(-1.0, 1.0)] * len(z0),
             options={"maxiter": max_steps, "ftol": rtol, "gtol": 1e-14},
         )
-        if res.fun <= f0:
-            self.sigma = self._with(np.clip(res.x, -1.0, 1.0), iu, ju)
-            self.P = _active_inverse(self.K_sigma(self.sigma), self.idx)
-        return int(res.nit)
+        self._nit = int(res.nit)
+        return np.clip(res.x, -1.0, 1.0) if res.fun <= f0 else None
 
 
 # ---------------------------------------------------------------------- the regularizers
@@ -470,17 +567,24 @@ def transfer_matrix(taxonomy: Taxonomy, sparse: bool = False) -> Any:
 
 
 # ---------------------------------------------------------------------- orthogonal transfer
-def ancestor_pairs(taxonomy: Taxonomy) -> np.ndarray:
+#: above this many active rows the eigenvalues of ORTHOGNL's matrices are found by sparse
+#: Lanczos (scipy's eigsh) instead of a dense eigendecomposition (O(m^3) time, O(m^2) memory)
+DENSE_EIG_MAX = 2000
+
+
+def ancestor_pairs(taxonomy: Taxonomy, sparse: bool = False) -> Any:
     """0/1 symmetric matrix ``B``: ``B_ij = 1`` iff one of ``i, j`` is a proper ancestor of the
-    other, both non-root (seed 000, eq. 6), shape (n_nodes, n_nodes)."""
-    A = taxonomy.ancestor_matrix.toarray()
-    np.fill_diagonal(A, 0.0)
-    A[:, 0] = 0.0
-    A[0, :] = 0.0
-    return np.maximum(A, A.T)
+    other, both non-root (seed 000, eq. 6), shape (n_nodes, n_nodes); CSR when ``sparse``."""
+    A = sp.csr_matrix(taxonomy.ancestor_matrix, dtype=np.float64, copy=True)  # cached: copy
+    A.setdiag(0.0)
+    nonroot = (np.arange(taxonomy.n_nodes) != taxonomy.root).astype(np.float64)
+    A = sp.csr_matrix(sp.diags(nonroot) @ A @ sp.diags(nonroot))
+    A.eliminate_zeros()
+    B = sp.csr_matrix(((A + A.T) > 0).astype(np.float64))
+    return B if sparse else B.toarray()
 
 
-def orthogonal_K(taxonomy: Taxonomy, alpha: float = 1.0) -> np.ndarray:
+def orthogonal_K(taxonomy: Taxonomy, alpha: float = 1.0, sparse: bool = False) -> Any:
     """``K`` of seed 000, eq. (6): ``K_ii = |D+(i)|``, ``K_ij = alpha`` for ancestor pairs.
 
     Parameters
@@ -488,20 +592,22 @@ def orthogonal_K(taxonomy: Taxonomy, alpha: float = 1.0) -> np.ndarray:
     taxonomy : Taxonomy (a tree)
     alpha : float, default 1.0
         Weight of the orthogonality penalty ``|w_i^T w_j|`` between a node and its ancestors.
+    sparse : bool, default False
+        Return a CSR matrix (its nonzeros: the diagonal and the ancestor pairs, O(m depth)).
 
     Returns
     -------
-    ndarray of shape (n_nodes, n_nodes)
+    ndarray or csr_matrix of shape (n_nodes, n_nodes)
         Zero row and column for the root (the root has no classifier).
     """
-    K = float(alpha) * ancestor_pairs(taxonomy)
     d = taxonomy.subtree_size.astype(np.float64)
-    K[np.diag_indices_from(K)] = d
-    K[0, 0] = 0.0
-    return K
+    d[taxonomy.root] = 0.0
+    K = sp.csr_matrix(float(alpha) * ancestor_pairs(taxonomy, sparse=True) + sp.diags(d))
+    K.eliminate_zeros()
+    return K if sparse else K.toarray()
 
 
-def comparison_matrix(K: np.ndarray) -> np.ndarray:
+def comparison_matrix(K: Any) -> Any:
     """The comparison matrix ``Kbar``: ``|K_ii|`` on the diagonal, ``-|K_ij|`` off it.
 
     Seed 000, Section 3.1 (Theorem 1: ``Omega`` is convex iff ``K >= 0`` and ``Kbar`` is PSD,
@@ -509,26 +615,97 @@ def comparison_matrix(K: np.ndarray) -> np.ndarray:
 
     Parameters
     ----------
-    K : ndarray of shape (m, m)
+    K : ndarray or sparse matrix of shape (m, m)
 
     Returns
     -------
-    ndarray of shape (m, m)
+    ndarray (or csr_matrix for a sparse ``K``) of shape (m, m)
     """
+    if sp.issparse(K):
+        Ks = sp.csr_matrix(K, dtype=np.float64)
+        diag = np.abs(Ks.diagonal())
+        off = abs(Ks - sp.diags(Ks.diagonal()))
+        return sp.csr_matrix(sp.diags(diag) - off)
     K = np.asarray(K, dtype=np.float64)
     Kbar = -np.abs(K)
     np.fill_diagonal(Kbar, np.abs(np.diag(K)))
     return Kbar
 
 
+def _eigsh_one(M: Any, which: str, **kw: Any) -> float:
+    """One eigenvalue of the symmetric (sparse) ``M`` by ARPACK (scipy's eigsh)."""
+    from scipy.sparse.linalg import ArpackNoConvergence, eigsh
+
+    v0 = np.ones(M.shape[0]) / np.sqrt(M.shape[0])  # deterministic start
+    try:
+        return float(eigsh(M, k=1, which=which, v0=v0, **kw)[0][0])
+    except ArpackNoConvergence as exc:  # pragma: no cover - ARPACK's limit
+        if len(exc.eigenvalues):
+            return float(exc.eigenvalues[0])
+        raise
+
+
+def comparison_lambda_min(K: Any, active: np.ndarray, taxonomy: Taxonomy | None = None) -> float:
+    """``lambda_min`` of the comparison matrix of ``K``'s active block.
+
+    Exact (a dense eigendecomposition) up to :data:`DENSE_EIG_MAX` active rows; above, with
+    the ``taxonomy`` of ``K``'s ancestor pairs, positive definiteness is decided exactly by the
+    fill-free ``L D L^T`` of ``Kbar`` (:class:`~hierlab.core.ancestor_ldl.AncestorFactor`) and
+    the value is found by shift-invert Lanczos through that factor; without it, by Lanczos
+    for the smallest eigenvalue.
+
+    Parameters
+    ----------
+    K : ndarray or sparse matrix of shape (n_rows, n_rows)
+    active : ndarray of bool, shape (n_rows,)
+    taxonomy : Taxonomy, optional
+
+    Returns
+    -------
+    float
+        ``inf`` without active rows; positive iff ``Kbar`` is positive definite.
+    """
+    act = np.asarray(active, dtype=bool)
+    idx = np.flatnonzero(act)
+    if len(idx) == 0:
+        return float("inf")
+    Kb = comparison_matrix(sp.csr_matrix(K) if sp.issparse(K) else np.asarray(K, np.float64))
+    if len(idx) <= DENSE_EIG_MAX:
+        block = Kb[np.ix_(idx, idx)]
+        dense = block.toarray() if sp.issparse(block) else block
+        return float(np.linalg.eigvalsh(dense)[0])
+    from scipy.sparse.linalg import LinearOperator
+
+    Kbs = sp.csr_matrix(Kb)
+    block = sp.csr_matrix(Kbs[idx][:, idx])
+    if taxonomy is not None:
+        try:
+            factor = AncestorFactor(Kbs, taxonomy, act)
+        except ParameterError as exc:
+            if "not positive definite" in str(exc):  # the exact verdict; a value <= 0
+                return min(0.0, _eigsh_one(block, "SA", tol=1e-6, maxiter=20 * len(idx)))
+            factor = None
+        if factor is not None:
+            n = Kbs.shape[0]
+
+            def solve(x: np.ndarray) -> np.ndarray:
+                full = np.zeros(n)
+                full[idx] = np.ravel(x)
+                return factor.solve(full)[idx]
+
+            op = LinearOperator(block.shape, matvec=solve, dtype=np.float64)
+            return _eigsh_one(block, "LM", sigma=0.0, OPinv=op, tol=0.0)
+    return _eigsh_one(block, "SA", tol=0.0)
+
+
 def smallest_comparison_eigenvalue(
-    taxonomy_or_K: Taxonomy | np.ndarray, alpha: float = 1.0
+    taxonomy_or_K: Taxonomy | Any, alpha: float = 1.0
 ) -> float:
     """``lambda_min(Kbar)`` over the non-root nodes: the strong convexity of ``Omega``.
 
     Parameters
     ----------
-    taxonomy_or_K : Taxonomy or ndarray
+    taxonomy_or_K : Taxonomy, ndarray or sparse matrix
         A taxonomy (``K`` by eq. 6 with ``alpha``, root excluded) or a matrix ``K`` of shape
         (m, m), used as given (pass the non-root block ``K[1:, 1:]`` of :func:`orthogonal_K`).
     alpha : float, default 1.0
@@ -540,12 +717,13 @@ def smallest_comparison_eigenvalue(
         Positive iff ``K`` is admissible (``Omega`` strongly convex, Corollary 2).
     """
     if isinstance(taxonomy_or_K, Taxonomy):
-        Kn = orthogonal_K(taxonomy_or_K, alpha)[1:, 1:]
-    else:
-        Kn = np.asarray(taxonomy_or_K, dtype=np.float64)
-    if Kn.size == 0:
+        tax = taxonomy_or_K
+        active = np.arange(tax.n_nodes) != tax.root
+        return comparison_lambda_min(orthogonal_K(tax, alpha, sparse=True), active, tax)
+    K = taxonomy_or_K
+    if K.size == 0 or K.shape[0] == 0:
         return float("inf")
-    return float(np.linalg.eigvalsh(comparison_matrix(Kn))[0])
+    return comparison_lambda_min(K, np.ones(K.shape[0], dtype=bool))
 
 
 def max_admissible_alpha(taxonomy: Taxonomy) -> float:
@@ -553,8 +731,9 @@ def max_admissible_alpha(taxonomy: Taxonomy) -> float:
 
     ``Kbar(alpha) = D - alpha B`` with ``D = diag |D+(i)|`` and ``B`` the ancestor-pair
     indicator, so ``Kbar`` is positive definite iff ``alpha < 1 / lambda_max(D^{-1/2} B
-    D^{-1/2})`` (exact: one symmetric eigenproblem). Every ``alpha`` strictly below the returned
-    value is admissible; at the value itself ``lambda_min = 0``.
+    D^{-1/2})`` (exact: one symmetric eigenproblem; dense up to :data:`DENSE_EIG_MAX` nodes,
+    sparse Lanczos above). Every ``alpha`` strictly below the returned value is admissible; at
+    the value itself ``lambda_min = 0``.
 
     Parameters
     ----------
@@ -565,25 +744,33 @@ def max_admissible_alpha(taxonomy: Taxonomy) -> float:
     float
         ``inf`` when no two non-root nodes are in an ancestor relation (a flat taxonomy).
     """
-    B = ancestor_pairs(taxonomy)[1:, 1:]
-    if B.size == 0 or not B.any():
+    nonroot = np.flatnonzero(np.arange(taxonomy.n_nodes) != taxonomy.root)
+    B = ancestor_pairs(taxonomy, sparse=True)[nonroot][:, nonroot]
+    if B.shape[0] == 0 or B.nnz == 0:
         return float("inf")
-    s = 1.0 / np.sqrt(taxonomy.subtree_size[1:].astype(np.float64))
-    lam = float(np.linalg.eigvalsh(s[:, None] * B * s[None, :])[-1])
+    s = 1.0 / np.sqrt(taxonomy.subtree_size[nonroot].astype(np.float64))
+    S = sp.csr_matrix(sp.diags(s) @ B @ sp.diags(s))
+    if S.shape[0] <= DENSE_EIG_MAX:
+        lam = float(np.linalg.eigvalsh(S.toarray())[-1])
+    else:
+        lam = _eigsh_one(S, "LA", tol=0.0)
     return 1.0 / lam
 
 
 def check_orthogonal_K(
-    K: np.ndarray, taxonomy: Taxonomy | None = None, alpha: float | None = None
+    K: Any, taxonomy: Taxonomy | None = None, alpha: float | None = None
 ) -> float:
     """Validate ``K`` for ORTHOGNL and return ``lambda_min(Kbar)`` (> 0).
 
     Parameters
     ----------
-    K : ndarray of shape (m, m)
-        Over the non-root nodes.
+    K : ndarray or sparse matrix of shape (m, m)
+        Over the non-root nodes (``m = n_nodes - 1``), or over every node with a zero root
+        row and column (``m = n_nodes``, with ``taxonomy``).
     taxonomy : Taxonomy, optional
-        For the error message (the largest admissible ``alpha``).
+        For the error message (the largest admissible ``alpha``), and, with a sparse ``K``,
+        for the exact positive-definiteness test through the fill-free factor of ``Kbar``
+        (:func:`comparison_lambda_min`).
     alpha : float, optional
         The ``alpha`` that built ``K`` (eq. 6), for the error message.
 
@@ -593,14 +780,31 @@ def check_orthogonal_K(
         ``K`` not symmetric, negative entries, or ``Kbar`` not positive definite (the message
         names the largest admissible ``alpha`` for the taxonomy, or how to fix a user ``K``).
     """
-    K = np.asarray(K, dtype=np.float64)
-    if K.ndim != 2 or K.shape[0] != K.shape[1]:
-        raise ParameterError(f"K must be a square matrix, got shape {K.shape}")
-    if not np.allclose(K, K.T):
-        raise ParameterError("K must be symmetric")
-    if (K < 0).any():
-        raise ParameterError("K must be nonnegative entry-wise (seed 000, Theorem 1)")
-    lam = smallest_comparison_eigenvalue(K)
+    if sp.issparse(K):
+        K = sp.csr_matrix(K, dtype=np.float64)
+        if K.shape[0] != K.shape[1]:
+            raise ParameterError(f"K must be a square matrix, got shape {K.shape}")
+        asym = abs(K - K.T)
+        if asym.nnz and asym.max() > 1e-8 * max(1.0, abs(K).max()):
+            raise ParameterError("K must be symmetric")
+        if K.nnz and K.data.min() < 0:
+            raise ParameterError("K must be nonnegative entry-wise (seed 000, Theorem 1)")
+    else:
+        K = np.asarray(K, dtype=np.float64)
+        if K.ndim != 2 or K.shape[0] != K.shape[1]:
+            raise ParameterError(f"K must be a square matrix, got shape {K.shape}")
+        if not np.allclose(K, K.T):
+            raise ParameterError("K must be symmetric")
+        if (K < 0).any():
+            raise ParameterError("K must be nonnegative entry-wise (seed 000, Theorem 1)")
+    if taxonomy is not None and K.shape[0] in (taxonomy.n_nodes - 1, taxonomy.n_nodes):
+        full = K
+        if K.shape[0] == taxonomy.n_nodes - 1:  # the root first (Taxonomy's order): pad it
+            full = sp.block_diag((sp.csr_matrix((1, 1)), sp.csr_matrix(K)), format="csr")
+        active = np.arange(taxonomy.n_nodes) != taxonomy.root
+        lam = comparison_lambda_min(full, active, taxonomy)
+    else:
+        lam = smallest_comparison_eigenvalue(K)
     if not lam > 0:
         if taxonomy is not None and alpha is not None:
             amax = max_admissible_alpha(taxonomy)
@@ -624,11 +828,12 @@ class Orthogonal(Regularizer):
 
     Subgradient by Theorem 4: ``g_i = K_ii w_i + sum_{j != i} sign(w_i^T w_j) K_ij w_j``.
     Splitting of Section 4.3: ``Psi = lambda_min/2 ||W||^2``, the remainder ``Omega - Psi`` is
-    convex because ``Kbar - lambda_min I`` is PSD.
+    convex because ``Kbar - lambda_min I`` is PSD. ``K`` is held sparse and every term is summed
+    over its nonzero pairs only (eq. 6's ``K`` lives on the ancestor pairs: O(m depth) of them).
 
     Parameters
     ----------
-    K : ndarray of shape (n_rows, n_rows)
+    K : ndarray or sparse matrix of shape (n_rows, n_rows)
         Nonnegative, symmetric, zero on the inactive rows and columns.
     active : ndarray of bool, shape (n_rows,)
     lambda_min : float, optional
@@ -638,55 +843,68 @@ class Orthogonal(Regularizer):
         with ``t = lambda_min(D^{-1/2} Kbar D^{-1/2})``, ``D = diag(K)`` (a diagonally scaled
         split: ``Kbar - P`` stays PSD, so ``Omega - Psi`` stays convex, and ``Psi`` is larger on
         the heavily regularised upper nodes, which shortens RDA's steps there).
+    taxonomy : Taxonomy, optional
+        The tree of ``K``'s pairs: the eigenvalues are then found through the fill-free factor
+        of ``Kbar`` at any size, and BCFW's dual metric is factored the same way
+        (:class:`SignRelaxedMetric`).
     """
 
     def __init__(
         self,
-        K: np.ndarray,
+        K: Any,
         active: np.ndarray,
         lambda_min: float | None = None,
         split: str = "lambda_min",
+        taxonomy: Taxonomy | None = None,
     ) -> None:
         self.active = np.asarray(active, dtype=bool)
-        K = np.asarray(K, dtype=np.float64)
-        mask = np.outer(self.active, self.active)
-        self.K = np.where(mask, K, 0.0)
+        keep = sp.diags(self.active.astype(np.float64))
+        self.K = sp.csr_matrix(keep @ sp.csr_matrix(K, dtype=np.float64) @ keep)
+        self.K.eliminate_zeros()
+        self.taxonomy = taxonomy
         idx = np.flatnonzero(self.active)
-        Kbar = comparison_matrix(K[np.ix_(idx, idx)])
         if lambda_min is None:
-            lambda_min = float(np.linalg.eigvalsh(Kbar)[0])
+            lambda_min = comparison_lambda_min(self.K, self.active, taxonomy)
         if not lambda_min > 0:
             raise ParameterError(
                 f"Orthogonal regularizer needs lambda_min(Kbar) > 0, got {lambda_min:.4g}"
             )
         self.lambda_min = float(lambda_min)
         self.split = split
+        self._diag = self.K.diagonal().copy()
         p = np.zeros(len(self.active))
         if split == "lambda_min":
             p[idx] = self.lambda_min
         elif split == "jacobi":
-            d = np.diag(Kbar)
-            s = 1.0 / np.sqrt(d)
-            t = float(np.linalg.eigvalsh(s[:, None] * Kbar * s[None, :])[0])
-            p[idx] = t * d
+            d = self._diag
+            s = np.divide(1.0, np.sqrt(d), out=np.zeros_like(d), where=d > 0)
+            scaled = sp.diags(s) @ self.K @ sp.diags(s)
+            p[idx] = comparison_lambda_min(scaled, self.active, taxonomy) * d[idx]
         else:
             raise ParameterError(f"split must be 'lambda_min' or 'jacobi', got {split!r}")
         #: diagonal of P in Psi(W) = 1/2 sum_i p_i ||w_i||^2, shape (n_rows,)
         self.psi_diag = p
-        self._diag = np.diag(self.K).copy()
-        self._off = self.K - np.diag(self._diag)
+        upper = sp.triu(self.K, k=1).tocoo()
+        self._iu, self._ju, self._kp = upper.row, upper.col, upper.data
 
-    def _signed(self, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        M = W @ W.T  # Gram matrix w_i^T w_j, (n_rows, n_rows)
-        return M, self._off * np.sign(M) + np.diag(self._diag)
+    def _terms(self, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``|w_i|^2`` per row and ``w_i^T w_j`` per pair (the Gram matrix on K's pattern)."""
+        return np.einsum("ij,ij->i", W, W), pair_dots(W, self._iu, self._ju)
+
+    def _value(self, sq: np.ndarray, dots: np.ndarray) -> float:
+        return 0.5 * float(self._diag @ sq) + float(self._kp @ np.abs(dots))
+
+    def _signed_times(self, W: np.ndarray, dots: np.ndarray) -> np.ndarray:
+        """``K_s W`` with ``K_s = diag(K) + sign(W W^T) o K_off`` (Theorem 4's subgradient)."""
+        m = len(self.active)
+        off = sp.csr_matrix((self._kp * np.sign(dots), (self._iu, self._ju)), shape=(m, m))
+        return self._diag[:, None] * W + np.asarray((off + off.T) @ W)
 
     def value(self, W: np.ndarray) -> float:
-        M = W @ W.T
-        return 0.5 * float(np.sum(self.K * np.abs(M)))
+        return self._value(*self._terms(W))
 
     def subgradient(self, W: np.ndarray) -> np.ndarray:
-        _, Ks = self._signed(W)
-        return Ks @ W
+        return self._signed_times(W, self._terms(W)[1])
 
     def psi_value(self, W: np.ndarray) -> float:
         return 0.5 * float(np.einsum("ij,ij->", W, W * self.psi_diag[:, None]))
@@ -696,12 +914,12 @@ class Orthogonal(Regularizer):
         return G * inv[:, None]
 
     def remainder(self, W: np.ndarray) -> tuple[float, np.ndarray]:
-        M, Ks = self._signed(W)
-        omega = 0.5 * float(np.sum(self.K * np.abs(M)))
-        psi = 0.5 * float(np.sum(np.diag(M) * self.psi_diag))
-        G = Ks @ W - self.psi_diag[:, None] * W
+        sq, dots = self._terms(W)
+        omega = self._value(sq, dots)
+        psi = 0.5 * float(np.sum(sq * self.psi_diag))
+        G = self._signed_times(W, dots) - self.psi_diag[:, None] * W
         return omega - psi, G
 
     def dual_metric(self) -> SignRelaxedMetric:
         """The sign relaxation ``K_sigma = K o sigma`` of ``Omega`` (a max of quadratics)."""
-        return SignRelaxedMetric(self.K, self.active)
+        return SignRelaxedMetric(self.K, self.active, self.taxonomy)

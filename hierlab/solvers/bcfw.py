@@ -678,7 +678,7 @@ class BCFW(Solver):
         dual.normalise()  # stay on the simplices (rounding)
         B, ell = dual.dual_point(dual.alpha)
         VT = dual.VT(B)
-        sig_steps = metric.sigma_step(VT.T @ VT) if metric.sigma is not None else 0
+        sig_steps = metric.sigma_step(VT.T) if metric.sigma is not None else 0
         WT = metric.apply(VT)
         if not (np.isfinite(WT).all() and dual.finite()):
             raise _diverged(epoch, "the weights overflowed")

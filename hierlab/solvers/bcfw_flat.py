@@ -46,7 +46,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from hierlab.core._jit import jit_enabled, njit, sparse_row_times, sparse_row_update
-from hierlab.core.ancestor_ldl import SOLVE as FACTOR_SOLVE
+from hierlab.core.ancestor_ldl import SOLVE_TOUCHED as FACTOR_SOLVE
 from hierlab.core.exceptions import ParameterError
 
 __all__ = ["FlatBlocks", "chain_most_violated", "chain_parents", "chain_path_sums"]
@@ -433,8 +433,8 @@ def _curvature(
         for e in range(nt):
             j = touched[e]
             q += db[j] * db[j] * pdiag[j]
-    elif Pf[1].shape[0] > 0:
-        FACTOR_SOLVE(Pf[1], Pf[2], Pf[3], Pf[4], Pf[5], db, Pd)
+    elif Pf[1].shape[0] > 0:  # only the blocks d touches: P is block diagonal
+        FACTOR_SOLVE(Pf[1], Pf[2], Pf[3], Pf[4], Pf[5], Pf[6], Pf[7], touched, nt, db, Pd)
         for e in range(nt):
             q += db[touched[e]] * Pd[touched[e]]
     else:

@@ -9,9 +9,11 @@ HierarchicalHinge` (eq. 3/10/12 ``"margin"`` and eq. 13), described by :class:`P
 * node potentials ``p = a * x^T V^T`` (``W = a V``, ``V^T`` stored (n_features, n_nodes));
 * leaf scores ``S_l = sum_{n in A+(l)} c_n p_n`` (the rows of ``C_cand``), the true score
   ``s_i = sum_{n in A+(y_i)} c_n p_n`` (row ``y_i`` of ``C``);
-* ``Q_l = S_l - s_i + D[k_i, l]`` (margin) or ``(S_l - s_i) / Dn[k_i, l] + 1`` (eq. 13, only
-  where ``Dn > 0``); loss ``max(0, max_l Q_l)`` at the first arg-max ``j``;
-* subgradient coefficients ``G_i = (C_cand[j] - C[y_i]) (/ Dn[k_i, j])`` when the loss is > 0.
+* ``Q_l = S_l - s_i + Δ(y_i, l)`` (margin) or ``(S_l - s_i) / Δ~(y_i, l) + 1`` (eq. 13, only
+  where ``Δ~ > 0``); loss ``max(0, max_l Q_l)`` at the first arg-max ``j``; the row of ``Δ``
+  is formed per example from the paths (:class:`~hierlab.core.losses.DeltaRows`), never as a
+  (labels x leaves) table;
+* subgradient coefficients ``G_i = (C_cand[j] - C[y_i]) (/ Δ~(y_i, j))`` when the loss is > 0.
 
 Every sum runs in scipy's order (CSR rows, then their stored entries) or numpy's (pairwise
 ``np.sum``, :func:`_pairwise_sum`), so the iterates equal the numpy path's bit for bit.
@@ -27,6 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from hierlab.core._jit import jit_enabled, njit, sparse_row_times
+from hierlab.core.losses import DELTA_ROW, DeltaRows
 
 __all__ = ["PathHinge", "path_hinge_epoch", "path_hinge_losses"]
 
@@ -43,12 +46,11 @@ class PathHinge:
         ``C`` (n_nodes, n_nodes) in CSR: row ``m`` holds ``c_n`` on ``A+(m)``.
     y : ndarray of int64, shape (n_samples,)
         True node per row.
-    k : ndarray of int64, shape (n_samples,)
-        Row of ``D`` for each training row.
-    D : ndarray of shape (n_labels, n_leaves)
-        Structural error ``Δ(y, l)`` (margin) or the normalised ``Δ~`` divisor (eq. 13).
+    delta : tuple
+        :meth:`~hierlab.core.losses.DeltaRows.args` of the structural error ``Δ(y, l)``
+        (margin) or of the normalised ``Δ~`` divisor (eq. 13), formed a row per example.
     eq13 : bool
-        Divide the score difference by ``D`` (eq. 13) instead of adding it.
+        Divide the score difference by ``Δ~`` (eq. 13) instead of adding ``Δ``.
     """
 
     cand_indptr: np.ndarray
@@ -58,13 +60,12 @@ class PathHinge:
     c_indices: np.ndarray
     c_data: np.ndarray
     y: np.ndarray
-    k: np.ndarray
-    D: np.ndarray
+    delta: tuple[Any, ...]
     eq13: bool
 
     @classmethod
     def from_matrices(
-        cls, C_cand: Any, C: Any, y: np.ndarray, k: np.ndarray, D: np.ndarray, eq13: bool
+        cls, C_cand: Any, C: Any, y: np.ndarray, delta: DeltaRows, eq13: bool
     ) -> PathHinge:
         """Build from the CSR matrices ``C_cand`` and ``C`` as the objective stores them."""
         Cc = sp.csr_matrix(C_cand)
@@ -77,8 +78,7 @@ class PathHinge:
             np.asarray(Cm.indices, dtype=np.int64),
             np.asarray(Cm.data, dtype=np.float64),
             np.asarray(y, dtype=np.int64),
-            np.asarray(k, dtype=np.int64),
-            np.ascontiguousarray(D, dtype=np.float64),
+            delta.args(),
             bool(eq13),
         )
 
@@ -92,8 +92,7 @@ class PathHinge:
             self.c_indices,
             self.c_data,
             self.y,
-            self.k,
-            self.D,
+            self.delta,
             self.eq13,
         )
 
@@ -167,15 +166,17 @@ def _pairwise_sum(a: Any, lo: int, n: int) -> float:  # pragma: no cover - compi
 
 
 def _row_loss(
-    i: int, scale: float, VT: Any, x: Any, h: Any, p: Any
+    i: int, scale: float, VT: Any, x: Any, h: Any, p: Any, mark: Any, drow: Any
 ) -> tuple[float, int]:  # pragma: no cover - compiled by numba
     """Loss of row ``i`` and its arg-max leaf index (``-1`` when the loss is 0).
 
     ``x = (indptr, indices, data)`` of the CSR ``X``, ``h`` = :meth:`PathHinge.args`. Fills
-    ``p`` (n_nodes,) with the potentials ``scale * x_i^T V^T``.
+    ``p`` (n_nodes,) with the potentials ``scale * x_i^T V^T`` and ``drow`` (n_leaves,) with
+    ``Δ(y_i, .)`` (``mark``: a zeroed (n_nodes,) scratch).
     """
     x_indptr, x_indices, x_data = x
-    cand_indptr, cand_indices, cand_data, c_indptr, c_indices, c_data, y, k, D, eq13 = h
+    cand_indptr, cand_indices, cand_data, c_indptr, c_indices, c_data, y, dl, eq13 = h
+    DELTA_ROW(y[i], dl[0], dl[1], dl[2], dl[3], dl[4], dl[5], mark, drow)
     m = p.shape[0]
     sparse_row_times(VT, x_indptr, x_indices, x_data, i, p)  # p = x_i^T V^T
     if scale != 1.0:
@@ -185,7 +186,6 @@ def _row_loss(
     s_true = 0.0
     for kk in range(c_indptr[yi], c_indptr[yi + 1]):
         s_true += c_data[kk] * p[c_indices[kk]]
-    ki = k[i]
     best = -np.inf
     jbest = -1
     for leaf in range(cand_indptr.shape[0] - 1):
@@ -194,10 +194,10 @@ def _row_loss(
             s += cand_data[kk] * p[cand_indices[kk]]
         diff = s - s_true
         if eq13:
-            dn = D[ki, leaf]
+            dn = drow[leaf]
             qv = diff / dn + 1.0 if dn > 0.0 else -np.inf
         else:
-            qv = diff + D[ki, leaf]
+            qv = diff + drow[leaf]
         if qv > best or jbest < 0:
             best = qv
             jbest = leaf
@@ -212,8 +212,9 @@ def _path_hinge_losses(
     """Losses of the rows ``rows`` at ``W = scale * VT.T``, shape (len(rows),)."""
     out = np.empty(rows.shape[0])
     p = np.empty(VT.shape[1])
+    mark, drow = np.zeros(VT.shape[1]), np.empty(h[0].shape[0] - 1)
     for r in range(rows.shape[0]):
-        loss, _ = _row_loss_c(rows[r], scale, VT, x, h, p)
+        loss, _ = _row_loss_c(rows[r], scale, VT, x, h, p, mark, drow)
         out[r] = loss
     return out
 
@@ -223,13 +224,14 @@ def _batch_coefficients(
 ) -> None:  # pragma: no cover - compiled by numba
     """Losses (``losses[:b]``) and subgradient coefficients (``G[:b]``) of the batch ``idx``.
 
-    ``G[r] = (C_cand[j] - C[y_i]) (/ Dn[k_i, j])`` for a positive loss, else 0.
+    ``G[r] = (C_cand[j] - C[y_i]) (/ Δ~(y_i, j))`` for a positive loss, else 0.
     """
-    cand_indptr, cand_indices, cand_data, c_indptr, c_indices, c_data, y, k, D, eq13 = h
+    cand_indptr, cand_indices, cand_data, c_indptr, c_indices, c_data, y, _dl, eq13 = h
     m = G.shape[1]
+    mark, drow = np.zeros(m), np.empty(cand_indptr.shape[0] - 1)
     for r in range(idx.shape[0]):
         i = idx[r]
-        loss, j = _row_loss_c(i, a, VT, x, h, p)
+        loss, j = _row_loss_c(i, a, VT, x, h, p, mark, drow)
         losses[r] = loss
         for nn in range(m):
             G[r, nn] = 0.0
@@ -241,7 +243,7 @@ def _batch_coefficients(
         for kk in range(c_indptr[yi], c_indptr[yi + 1]):
             G[r, c_indices[kk]] -= c_data[kk]
         if eq13:
-            div = D[k[i], j]
+            div = drow[j]
             for nn in range(m):
                 G[r, nn] /= div
 

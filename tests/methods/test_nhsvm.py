@@ -319,10 +319,11 @@ def _primal_qp(obj: HierarchicalHinge, X: np.ndarray) -> float:
     leaves = obj.taxonomy.leaves
     C = obj.C.toarray()
     rows = []
+    table = obj.delta_table()
     for i in range(n):
         for j, l in enumerate(leaves):
             diff = C[l] - C[obj.y[i]]
-            delta = obj.D[obj.label_index[i], j]
+            delta = table[obj.label_index[i], j]
             if delta > 0:
                 rows.append((i, np.outer(diff, X[i]).ravel(), delta))
 

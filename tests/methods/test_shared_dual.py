@@ -89,9 +89,10 @@ def _slsqp_joint(tax: Taxonomy, X: np.ndarray, y: np.ndarray, lam: float, loss: 
     A = tax.ancestor_matrix.toarray().astype(np.float64)[:, 1:]  # A+(v) without the root
     P = A[tax.leaves]
     rows, rhs = [], []
+    table = hinge.delta_table()
     for i in range(n):
         for j, leaf in enumerate(tax.leaves):
-            delta = hinge.D[hinge.label_index[i], j]
+            delta = table[hinge.label_index[i], j]
             if delta > 0:
                 v = np.zeros(m * d + m + n)
                 v[: m * d] = -np.outer(A[leaf] - A[y[i]], X[i]).ravel()

@@ -106,7 +106,7 @@ def test_sigma_relaxation_lower_bounds_omega() -> None:
     V[0] = 0
     G = V @ V.T
     before = -0.5 * np.sum(metric.P * G)
-    steps = metric.sigma_step(G, max_steps=500, rtol=1e-15)
+    steps = metric.sigma_step(V, max_steps=500, rtol=1e-15)
     after = -0.5 * np.sum(metric.P * G)
     assert steps > 0 and after >= before
     # optimality over the box: no vertex improves the linearisation

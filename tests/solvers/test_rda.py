@@ -356,4 +356,4 @@ def test_orthognl_jacobi_split_same_optimum_and_certificate() -> None:
     P = np.diag(reg.psi_diag[1:])
     from hierlab.core.regularizers import comparison_matrix
 
-    assert np.linalg.eigvalsh(comparison_matrix(est.K_[1:, 1:]) - P)[0] >= -1e-12
+    assert np.linalg.eigvalsh(comparison_matrix(est.K_[1:, 1:].toarray()) - P)[0] >= -1e-12

@@ -111,16 +111,16 @@ class HingeDualModel(LinearModel):
         eq13 = h.variant == "eq13"
 
         def make(v: int) -> tuple[sp.csr_matrix, np.ndarray]:
-            k = int(np.searchsorted(h.label_nodes, v))
             keep = cand != v
+            d = (h.delta_rows_n if eq13 else h.delta_rows).row(v)  # Δ(v, .) or Δ~(v, .)
             if eq13:
-                keep &= h.Dn[k] > 0.0
+                keep &= d > 0.0
             rows = int(keep.sum())
             # C[v] - C[l] per kept candidate, sparse (a label touches its and v's root paths)
             U = sp.csr_matrix(np.ones((rows, 1))) @ h.C[v] - h.C_cand[keep]
             if eq13:
-                return sparse_table(sp.diags(1.0 / h.Dn[k, keep]) @ U, np.ones(rows), 1.0 / n)
-            return sparse_table(U, h.D[k, keep], 1.0 / n)
+                return sparse_table(sp.diags(1.0 / d[keep]) @ U, np.ones(rows), 1.0 / n)
+            return sparse_table(U, d[keep], 1.0 / n)
 
         return per_label_blocks(np.asarray(y, dtype=np.int64), make)
 

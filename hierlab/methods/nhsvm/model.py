@@ -36,7 +36,7 @@ from scipy.sparse.csgraph import breadth_first_order, maximum_flow
 
 from hierlab.core._jit import jit_enabled
 from hierlab.core.exceptions import ConvergenceError, ParameterError
-from hierlab.core.losses import LOSSES, delta
+from hierlab.core.losses import LOSSES, DeltaRows
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.solvers.sgd_kernels import PathHinge, path_hinge_losses
 
@@ -943,27 +943,33 @@ class HierarchicalHinge:
         self.grad_scale = float(2.0 * np.sum(self.c**2))
 
     def _init_single_label(self, Y: Any) -> None:
-        """Node labels, candidate leaves and the table of structural errors ``Δ``."""
+        """Node labels, candidate leaves and the structural errors ``Δ`` (formed a row per
+        example when needed, :class:`~hierlab.core.losses.DeltaRows`: a (labels x leaves)
+        table would be 800 MB at 10^4 leaves)."""
         tax = self.taxonomy
         self.y = np.asarray(Y, dtype=np.int64)
         self.candidates = tax.leaves
         self.label_nodes, self.label_index = np.unique(self.y, return_inverse=True)
-        # Δ between every training label and every candidate leaf: a row of the shared loss table
-        self.D = delta(self.loss, tax, self.label_nodes, self.candidates, self.alpha)
+        self.delta_rows = DeltaRows.of(self.loss, tax, self.candidates, self.alpha)
         if self.variant == "eq13":
-            # eq. (13) divides by the normalised error (NHSVM's own loss: then it is D itself)
-            if self.loss == NORMALIZED_LOSS:
-                self.Dn = self.D
-            else:
-                self.Dn = delta(
-                    NORMALIZED_LOSS, tax, self.label_nodes, self.candidates, self._alpha_or_c2()
-                )
+            # eq. (13) divides by the normalised error (NHSVM's own loss: then it is Δ itself)
+            self.delta_rows_n = (
+                self.delta_rows
+                if self.loss == NORMALIZED_LOSS
+                else DeltaRows.of(NORMALIZED_LOSS, tax, self.candidates, self._alpha_or_c2())
+            )
             self.grad_scale = 1.0
             self.max_loss = 1.0
         else:
             sq = np.asarray(self.C_cand.multiply(self.C_cand).sum(axis=1)).ravel()
             self.grad_scale = float(2.0 * sq.max()) if sq.size else 1.0
-            self.max_loss = float(self.D.max()) if self.D.size else 1.0
+            top = self.delta_rows.max_over(self.label_nodes)
+            self.max_loss = top if np.isfinite(top) else 1.0
+
+    def delta_table(self) -> np.ndarray:
+        """``Δ(label_nodes[k], candidates[l])``, shape (n_labels, n_leaves), formed on request
+        (the fit never holds it)."""
+        return self.delta_rows.rows(self.label_nodes)
 
     def _alpha_or_c2(self) -> np.ndarray:
         return self.alpha if self.alpha is not None else self.c**2
@@ -1018,17 +1024,16 @@ class HierarchicalHinge:
 
     def _single_label_loss(self, P: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         y = self.y[idx]
-        k = self.label_index[idx]
         S = self.leaf_scores(P)
         Cy = self.C[y]
         s_true = np.asarray(Cy.multiply(P).sum(axis=1)).ravel()
         diff = S - s_true[:, None]
         if self.variant == "eq13":
-            Dn = self.Dn[k]
+            Dn = self.delta_rows_n.rows(y)
             with np.errstate(divide="ignore", invalid="ignore"):
                 Q = np.where(Dn > 0.0, diff / np.where(Dn > 0, Dn, 1.0) + 1.0, -np.inf)
         else:
-            Q = diff + self.D[k]
+            Q = diff + self.delta_rows.rows(y)
         j = np.argmax(Q, axis=1)
         rows = np.arange(len(idx))
         q = Q[rows, j]
@@ -1038,7 +1043,7 @@ class HierarchicalHinge:
         if active.any():
             ga = (self.C_cand[j[active]] - Cy[active]).toarray()
             if self.variant == "eq13":
-                ga /= self.Dn[k[active], j[active]][:, None]
+                ga /= Dn[rows[active], j[active]][:, None]
             G[active] = ga
         return losses, G
 
@@ -1088,7 +1093,7 @@ class HierarchicalHinge:
             return None
         eq13 = self.variant == "eq13"
         return PathHinge.from_matrices(
-            self.C_cand, self.C, self.y, self.label_index, self.Dn if eq13 else self.D, eq13
+            self.C_cand, self.C, self.y, self.delta_rows_n if eq13 else self.delta_rows, eq13
         )
 
     def gradient(self, W: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -397,8 +397,9 @@ class OrthogonalTransferClassifier(_RDAClassifier):
 
     Attributes
     ----------
-    K_ : ndarray of shape (n_nodes, n_nodes)
-        The ``K`` used (root row and column zero).
+    K_ : csr_matrix or ndarray of shape (n_nodes, n_nodes)
+        The ``K`` used (root row and column zero): eq. (6)'s as a sparse matrix (its nonzeros
+        are the diagonal and the ancestor pairs), a user's ``K`` as given.
     alpha_ : float
         The ``alpha`` that ran (``"auto"`` resolved); NaN when a user ``K`` was given.
     lambda_min_ : float
@@ -436,8 +437,9 @@ class OrthogonalTransferClassifier(_RDAClassifier):
         self.K = K
         self.split = split
 
-    def resolve_K(self, tax: Taxonomy) -> tuple[np.ndarray, float]:
-        """``K`` (n_nodes x n_nodes, zero root row/column) and ``lambda_min(Kbar)``.
+    def resolve_K(self, tax: Taxonomy) -> tuple[Any, float]:
+        """``K`` (n_nodes x n_nodes, zero root row/column; eq. 6's as a sparse matrix) and
+        ``lambda_min(Kbar)``.
 
         Raises
         ------
@@ -448,8 +450,8 @@ class OrthogonalTransferClassifier(_RDAClassifier):
         if self.K is None:
             alpha = resolve_alpha(self.alpha, tax)
             self.alpha_ = alpha
-            K = orthogonal_K(tax, alpha)
-            lam = check_orthogonal_K(K[1:, 1:], tax, alpha)
+            K = orthogonal_K(tax, alpha, sparse=True)
+            lam = check_orthogonal_K(K, tax, alpha)
             return K, lam
         self.alpha_ = float("nan")
         Ku = np.asarray(self.K, dtype=np.float64)
@@ -465,7 +467,7 @@ class OrthogonalTransferClassifier(_RDAClassifier):
                 f"K must have shape ({m - 1}, {m - 1}) (non-root nodes) or ({m}, {m}), "
                 f"got {Ku.shape}"
             )
-        lam = check_orthogonal_K(K[1:, 1:])
+        lam = check_orthogonal_K(K, tax)
         return K, lam
 
     def _build(self, tax: Taxonomy, y: np.ndarray) -> tuple[Any, Regularizer]:
@@ -473,7 +475,8 @@ class OrthogonalTransferClassifier(_RDAClassifier):
         self.K_ = K
         self.lambda_min_ = lam
         model = RecursiveModel(tax)
-        return model, Orthogonal(K, model.active_rows(y), lambda_min=lam, split=self.split)
+        active = model.active_rows(y)
+        return model, Orthogonal(K, active, lambda_min=lam, split=self.split, taxonomy=tax)
 
 
 class FlatMulticlassClassifier(_RDAClassifier):
