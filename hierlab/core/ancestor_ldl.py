@@ -29,7 +29,7 @@ from hierlab.core._jit import jit_enabled, njit
 from hierlab.core.exceptions import ParameterError
 from hierlab.core.taxonomy import Taxonomy
 
-__all__ = ["AncestorFactor", "pair_dots_rows", "sparse_entries"]
+__all__ = ["AncestorFactor", "sparse_entries"]
 
 
 def _factorize(
@@ -126,6 +126,20 @@ def _solve_each_row(
         SOLVE(order, ptr, idx, val, dinv, B[f], Z[f])
 
 
+def _solve_block_rows(
+    order: np.ndarray, ptr: np.ndarray, idx: np.ndarray, val: np.ndarray, dinv: np.ndarray,
+    lo: int, hi: int, nodes: np.ndarray, R: np.ndarray, b: np.ndarray, Z: np.ndarray,
+) -> None:  # pragma: no cover - compiled by numba
+    """For every row ``r`` of ``R`` (k, hi - lo), a vector on the block ``nodes =
+    order[lo:hi]``: ``Z[r] = (M^{-1} r)`` on those nodes (``b``: scratch of shape (m,))."""
+    for f in range(R.shape[0]):
+        for q in range(hi - lo):
+            b[nodes[q]] = R[f, q]
+        SOLVE_RANGE(order, lo, hi, ptr, idx, val, dinv, b, b)
+        for q in range(hi - lo):
+            Z[f, q] = b[nodes[q]]
+
+
 def _solve_by_node(
     order: np.ndarray, ptr: np.ndarray, idx: np.ndarray, val: np.ndarray, dinv: np.ndarray,
     B: np.ndarray, Z: np.ndarray,
@@ -151,24 +165,13 @@ def _solve_by_node(
                 Z[c, f] -= v * Z[a, f]
 
 
-def _pair_dots_rows(
-    WT: np.ndarray, iu: np.ndarray, ju: np.ndarray, out: np.ndarray
-) -> None:  # pragma: no cover - compiled by numba
-    """``out[p] = sum_f WT[f, iu[p]] WT[f, ju[p]]`` for ``WT`` of shape (k, m), row by row."""
-    for p in range(out.shape[0]):
-        out[p] = 0.0
-    for f in range(WT.shape[0]):
-        for p in range(out.shape[0]):
-            out[p] += WT[f, iu[p]] * WT[f, ju[p]]
-
-
 FACTORIZE: Any = njit(_factorize) or _factorize
 SOLVE_RANGE: Any = njit(_solve_range) or _solve_range
 SOLVE: Any = njit(_solve) or _solve
 SOLVE_TOUCHED: Any = njit(_solve_touched) or _solve_touched
 SOLVE_EACH_ROW: Any = njit(_solve_each_row) or _solve_each_row
 SOLVE_BY_NODE: Any = njit(_solve_by_node) or _solve_by_node
-PAIR_DOTS_ROWS: Any = njit(_pair_dots_rows) or _pair_dots_rows
+SOLVE_BLOCK_ROWS: Any = njit(_solve_block_rows) or _solve_block_rows
 
 
 def sparse_entries(M: Any, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
@@ -334,11 +337,3 @@ class AncestorFactor:
                 Z[c] -= val[sl] @ Z[idx[sl]]
         return Z
 
-
-def pair_dots_rows(WT: np.ndarray, iu: np.ndarray, ju: np.ndarray) -> np.ndarray:
-    """``w_i^T w_j`` for the pairs ``(iu[p], ju[p])`` from ``W^T`` of shape (k, n_nodes)."""
-    out = np.empty(len(iu))
-    if jit_enabled() and PAIR_DOTS_ROWS is not _pair_dots_rows:
-        PAIR_DOTS_ROWS(np.ascontiguousarray(WT), iu.astype(np.int64), ju.astype(np.int64), out)
-        return out
-    return np.einsum("fi,fi->i", WT[:, iu], WT[:, ju]) if len(iu) else out
