@@ -15,7 +15,9 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["HAVE_NUMBA", "jit_enabled", "njit", "sparse_row_times", "sparse_row_update"]
+__all__ = [
+    "HAVE_NUMBA", "choose", "jit_enabled", "njit", "sparse_row_times", "sparse_row_update"
+]
 
 numba: Any
 try:  # pragma: no cover - depends on the environment
@@ -29,6 +31,15 @@ except ImportError:  # pragma: no cover
 def jit_enabled() -> bool:
     """Whether compiled kernels are used: numba is importable and ``HIERLAB_NO_JIT`` is not 1."""
     return HAVE_NUMBA and os.environ.get("HIERLAB_NO_JIT", "") != "1"
+
+
+def choose(
+    compiled: Callable[..., Any] | None, python: Callable[..., Any], use_jit: bool | None
+) -> Callable[..., Any]:
+    """``compiled`` when it exists and ``use_jit`` (None: :func:`jit_enabled`) asks for it,
+    else ``python`` (the same steps)."""
+    on = jit_enabled() if use_jit is None else use_jit
+    return compiled if on and compiled is not None else python
 
 
 def njit(fn: Callable[..., Any]) -> Callable[..., Any] | None:

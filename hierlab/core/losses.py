@@ -81,6 +81,18 @@ def get_loss(name: str) -> LabelLoss:
         raise ParameterError(f"loss must be one of {sorted(LOSSES)}, got {name!r}") from None
 
 
+def _node_weights(loss: LabelLoss, taxonomy: Taxonomy, weights: Any) -> np.ndarray:
+    """The loss's weight per node (ones when unweighted), the root's set to 0."""
+    if loss.weighted:
+        if weights is None:
+            raise ParameterError(f"the {loss.name!r} loss needs a weight per node (alpha)")
+        w = np.asarray(weights, dtype=np.float64).copy()
+    else:
+        w = np.ones(taxonomy.n_nodes)
+    w[taxonomy.root] = 0.0
+    return w
+
+
 def delta(
     name: str,
     taxonomy: Taxonomy,
@@ -112,13 +124,7 @@ def delta(
     candidates = np.asarray(candidates, dtype=np.int64)
     if loss.transform is None:
         return (labels[:, None] != candidates[None, :]).astype(np.float64)
-    if loss.weighted:
-        if weights is None:
-            raise ParameterError(f"the {name!r} loss needs a weight per node (alpha)")
-        w = np.asarray(weights, dtype=np.float64).copy()
-    else:
-        w = np.ones(taxonomy.n_nodes)
-    w[taxonomy.root] = 0.0
+    w = _node_weights(loss, taxonomy, weights)
     A = taxonomy.ancestor_matrix  # cached CSR of float64: rows are gathered, not copied whole
     Am, Al = A[labels], A[candidates]
     inter = (Am @ sp.diags(w) @ Al.T).toarray()
@@ -166,6 +172,10 @@ def _delta_row(
 
 DELTA_ROW: Any = njit(_delta_row) or _delta_row
 
+#: above this size a (labels x candidates) table of Delta is not kept (16 MB: 1,400 labels by
+#: 1,400 leaves; IPC titles' 645 x 645 take 3.3 MB): rows are formed on the fly instead
+DELTA_TABLE_MAX_BYTES = 16 << 20
+
 
 @dataclass(frozen=True)
 class DeltaRows:
@@ -205,13 +215,7 @@ class DeltaRows:
     ) -> DeltaRows:
         """The rows of the loss ``name`` (``weights`` as in :func:`delta`)."""
         loss = get_loss(name)
-        if loss.weighted:
-            if weights is None:
-                raise ParameterError(f"the {name!r} loss needs a weight per node (alpha)")
-            w = np.asarray(weights, dtype=np.float64).copy()
-        else:
-            w = np.ones(taxonomy.n_nodes)
-        w[taxonomy.root] = 0.0
+        w = _node_weights(loss, taxonomy, weights)
         A = sp.csr_matrix(taxonomy.ancestor_matrix, copy=True)  # the taxonomy's cache
         A.sort_indices()
         ptr, idx = A.indptr.astype(np.int64), A.indices.astype(np.int64)
@@ -233,6 +237,17 @@ class DeltaRows:
     def args(self) -> tuple[Any, ...]:
         """``(code, anc_ptr, anc_idx, w, Wn, cand)``, the compiled row's arguments."""
         return (self.code, self.anc_ptr, self.anc_idx, self.w, self.Wn, self.cand)
+
+    def table_if_small(self, labels: Any, max_bytes: int | None = None) -> np.ndarray:
+        """:meth:`rows` of ``labels`` when they take at most ``max_bytes``, else an empty
+        (0, L) array: the kernels then form each example's row on the fly. The table is the
+        rows' numbers to the bit, so either way the fit is the same; the cap keeps the memory
+        of many classes bounded while few classes keep the table's speed."""
+        y = np.asarray(labels, dtype=np.int64)
+        cap = DELTA_TABLE_MAX_BYTES if max_bytes is None else max_bytes
+        if 8 * len(y) * len(self.cand) > cap:
+            return np.zeros((0, len(self.cand)))
+        return np.ascontiguousarray(self.rows(y))
 
     def rows(self, labels: Any) -> np.ndarray:
         """``Delta(labels[i], cand[l])``, shape (len(labels), L) (what the compiled row

@@ -64,7 +64,10 @@ wherever ``w_i^T w_j != 0``, ``J_sigma(W) = J(W)`` and the gap closes.
 **The metric.** The solver never asks which regularizer it has: each one supplies its dual
 metric (:meth:`~hierlab.core.regularizers.Regularizer.dual_metric`), ``P = Q^{-1}`` of a
 quadratic (:class:`~hierlab.core.regularizers.DualMetric`) or ORTHOGNL's sign relaxation with
-its ``sigma`` step (:class:`~hierlab.core.regularizers.SignRelaxedMetric`).
+its ``sigma`` step (:class:`~hierlab.core.regularizers.SignRelaxedMetric`). ``P`` is diagonal,
+dense, or (TRANSFER's ``I + L``, ORTHOGNL's ``K_sigma``: nonzeros on the tree's ancestor pairs)
+held as ``Q``'s fill-free ``L D L^T`` (:mod:`hierlab.core.ancestor_ldl`): then a step's ``P d``
+sweeps only the top-level subtrees ``d`` touches, and nothing of size (n_nodes, n_nodes) exists.
 """
 
 from __future__ import annotations

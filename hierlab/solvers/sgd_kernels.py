@@ -46,6 +46,11 @@ class PathHinge:
         ``C`` (n_nodes, n_nodes) in CSR: row ``m`` holds ``c_n`` on ``A+(m)``.
     y : ndarray of int64, shape (n_samples,)
         True node per row.
+    k : ndarray of int64, shape (n_samples,)
+        Row of ``D`` for each training row.
+    D : ndarray of shape (n_labels, n_leaves) or (0, n_leaves)
+        ``Δ`` (or ``Δ~``) of every training label, when small enough to keep
+        (:meth:`~hierlab.core.losses.DeltaRows.table_if_small`); empty: rows on the fly.
     delta : tuple
         :meth:`~hierlab.core.losses.DeltaRows.args` of the structural error ``Δ(y, l)``
         (margin) or of the normalised ``Δ~`` divisor (eq. 13), formed a row per example.
@@ -60,12 +65,15 @@ class PathHinge:
     c_indices: np.ndarray
     c_data: np.ndarray
     y: np.ndarray
+    k: np.ndarray
+    D: np.ndarray
     delta: tuple[Any, ...]
     eq13: bool
 
     @classmethod
     def from_matrices(
-        cls, C_cand: Any, C: Any, y: np.ndarray, delta: DeltaRows, eq13: bool
+        cls, C_cand: Any, C: Any, y: np.ndarray, k: np.ndarray, D: np.ndarray,
+        delta: DeltaRows, eq13: bool,
     ) -> PathHinge:
         """Build from the CSR matrices ``C_cand`` and ``C`` as the objective stores them."""
         Cc = sp.csr_matrix(C_cand)
@@ -78,6 +86,8 @@ class PathHinge:
             np.asarray(Cm.indices, dtype=np.int64),
             np.asarray(Cm.data, dtype=np.float64),
             np.asarray(y, dtype=np.int64),
+            np.asarray(k, dtype=np.int64),
+            np.ascontiguousarray(D, dtype=np.float64),
             delta.args(),
             bool(eq13),
         )
@@ -92,6 +102,8 @@ class PathHinge:
             self.c_indices,
             self.c_data,
             self.y,
+            self.k,
+            self.D,
             self.delta,
             self.eq13,
         )
@@ -172,11 +184,15 @@ def _row_loss(
 
     ``x = (indptr, indices, data)`` of the CSR ``X``, ``h`` = :meth:`PathHinge.args`. Fills
     ``p`` (n_nodes,) with the potentials ``scale * x_i^T V^T`` and ``drow`` (n_leaves,) with
-    ``Δ(y_i, .)`` (``mark``: a zeroed (n_nodes,) scratch).
+    ``Δ(y_i, .)``, from the table when it is kept, else formed from the paths (``mark``: a
+    zeroed (n_nodes,) scratch).
     """
     x_indptr, x_indices, x_data = x
-    cand_indptr, cand_indices, cand_data, c_indptr, c_indices, c_data, y, dl, eq13 = h
-    DELTA_ROW(y[i], dl[0], dl[1], dl[2], dl[3], dl[4], dl[5], mark, drow)
+    cand_indptr, cand_indices, cand_data, c_indptr, c_indices, c_data, y, k, D, dl, eq13 = h
+    if D.shape[0] > 0:  # the table is kept: the row is the table's, to the bit
+        drow[:] = D[k[i]]
+    else:
+        DELTA_ROW(y[i], dl[0], dl[1], dl[2], dl[3], dl[4], dl[5], mark, drow)
     m = p.shape[0]
     sparse_row_times(VT, x_indptr, x_indices, x_data, i, p)  # p = x_i^T V^T
     if scale != 1.0:
@@ -226,7 +242,7 @@ def _batch_coefficients(
 
     ``G[r] = (C_cand[j] - C[y_i]) (/ Δ~(y_i, j))`` for a positive loss, else 0.
     """
-    cand_indptr, cand_indices, cand_data, c_indptr, c_indices, c_data, y, _dl, eq13 = h
+    cand_indptr, cand_indices, cand_data, c_indptr, c_indices, c_data, y, _k, _D, _dl, eq13 = h
     m = G.shape[1]
     mark, drow = np.zeros(m), np.empty(cand_indptr.shape[0] - 1)
     for r in range(idx.shape[0]):

@@ -69,3 +69,28 @@ def test_hinge_at_2000_leaves_holds_no_labels_by_leaves_table() -> None:
     assert hinge.max_loss == 4.0  # two leaves under different top nodes: 4 nodes apart
     table_bytes = 8 * len(leaves) ** 2
     assert peak < table_bytes / 4, (peak, table_bytes)
+
+
+@pytest.mark.parametrize("method", ["hsvm", "nhsvm13"])
+def test_fits_with_the_table_and_with_rows_on_the_fly_are_identical(
+    method: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whether the (labels x leaves) table is kept (few classes) or each example's row is
+    formed on the fly (many), the compiled epochs see the same numbers: the same weights."""
+    import warnings
+
+    import hierlab
+
+    rng = np.random.default_rng(0)
+    X = sp.random(80, 30, density=0.2, random_state=1, format="csr")
+    y = rng.choice(TREE.names[TREE.leaves], size=80)
+    fits = []
+    for cap in (None, 0):
+        if cap is not None:
+            monkeypatch.setattr(losses, "DELTA_TABLE_MAX_BYTES", cap)
+        est = hierlab.make_estimator(method, taxonomy=TREE, epochs=5)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est.fit(X, y)
+        fits.append(est.coef_.copy())
+    np.testing.assert_array_equal(fits[0], fits[1])

@@ -39,7 +39,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from hierlab.core import _jit
-from hierlab.core._jit import jit_enabled, njit
+from hierlab.core._jit import choose, jit_enabled, njit
 from hierlab.core.solver import Solver, SolverState
 from hierlab.methods.hr.model import HRProblem, LeafDuals
 
@@ -278,9 +278,7 @@ _GLOBAL_PASS = njit(_global_pass)
 def global_dual_pass(*args: Any, use_jit: bool | None = None) -> Any:
     """:func:`_global_pass`, compiled when numba is available (``use_jit``: None = as
     :func:`hierlab.core._jit.jit_enabled`), else the same steps in Python."""
-    compiled = jit_enabled() if use_jit is None else use_jit
-    kernel = _GLOBAL_PASS if compiled and _GLOBAL_PASS is not None else _global_pass
-    return kernel(*args)
+    return choose(_GLOBAL_PASS, _global_pass, use_jit)(*args)
 
 
 def _csr_parts(M: Any, n_rows: int) -> tuple[np.ndarray, np.ndarray]:

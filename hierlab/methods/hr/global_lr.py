@@ -41,7 +41,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import xlogy
 
-from hierlab.core._jit import jit_enabled, njit
+from hierlab.core._jit import choose, njit
 from hierlab.core.solver import Solver, SolverState
 from hierlab.methods.hr import global_cd
 from hierlab.methods.hr.global_cd import _csr_parts, _label_rows, path_sums
@@ -172,9 +172,7 @@ _LR_PASS = njit(_lr_pass)
 def logistic_dual_pass(*args: Any, use_jit: bool | None = None) -> Any:
     """:func:`_lr_pass`, compiled when numba is available (``use_jit``: None = as
     :func:`hierlab.core._jit.jit_enabled`), else the same steps in Python."""
-    compiled = jit_enabled() if use_jit is None else use_jit
-    kernel = _LR_PASS if compiled and _LR_PASS is not None else _lr_pass
-    return kernel(*args)
+    return choose(_LR_PASS, _lr_pass, use_jit)(*args)
 
 
 def logistic_bounds(

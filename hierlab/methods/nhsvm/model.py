@@ -965,6 +965,15 @@ class HierarchicalHinge:
             self.grad_scale = float(2.0 * sq.max()) if sq.size else 1.0
             top = self.delta_rows.max_over(self.label_nodes)
             self.max_loss = top if np.isfinite(top) else 1.0
+        # the kernels' Δ (margin) or Δ~ (eq. 13): kept as a table when small, else by row
+        self._kernel_delta = self.delta_rows_n if self.variant == "eq13" else self.delta_rows
+        self._delta_table = self._kernel_delta.table_if_small(self.label_nodes)
+
+    def _delta_of(self, idx: np.ndarray) -> np.ndarray:
+        """The kernels' Δ rows (Δ~ for eq. 13) of the rows ``idx``, shape (len(idx), L)."""
+        if self._delta_table.shape[0]:
+            return self._delta_table[self.label_index[idx]]
+        return self._kernel_delta.rows(self.y[idx])
 
     def delta_table(self) -> np.ndarray:
         """``Δ(label_nodes[k], candidates[l])``, shape (n_labels, n_leaves), formed on request
@@ -1029,11 +1038,11 @@ class HierarchicalHinge:
         s_true = np.asarray(Cy.multiply(P).sum(axis=1)).ravel()
         diff = S - s_true[:, None]
         if self.variant == "eq13":
-            Dn = self.delta_rows_n.rows(y)
+            Dn = self._delta_of(idx)
             with np.errstate(divide="ignore", invalid="ignore"):
                 Q = np.where(Dn > 0.0, diff / np.where(Dn > 0, Dn, 1.0) + 1.0, -np.inf)
         else:
-            Q = diff + self.delta_rows.rows(y)
+            Q = diff + self._delta_of(idx)
         j = np.argmax(Q, axis=1)
         rows = np.arange(len(idx))
         q = Q[rows, j]
@@ -1093,8 +1102,9 @@ class HierarchicalHinge:
             return None
         eq13 = self.variant == "eq13"
         return PathHinge.from_matrices(
-            self.C_cand, self.C, self.y, self.delta_rows_n if eq13 else self.delta_rows, eq13
-        )
+            self.C_cand, self.C, self.y, self.label_index, self._delta_table,
+            self._kernel_delta, eq13,
+        )  # fmt: skip
 
     def gradient(self, W: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Mini-batch subgradient of the mean loss part, shape (n_nodes, n_features), and losses."""
