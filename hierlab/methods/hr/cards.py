@@ -147,7 +147,7 @@ OVR_SVM_CARD = _ovr_card(
     presets=(
         "`paper` is liblinear per leaf (`solver = liblinear`), C = 1 (the paper "
         "cross-validates C in 1e-3 … 1e3). The default `global-cd` reaches the same optimum: "
-        "on IPC titles 10 passes and 12 s to the 1% gap, where liblinear took 218 s."
+        "on IPC titles 10 passes and 10 s to the 1% gap, where liblinear took 218 s."
     ),
     bounds="Certified with `solver = global-cd`: `upper` is the smallest primal objective, "
     r"`lower` the dual $\sum \alpha_{in} - \frac12 \sum_n \|w_n\|^2$ at the iterate's duals "

@@ -126,7 +126,7 @@ _OVR_SVM_PARAMETERS: tuple[Param, ...] = (
         help="global-cd: dual CD on every leaf's duals at once; liblinear: one call per leaf",
         note="The same optimum (eq. 2 without the parents). global-cd runs one pass over the "
         "examples for all leaves, with shrinking, and certifies its duality gap; measured on "
-        "IPC titles 12 s (10 passes to the 1% gap) against liblinear's 218 s, which is the "
+        "IPC titles 10 s (10 passes to the 1% gap) against liblinear's 218 s, which is the "
         "paper preset.",
     ),
     replace(_OVR_PARAMETERS[1], used_when=_LIBLINEAR_ONLY),
