@@ -515,6 +515,7 @@ _SCALE_COLUMNS = [
     "nnz",
     "fit_time",
     "fit_cpu",
+    "peak_rss_mb",
     "error",
 ]
 
@@ -603,7 +604,7 @@ class _ScaleRun:
 def _scale_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """The rows of :func:`scale_curves_many` as its table (every column present, in order)."""
     df = pd.DataFrame(rows)
-    for col in ("fit_time", "fit_cpu", "nnz", "n_nodes"):
+    for col in ("fit_time", "fit_cpu", "nnz", "n_nodes", "peak_rss_mb"):
         if col not in df:
             df[col] = math.nan
     if "error" not in df:

@@ -265,6 +265,8 @@ def test_scale_curves_tiny_grid() -> None:
     )
     assert len(df) == 2 * (len(grid_docs) + len(grid_classes))
     assert df.error.isna().all() and (df.fit_time > 0).all()
+    if bench._can_fork() and os.path.exists("/proc/self/status"):  # each fit's own peak
+        assert (df.peak_rss_mb > 0).all()
     for m in ("topdown", "hieron-batch"):
         d = df[(df.method == m) & (df.curve == "docs")]
         c = df[(df.method == m) & (df.curve == "classes")]
