@@ -87,6 +87,8 @@ def params(method: str, args: argparse.Namespace) -> dict[str, Any]:
     p: dict[str, Any] = {"C": float(args.C)}
     if method == "HR-SVM":  # the seed's algorithm: block CD (Algorithm 1)
         p.update(solver="block-cd", max_iter=int(args.max_iter))
+    else:  # the seed's "SVM" baseline: liblinear per leaf
+        p.update(solver="liblinear")
     return p
 
 
