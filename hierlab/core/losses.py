@@ -134,8 +134,9 @@ def delta(
 
 # ---------------------------------------------------------------------- rows on the fly
 #: the transforms as codes the compiled kernels read (``zero_one`` has none)
-TRANSFORM_CODES = {"zero_one": 0, "hamming": 1, "half_hamming": 2, "sqrt_hamming": 3}
-TRANSFORM_CODES["normalized"] = 3
+TRANSFORM_CODES = {
+    "zero_one": 0, "hamming": 1, "half_hamming": 2, "sqrt_hamming": 3, "normalized": 3,
+}  # fmt: skip
 
 
 def _delta_row(

@@ -363,6 +363,25 @@ def _bounds(
     return reg + prob.C * loss, alpha_sum - reg
 
 
+def pass_inputs(prob: HRProblem) -> tuple[sp.csr_matrix, np.ndarray, tuple[Any, Any], tuple[
+    np.ndarray, ...
+]]:
+    """What every global pass reads of the problem, built once per fit: ``X`` as float CSR
+    (the caller's own is not modified), the rows' ``||x_i||^2``, the label indicators as CSR
+    (:func:`_label_rows`) and their ``(pos_ptr, pos_idx, ex_ptr, ex_idx)``."""
+    X = sp.csr_matrix(prob.X, dtype=np.float64)
+    n = X.shape[0]
+    sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    labels = _label_rows(prob)
+    return X, sq, labels, (*_csr_parts(labels[0], n), *_csr_parts(labels[1], n))
+
+
+def tree_paths(tax: Any) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """The leaves' paths ``A+(n)`` (CSR by leaf) and every node's (CSR by node)."""
+    A = sp.csr_matrix(tax.ancestor_matrix, dtype=np.float64)
+    return (*_csr_parts(A[tax.leaves], len(tax.leaves)), _csr_parts(A, tax.n_nodes))
+
+
 def _label_rows(prob: HRProblem) -> tuple[sp.csr_matrix, sp.csr_matrix | None]:
     """``prob.positive`` and ``prob.excluded`` (None when there is none) as CSR."""
     exc = None if prob.excluded is None else sp.csr_matrix(prob.excluded)
@@ -467,17 +486,11 @@ class GlobalDualCD(Solver):
         ``pg_spread``."""
         prob: HRProblem = objective
         tax = prob.taxonomy
-        X = sp.csr_matrix(prob.X, dtype=np.float64)  # may be the caller's own: not modified
+        X, sq, labels, (pos_ptr, pos_idx, ex_ptr, ex_idx) = pass_inputs(prob)
         n, d = X.shape
         L = len(tax.leaves)
-        sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
-        labels = _label_rows(prob)
-        pos_ptr, pos_idx = _csr_parts(labels[0], n)
-        ex_ptr, ex_idx = _csr_parts(labels[1], n)
         if self.coupled:
-            A = sp.csr_matrix(tax.ancestor_matrix, dtype=np.float64)
-            anc_ptr, anc_idx = _csr_parts(A[tax.leaves], L)
-            self._paths = _csr_parts(A, tax.n_nodes)
+            anc_ptr, anc_idx, self._paths = tree_paths(tax)
         else:  # leaf k's path is its own column k of S alone
             anc_ptr, anc_idx = np.arange(L + 1, dtype=np.int64), np.arange(L, dtype=np.int64)
             self._paths = (anc_ptr, anc_idx)

@@ -44,7 +44,7 @@ from scipy.special import xlogy
 from hierlab.core._jit import choose, njit
 from hierlab.core.solver import Solver, SolverState
 from hierlab.methods.hr import global_cd
-from hierlab.methods.hr.global_cd import _csr_parts, _label_rows, path_sums
+from hierlab.methods.hr.global_cd import pass_inputs, path_sums, tree_paths
 from hierlab.methods.hr.model import HRProblem
 
 __all__ = ["GlobalLogisticCD", "logistic_bounds", "logistic_dual_pass"]
@@ -292,17 +292,10 @@ class GlobalLogisticCD(Solver):
         ``|g'|`` ``gmax``, and the inner tolerance ``inner_eps`` it used."""
         prob: HRProblem = objective
         tax = prob.taxonomy
-        X = sp.csr_matrix(prob.X, dtype=np.float64)
-        n = X.shape[0]
-        L = len(tax.leaves)
+        X, sq, labels, (pos_ptr, pos_idx, ex_ptr, ex_idx) = pass_inputs(prob)
+        n, L = X.shape[0], len(tax.leaves)
         C = float(prob.C)
-        sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
-        labels = _label_rows(prob)
-        pos_ptr, pos_idx = _csr_parts(labels[0], n)
-        ex_ptr, ex_idx = _csr_parts(labels[1], n)
-        A = sp.csr_matrix(tax.ancestor_matrix, dtype=np.float64)
-        anc_ptr, anc_idx = _csr_parts(A[tax.leaves], L)
-        self._paths = _csr_parts(A, tax.n_nodes)
+        anc_ptr, anc_idx, self._paths = tree_paths(tax)
         alpha, ST = _start(prob, X, labels, min(1e-3 * C, 1e-8))
         self.alpha = alpha
         self._best_ST = ST.copy()
