@@ -257,9 +257,12 @@ class _Dual:
         if self.flat is not None:
             self.flat.normalise(self.a_ptr)
         elif len(self.alpha):
-            self.alpha /= np.repeat(
-                np.add.reduceat(self.alpha, self.a_ptr[:-1]), np.diff(self.a_ptr)
-            )
+            sizes = np.diff(self.a_ptr)
+            totals = np.add.reduceat(self.alpha, self.a_ptr[:-1])
+            if np.all(sizes == sizes[0]):  # one table size: in place, no (n x R) temporary
+                self.alpha.reshape(len(sizes), int(sizes[0]))[:] /= totals[:, None]
+            else:
+                self.alpha /= np.repeat(totals, sizes)
 
     def finite(self) -> bool:
         """Whether every dual variable is finite."""

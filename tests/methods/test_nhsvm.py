@@ -750,6 +750,76 @@ def test_dual_tables_reproduce_the_hinge(dag: bool, variant: str) -> None:
             assert model.loss(P, obj.y)[0][0] == pytest.approx(direct, rel=1e-12, abs=1e-12)
 
 
+@pytest.mark.parametrize("variant", ["margin", "eq13"])
+def test_chunked_certificate_equals_the_whole_hinge(
+    variant: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The certificate's loss, summed a chunk of rows at a time (``Objective.summed_loss``),
+    equals the hinge's own value, and its sparse ``Gamma`` the dense subgradient of
+    ``batch_loss`` over N; sparse and dense X alike."""
+    import hierlab.core.objective as objective_module
+    from hierlab.methods.nhsvm.dual import hinge_problem
+
+    rng = np.random.default_rng(8)
+    tax = random_tree(rng, 9)
+    n = 57
+    X = rng.normal(size=(n, 4))
+    X[rng.random(X.shape) < 0.4] = 0.0
+    y = tax.leaves[rng.integers(0, len(tax.leaves), size=n)]
+    alpha = normalization_alpha(tax)
+    for Xin in (X, sp.csr_matrix(X)):
+        hinge = HierarchicalHinge(Xin, y, tax, np.sqrt(alpha), 0.1, "normalized", alpha, variant)
+        problem = hinge_problem(hinge)
+        W = rng.normal(size=hinge.coef_shape)
+        W[0] = 0.0  # the root's row is no variable of the problem (its regulariser skips it)
+        losses, G = hinge.batch_loss(W, np.arange(n))
+        whole_loss, whole_gamma = problem.summed_loss(W)
+        monkeypatch.setattr(objective_module, "CHUNK", 5 * tax.n_nodes)  # chunks of 5 rows
+        part_loss, part_gamma = problem.summed_loss(W)
+        monkeypatch.undo()
+        for loss, gamma in ((whole_loss, whole_gamma), (part_loss, part_gamma)):
+            assert loss[0] == pytest.approx(losses.sum() / n, rel=1e-12)
+            np.testing.assert_allclose(gamma.toarray(), G / n, rtol=1e-12, atol=1e-15)
+        assert problem.value(W) == pytest.approx(hinge.value(W), rel=1e-12)
+    with pytest.raises(ParameterError, match="training labels"):
+        hinge.label_positions(np.array([0]))  # the root is no training label
+
+
+def test_auto_solver_is_bcfw_where_its_tables_fit(
+    tree: Taxonomy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``solver="auto"``: BCFW, certified to ``tol=None`` = 1e-2, on single-label sparse
+    rows (stored dense or CSR); Pegasos for dense rows, multi-label data and above the table
+    budget; ``solver_`` and ``algorithm_`` say which ran."""
+    import hierlab.methods.nhsvm.estimators as est_module
+
+    rng = np.random.default_rng(3)
+    leaves = tree.names[tree.leaves]
+    y = rng.choice(leaves, size=60).astype(object)
+    X = np.zeros((60, 40))  # text-like rows: a word of the class and two random ones
+    X[np.arange(60), np.searchsorted(leaves, y)] = 1.0
+    X[np.arange(60)[:, None], rng.integers(len(leaves), 40, size=(60, 2))] = 0.5
+    Xs = sp.csr_matrix(X)
+    lam = 0.05 * len(y)
+    est = HSVMClassifier(taxonomy=tree, lam=lam, epochs=500).fit(Xs, y)
+    assert est.solver_ == "bcfw" and "certified" in est.algorithm_ and est.converged_
+    assert "auto" in est.algorithm_
+    assert HSVMClassifier(taxonomy=tree, lam=lam, epochs=500).fit(X, y).solver_ == "bcfw"
+    assert np.isfinite(est.lower_bound_)
+    assert est.objective_ - est.lower_bound_ <= 1e-2 * est.objective_
+    ml = np.empty(60, dtype=object)
+    ml[:] = [("a1", "b1"), ("a2",)] * 30
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        multi = HSVMClassifier(taxonomy=tree, epochs=3).fit(Xs, ml)
+        dense = HSVMClassifier(taxonomy=tree, lam=lam, epochs=3).fit(X + 0.01, y)
+        monkeypatch.setattr(est_module, "AUTO_TABLE_MAX_BYTES", 1)
+        big = NHSVMClassifier(taxonomy=tree, lam=lam, epochs=3).fit(Xs, y)
+    for fitted in (multi, dense, big):
+        assert fitted.solver_ == "pegasos" and "auto" in fitted.algorithm_
+        assert np.isnan(fitted.lower_bound_)
+
+
 @pytest.mark.parametrize("cls", [HSVMClassifier, NHSVMClassifier])
 def test_bcfw_reaches_the_slsqp_optimum_with_a_certificate(cls: type) -> None:
     rng = np.random.default_rng(11)
@@ -778,7 +848,8 @@ def test_bcfw_and_pegasos_minimise_the_same_objective(tree: Taxonomy) -> None:
         lam = 1e-2 * len(y)  # 1e-2 per row
         b = NHSVMClassifier(taxonomy=tree, lam=lam, epochs=2000, tol=1e-4, solver="bcfw").fit(X, y)
         p = NHSVMClassifier(
-            taxonomy=tree, lam=lam, epochs=300, batch_size=8, tol=1e-9, random_state=0
+            taxonomy=tree, lam=lam, epochs=300, batch_size=8, tol=1e-9, random_state=0,
+            solver="pegasos",
         ).fit(X, y)
     assert b.converged_
     assert p.objective_ >= b.lower_bound_ - 1e-12

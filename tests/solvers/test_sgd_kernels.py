@@ -141,9 +141,11 @@ def test_compiled_epoch_is_bit_identical_to_numpy(
 @pytest.mark.parametrize(
     "make",
     [
-        lambda t: HSVMClassifier(taxonomy=t, lam=0.05, epochs=4, batch_size=8),
-        lambda t: NHSVMClassifier(taxonomy=t, lam=0.05, epochs=4, batch_size=8),
-        lambda t: NHSVMClassifier(taxonomy=t, lam=0.05, epochs=4, batch_size=8, variant="eq13"),
+        lambda t: HSVMClassifier(taxonomy=t, lam=0.05, epochs=4, batch_size=8, solver="pegasos"),
+        lambda t: NHSVMClassifier(taxonomy=t, lam=0.05, epochs=4, batch_size=8, solver="pegasos"),
+        lambda t: NHSVMClassifier(
+            taxonomy=t, lam=0.05, epochs=4, batch_size=8, variant="eq13", solver="pegasos"
+        ),
         lambda t: SharedSVMClassifier(taxonomy=t, lam=0.05, rounds=2, epochs_per_alpha=2),
     ],
 )

@@ -128,10 +128,14 @@ def _configs(args: argparse.Namespace, lams: list[float]) -> dict[str, list[dict
 
 
 def _make(method: str, tax: Taxonomy, cfg: dict[str, Any], args: argparse.Namespace, seed: int):
-    common: dict[str, Any] = {"batch_size": args.batch_size, "random_state": seed}
+    common: dict[str, Any] = {
+        "batch_size": args.batch_size,
+        "random_state": seed,
+        "solver": args.solver,  # explicit: the estimators' default is "auto"
+    }
     bcfw = args.solver == "bcfw"
     if bcfw:  # solved to the certified gap --tol: the epoch limits only guard against stalls
-        common.update(solver="bcfw", tol=args.tol)
+        common["tol"] = args.tol
     if method == "SSVM":
         rounds = 100 if bcfw else max(2, args.epochs // 4)
         per_alpha = 200 if bcfw else max(1, args.epochs // rounds)

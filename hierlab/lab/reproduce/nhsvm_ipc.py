@@ -111,7 +111,7 @@ def estimator_params(method: str, lam_paper: float, n_train: int, epochs: int) -
         on the summed loss; ``n_train`` is kept for the signature's other callers).
     """
     del n_train  # the paper's scale is ours: no division by N
-    p: dict[str, Any] = {"lam": float(lam_paper)}
+    p: dict[str, Any] = {"lam": float(lam_paper), "solver": "pegasos"}  # the paper's SGD
     if method == "SSVM":
         p.update(rounds=2, epochs_per_alpha=max(1, epochs // 2))
     else:

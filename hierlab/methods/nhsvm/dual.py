@@ -61,8 +61,9 @@ class HingeDualModel(LinearModel):
 
     n_blocks: int = 1
 
-    #: the loss is the hinge's mean over its own training rows (not chunked)
-    chunkable = False
+    #: the loss is a sum over rows of terms that read one row's potentials (chunked by
+    #: :meth:`~hierlab.core.objective.Objective.summed_loss`, O(chunk x n_leaves) memory)
+    chunkable = True
 
     def __init__(self, hinge: HierarchicalHinge) -> None:
         if hinge.multilabel:
@@ -74,24 +75,35 @@ class HingeDualModel(LinearModel):
         self._init_rows(hinge.taxonomy)
 
     def loss(self, S: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, sp.csr_matrix]:
-        """Mean structured hinge and its subgradient with respect to the potentials ``S``.
+        """The structured hinge of the rows of ``S`` (their part of the mean over the hinge's
+        ``N`` training rows) and its subgradient with respect to ``S``.
 
         Parameters
         ----------
-        S : ndarray of shape (n_samples, n_nodes)
-        y : ndarray of int, shape (n_samples,)
-            Must be the hinge's own labels (the structural errors are indexed by them).
+        S : ndarray of shape (b, n_nodes)
+            Potentials of ``b`` training rows (all of them, or a chunk).
+        y : ndarray of int, shape (b,)
+            Their labels, among the hinge's training labels.
 
         Returns
         -------
         loss : ndarray of shape (1,)
-        Gamma : csr_matrix of shape (n_samples, n_nodes)
+            ``(1/N) sum_i max(0, max_l q_i(l))`` over the ``b`` rows.
+        Gamma : csr_matrix of shape (b, n_nodes)
+            Row ``i``: ``(C[l_i] - C[y_i]) / (N div_i)`` at the most violated leaf ``l_i``
+            where the loss is positive (a few entries: the two root paths), else empty.
         """
-        n = len(y)
-        if n != len(self.hinge.y) or not np.array_equal(y, self.hinge.y):
-            raise ParameterError("HingeDualModel.loss takes the labels the hinge was built on")
-        losses, G = self.hinge._single_label_loss(S, np.arange(n))
-        return np.array([losses.sum() / n]), sp.csr_matrix(G / n)
+        h = self.hinge
+        y = np.asarray(y, dtype=np.int64)
+        n_total = len(h.y)
+        losses, j, div = h.most_violated(np.asarray(S), y, h.label_positions(y))
+        act = np.flatnonzero(losses > 0.0)
+        U = sp.csr_matrix(h.C_cand[j[act]] - h.C[y[act]])
+        U = sp.csr_matrix(sp.diags(1.0 / (n_total * div[act])) @ U)
+        pick = sp.csr_matrix(
+            (np.ones(len(act)), (act, np.arange(len(act)))), shape=(len(y), len(act))
+        )
+        return np.array([losses.sum() / n_total]), sp.csr_matrix(pick @ U)
 
     def node_weights(self, W: np.ndarray) -> np.ndarray:
         """Effective node vectors ``c_n W_n`` (what scores a label's nodes)."""

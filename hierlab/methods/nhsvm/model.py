@@ -969,11 +969,31 @@ class HierarchicalHinge:
         self._kernel_delta = self.delta_rows_n if self.variant == "eq13" else self.delta_rows
         self._delta_table = self._kernel_delta.table_if_small(self.label_nodes)
 
-    def _delta_of(self, idx: np.ndarray) -> np.ndarray:
-        """The kernels' Δ rows (Δ~ for eq. 13) of the rows ``idx``, shape (len(idx), L)."""
+    def _delta_of(self, y: np.ndarray, li: np.ndarray) -> np.ndarray:
+        """The kernels' Δ rows (Δ~ for eq. 13) of labels ``y`` (``li`` their positions in
+        ``label_nodes``), shape (len(y), L)."""
         if self._delta_table.shape[0]:
-            return self._delta_table[self.label_index[idx]]
-        return self._kernel_delta.rows(self.y[idx])
+            return self._delta_table[li]
+        return self._kernel_delta.rows(y)
+
+    def label_positions(self, y: np.ndarray) -> np.ndarray:
+        """Where each label of ``y`` sits in ``label_nodes`` (the training labels).
+
+        Raises
+        ------
+        ParameterError
+            When a label of ``y`` is not one of the training labels.
+        """
+        y = np.asarray(y, dtype=np.int64)
+        li = np.searchsorted(self.label_nodes, y)
+        bad = (li >= len(self.label_nodes)) | (
+            self.label_nodes[np.minimum(li, len(self.label_nodes) - 1)] != y
+        )
+        if np.any(bad):
+            raise ParameterError(
+                f"label {int(y[np.argmax(bad)])} is not one of the hinge's training labels"
+            )
+        return li
 
     def delta_table(self) -> np.ndarray:
         """``Δ(label_nodes[k], candidates[l])``, shape (n_labels, n_leaves), formed on request
@@ -1033,28 +1053,56 @@ class HierarchicalHinge:
 
     def _single_label_loss(self, P: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         y = self.y[idx]
-        S = self.leaf_scores(P)
-        Cy = self.C[y]
-        s_true = np.asarray(Cy.multiply(P).sum(axis=1)).ravel()
-        diff = S - s_true[:, None]
-        if self.variant == "eq13":
-            Dn = self._delta_of(idx)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                Q = np.where(Dn > 0.0, diff / np.where(Dn > 0, Dn, 1.0) + 1.0, -np.inf)
-        else:
-            Q = diff + self._delta_of(idx)
-        j = np.argmax(Q, axis=1)
-        rows = np.arange(len(idx))
-        q = Q[rows, j]
-        losses = np.maximum(q, 0.0)
-        active = q > 0.0
+        losses, j, div = self.most_violated(P, y, self.label_index[idx])
         G = np.zeros_like(P)
-        if active.any():
-            ga = (self.C_cand[j[active]] - Cy[active]).toarray()
-            if self.variant == "eq13":
-                ga /= Dn[rows[active], j[active]][:, None]
-            G[active] = ga
+        active = np.flatnonzero(losses > 0.0)
+        if len(active):
+            ga = (self.C_cand[j[active]] - self.C[y[active]]).toarray()
+            G[active] = ga / div[active, None]
         return losses, G
+
+    def most_violated(
+        self, P: np.ndarray, y: np.ndarray, li: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Losses, most violated leaves and their gradient scales from potentials ``P``.
+
+        ``q_i(l) = s_i(l) - s_i(y_i) + Δ(l, y_i)`` (eq. 3 / 10), or
+        ``(s_i(l) - s_i(y_i)) / Δ~(l, y_i) + 1`` where ``Δ~ > 0`` (eq. 13).
+
+        Parameters
+        ----------
+        P : ndarray of shape (b, n_nodes)
+            Node potentials of ``b`` rows.
+        y : ndarray of int, shape (b,)
+            Their labels (leaf ids).
+        li : ndarray of int, shape (b,)
+            The labels' positions in ``label_nodes`` (:meth:`label_positions`).
+
+        Returns
+        -------
+        losses : ndarray of shape (b,)
+            ``max(0, max_l q_i(l))``.
+        j : ndarray of int, shape (b,)
+            The maximising candidate (index into ``candidates``).
+        div : ndarray of shape (b,)
+            The subgradient of row ``i``'s loss w.r.t. ``P_i`` is
+            ``(C[cand_j] - C[y_i]) / div_i`` where ``losses_i > 0`` (``Δ~(cand_j, y_i)`` for
+            eq. 13, else 1).
+        """
+        S = self.leaf_scores(P)
+        s_true = np.asarray(self.C[y].multiply(P).sum(axis=1)).ravel()
+        diff = S - s_true[:, None]
+        D = self._delta_of(y, li)
+        if self.variant == "eq13":
+            with np.errstate(divide="ignore", invalid="ignore"):
+                Q = np.where(D > 0.0, diff / np.where(D > 0, D, 1.0) + 1.0, -np.inf)
+        else:
+            Q = diff + D
+        j = np.argmax(Q, axis=1)
+        rows = np.arange(len(y))
+        losses = np.maximum(Q[rows, j], 0.0)
+        div = D[rows, j] if self.variant == "eq13" else np.ones(len(y))
+        return losses, j, div
 
     def _multilabel_loss(self, P: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         Yb = self.Yc[idx].toarray()
