@@ -912,7 +912,7 @@ class SharedSVMClassifier(HSVMClassifier):
                 alpha0,
                 rounds=int(self.rounds),
                 epochs_per_alpha=int(self.epochs_per_alpha),
-                tol=float(self.tol),
+                tol=self._tol(),
                 random_state=self._dual_seed(),
             )
         return SharedSVMSolver(
@@ -920,7 +920,7 @@ class SharedSVMClassifier(HSVMClassifier):
             rounds=int(self.rounds),
             epochs_per_alpha=int(self.epochs_per_alpha),
             batch_size=int(self.batch_size),
-            tol=float(self.tol),
+            tol=self._tol(),
             random_state=self.random_state,
             alpha_floor=float(self.alpha_floor),
         )
