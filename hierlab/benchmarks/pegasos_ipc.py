@@ -1,4 +1,4 @@
-"""Pegasos methods of seed 003 on IPC titles: ``python -m hierlab.benchmarks.pegasos_ipc``.
+"""Seed 003's methods on IPC titles: ``python -m hierlab.benchmarks.pegasos_ipc``.
 
 Issue #17's figures for ``hsvm``, ``nhsvm``, ``nhsvm13`` and ``ssvm`` on IPC (70/30 split,
 seed 0), measured side by side in one run:
@@ -6,10 +6,12 @@ seed 0), measured side by side in one run:
 * ``--epoch``: one Pegasos epoch of HSVM, the compiled epoch against the numpy loop it replaces
   (``HIERLAB_NO_JIT=1``), same process, and the ratio.
 * the table (default): for each method, scikit-learn's ``LinearSVC(C=1)`` and then the method
-  with its registry defaults (``--param name=value`` overrides), **each fit in a fresh Python
-  process** so that its peak RSS (``resource.getrusage``) is its own: fit seconds, the ratio to
-  the LinearSVC fit just before it (wall-clock, and CPU seconds: less sensitive to other jobs
-  on a shared machine), peak RSS in GB, exact accuracy and tree-induced error on the test part.
+  with its registry defaults (HSVM/NHSVM: ``solver="auto"``, BCFW on IPC; ``--param
+  solver=pegasos`` for the paper's SGD; ``--param name=value`` overrides), **each fit in a fresh
+  Python process** so that its peak RSS (``resource.getrusage``) is its own: fit seconds, the
+  ratio to the LinearSVC fit just before it (wall-clock, and CPU seconds: less sensitive to
+  other jobs on a shared machine), peak RSS in GB, exact accuracy and tree-induced error on the
+  test part.
   ``--root DIR`` runs the fits on another checkout's ``hierlab`` (e.g. an exported
   older commit, for before/after figures).
 

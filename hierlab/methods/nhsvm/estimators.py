@@ -932,8 +932,9 @@ register(
     HSVMClassifier,
     card=HSVM_CARD,
     seed="003",
-    summary="Hierarchical structured SVM of Cai & Hofmann (eq. 2-3), Pegasos",
+    summary="Hierarchical structured SVM of Cai & Hofmann (eq. 2-3), BCFW or Pegasos",
     paper={"solver": "pegasos", "loss": "hamming"},
+    bounds=True,
 )
 register(
     "nhsvm",
@@ -942,6 +943,7 @@ register(
     seed="003",
     summary="Normalised hierarchical SVM (eq. 10/12): normalised class attributes and margin",
     paper={"solver": "pegasos", "alpha_rule": "eq6", "rho": 2.0, "T": 1.5},
+    bounds=True,
 )
 register(
     "nhsvm13",
@@ -952,6 +954,7 @@ register(
     fixed={"variant": "eq13"},
     multilabel=False,
     paper={"solver": "pegasos", "alpha_rule": "eq6", "rho": 2.0, "T": 1.5},
+    bounds=True,
 )
 register(
     "ssvm",
