@@ -29,7 +29,9 @@ __all__ = ["main", "peak_memory"]
 SHORT = {"max_iter": 2, "epochs": 1}
 
 
-def peak_memory(name: str, n_classes: int, depth: int = 2) -> tuple[float, float]:
+def peak_memory(
+    name: str, n_classes: int, depth: int = 2, n_samples: int | None = None
+) -> tuple[float, float]:
     """tracemalloc peak (bytes) of a short fit and a predict, and its wall time (s).
 
     Parameters
@@ -37,12 +39,15 @@ def peak_memory(name: str, n_classes: int, depth: int = 2) -> tuple[float, float
     name : str
         A registered method.
     n_classes : int
-        Leaves of the synthetic taxonomy (``2 * n_classes`` documents, 100 features).
+        Leaves of the synthetic taxonomy (100 features).
     depth : int, default 2
+    n_samples : int, optional
+        Documents (train and test); None: ``2 * n_classes``.
     """
     tr, te = make_hierarchical_text(
-        n_samples=2 * n_classes, n_classes=n_classes, n_features=100, depth=depth,
-        doc_length=8, test_size=0.05, random_state=0,
+        n_samples=2 * n_classes if n_samples is None else int(n_samples),
+        n_classes=n_classes, n_features=100, depth=depth, doc_length=8, test_size=0.05,
+        random_state=0,
     )  # fmt: skip
     est = make_estimator(name, taxonomy=tr.taxonomy)
     params = est.get_params()

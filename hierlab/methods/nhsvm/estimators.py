@@ -56,9 +56,10 @@ __all__ = ["HSVMClassifier", "NHSVMClassifier", "SharedSVMClassifier", "is_leaf_
 
 SOLVERS = ("auto", "pegasos", "bcfw")
 #: ``solver="auto"`` takes BCFW only while its explicit dual tables (one sparse row per
-#: (training label, candidate): O(labels x leaves x depth), quadratic in the classes) and its
-#: dual variables (examples x leaves) stay below these sizes; Pegasos (O(m d)) above them
-AUTO_TABLE_MAX_BYTES = 256 * 2**20
+#: (training label, candidate): O(labels x leaves x depth), quadratic in the classes) take no
+#: more than the weights themselves (n_nodes x n_features floats) or this floor, and its dual
+#: variables (examples x leaves) at most :data:`AUTO_DUAL_MAX_BYTES`; Pegasos (O(m d)) above
+AUTO_TABLE_MAX_BYTES = 16 * 2**20
 AUTO_DUAL_MAX_BYTES = 1 * 2**30
 #: ... and only on sparse rows (text): the fraction of non-zero entries of X, stored dense
 #: or sparse, at most this (20 Newsgroups 0.001, the synthetic text set 0.02)
@@ -371,10 +372,13 @@ def resolve_solver(solver: str, hinge: HierarchicalHinge) -> str:
 
     BCFW (certified) for single-label sparse rows (text: at most :data:`AUTO_MAX_DENSITY` of
     the entries of X non-zero, dense or CSR storage alike) while its explicit dual tables,
-    estimated as ``labels x candidates x 2 (path length)`` sparse entries of 12 bytes, and its
-    dual variables, ``examples x candidates`` floats, stay within
-    :data:`AUTO_TABLE_MAX_BYTES` and :data:`AUTO_DUAL_MAX_BYTES` (IPC titles, 645 leaves:
-    about 40 MB and 271 MB); Pegasos for multi-label data, dense rows and above those sizes.
+    estimated as ``labels x candidates x 2 (path length)`` sparse entries of 12 bytes (three
+    times that while they are built: the peak of the set-up), take
+    no more than the weights (``n_nodes x n_features`` floats) or
+    :data:`AUTO_TABLE_MAX_BYTES`, whichever is larger, and its dual variables,
+    ``examples x candidates`` floats, at most :data:`AUTO_DUAL_MAX_BYTES` (IPC titles, 645
+    leaves: tables of about 85 MB beside 153 MB of weights, duals 271 MB); so the fit stays
+    O(m d) in memory. Pegasos for multi-label data, dense rows and above those sizes.
     As liblinear advises for its own dual solvers, the dual converges fast on sparse
     high-dimensional rows and slowly on dense low-dimensional ones: at C = 1, after 30
     epochs, BCFW's objective on 20 Newsgroups is 0.133 (certified within 0.01%) against
@@ -397,9 +401,11 @@ def resolve_solver(solver: str, hinge: HierarchicalHinge) -> str:
         return "pegasos"
     n_cand = len(hinge.candidates)
     path = float(np.diff(hinge.C_cand.indptr).mean()) if n_cand else 0.0
-    tables = len(hinge.label_nodes) * n_cand * 2.0 * path * 12.0
+    # 12 bytes per entry (value and column), about three times over while they are built
+    tables = len(hinge.label_nodes) * n_cand * 2.0 * path * 12.0 * 3.0
     duals = hinge.n_samples * (n_cand + 1) * 8.0
-    fits = tables <= AUTO_TABLE_MAX_BYTES and duals <= AUTO_DUAL_MAX_BYTES
+    weights = hinge.coef_shape[0] * hinge.coef_shape[1] * 8.0
+    fits = tables <= max(weights, AUTO_TABLE_MAX_BYTES) and duals <= AUTO_DUAL_MAX_BYTES
     return "bcfw" if fits else "pegasos"
 
 

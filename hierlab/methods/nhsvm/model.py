@@ -109,6 +109,49 @@ def _directional_matrix(taxonomy: Taxonomy) -> sp.csr_matrix:
     return sp.csr_matrix((vals, (rows, cols)), shape=(r, taxonomy.n_nodes - 1))
 
 
+def _alpha_eq6_tree(taxonomy: Taxonomy, rho: float) -> np.ndarray:
+    """Eq. (6) on a tree, exactly, in O(n_nodes): ``min sum_n alpha_n^rho`` s.t. every
+    root-to-leaf path sums to 1 (eq. 4), ``alpha >= 0``.
+
+    Below a node ``n`` that must still supply a budget ``b`` to every leaf under it, the
+    optimal cost is ``kappa_n b^rho`` (the problem is homogeneous): ``kappa = 1`` at a leaf
+    (``alpha = b``), and at an internal node ``min_a a^rho + K_n (b - a)^rho`` with
+    ``K_n = sum_{c in children(n)} kappa_c`` is reached at ``a = r b / (1 + r)``,
+    ``r = K_n^(1 / (rho - 1))``, giving ``kappa_n = (r / (1 + r))^(rho - 1)``. One pass up the
+    levels forms ``kappa``, one pass down hands out the budgets (1 below the root); ``a`` lies
+    inside ``[0, b]``, so the non-negativity bounds are inactive and, the objective being
+    strictly convex, this is the unique optimum. No (leaves x nodes) matrix is formed (the
+    dual solve with its least-norm polish, :func:`_alpha_eq6`, held one densely: 33 MB at
+    2,000 leaves, 800 MB at 10^4).
+
+    Returns
+    -------
+    ndarray of shape (n_nodes,)
+        ``alpha``, the root's 0.
+    """
+    parent, leaf, levels = taxonomy.parent, taxonomy.is_leaf, taxonomy.levels
+    expo = 1.0 / (rho - 1.0)
+    kappa = np.ones(taxonomy.n_nodes)
+    K = np.zeros(taxonomy.n_nodes)
+    for nodes in reversed(levels[1:]):  # children before parents
+        inner = nodes[~leaf[nodes]]
+        r = K[inner] ** expo
+        kappa[inner] = (r / (1.0 + r)) ** (rho - 1.0)
+        np.add.at(K, parent[nodes], kappa[nodes])
+    share = np.where(leaf, 1.0, 0.0)  # alpha_n / b_n
+    inner = ~leaf
+    r = K[inner] ** expo
+    share[inner] = r / (1.0 + r)
+    alpha = np.zeros(taxonomy.n_nodes)
+    left = np.zeros(taxonomy.n_nodes)  # budget passed on to the children
+    left[taxonomy.root] = 1.0
+    for nodes in levels[1:]:  # parents before children
+        budget = left[parent[nodes]]
+        alpha[nodes] = share[nodes] * budget
+        left[nodes] = budget - alpha[nodes]
+    return alpha
+
+
 def _alpha_eq6(
     P: sp.csr_matrix, rho: float, T: float, E: sp.csr_matrix | None = None
 ) -> np.ndarray:
@@ -327,6 +370,12 @@ def normalization_alpha(
     Tval = 1.0 if taxonomy.is_tree else float(T)
     if Tval < 1.0:
         raise ParameterError(f"T must be >= 1 (eq. 8), got {T}")
+    if rule == "eq6" and taxonomy.is_tree:
+        if not rho > 1.0:
+            raise ParameterError(
+                f"rho must be > 1 for eq. (6) (use rule='eq7' for rho=1), got {rho}"
+            )
+        return _alpha_eq6_tree(taxonomy, float(rho))
     P = leaf_path_matrix(taxonomy)
     if rule in ("eq6", "eq6-directional"):
         if not rho > 1.0:
