@@ -333,7 +333,8 @@ def _calibrate_eta0(objective: Any, rng: np.random.Generator) -> float:
 
     As in Bottou's sgd: a sample of at most 1,000 rows (``objective.calibration_rows``), and
     the candidates ``eta0 = base * 10^k``, k = -2..3, with ``base = 1 / (E||x||^2 kappa)``
-    (``kappa = objective.grad_scale``); each is scored by :func:`_calibration_value`.
+    (``kappa = objective.grad_scale``); each is scored by :func:`_calibration_value` (two
+    passes over the sample, where Bottou's makes one).
     """
     X = objective.X
     n = X.shape[0]
@@ -354,8 +355,16 @@ def _calibrate_eta0(objective: Any, rng: np.random.Generator) -> float:
     return float(eta)
 
 
+#: passes over the calibration sample per candidate step (one pass was fooled by the start:
+#: on 20 Newsgroups at C = 1 every candidate raised J above J(0) after one pass, so the
+#: smallest won and 30 epochs ended at J = 0.992 against the optimum 0.133; after two passes
+#: eta0 = 25 wins and 5 epochs reach J = 0.176)
+CALIBRATION_PASSES = 2
+
+
 def _calibration_value(objective: Any, rows: np.ndarray, eta0: float, bs: int = 32) -> float:
-    """``J`` on ``rows`` after one pass over them with steps ``eta0 / (1 + 2 lam eta0 t)``.
+    """``J`` on ``rows`` after :data:`CALIBRATION_PASSES` passes over them with steps
+    ``eta0 / (1 + 2 lam eta0 t)``.
 
     Sparse ``X`` takes the column-wise steps of :meth:`PegasosSGD._steps_sparse`
     (``W = a WT^T``).
@@ -365,7 +374,8 @@ def _calibration_value(objective: Any, rows: np.ndarray, eta0: float, bs: int = 
     W = np.zeros(objective.coef_shape)
     WT = np.zeros(objective.coef_shape[::-1])  # sparse X: W = a * WT.T
     a = 1.0
-    for t, s in enumerate(range(0, len(rows), bs), start=1):
+    starts = [s for _ in range(CALIBRATION_PASSES) for s in range(0, len(rows), bs)]
+    for t, s in enumerate(starts, start=1):
         idx = rows[s : s + bs]
         step = eta0 / (1.0 + 2.0 * lam * eta0 * t)
         if sparse:

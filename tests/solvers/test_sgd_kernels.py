@@ -197,3 +197,32 @@ def test_pairwise_sum_is_numpys(n: int) -> None:
     a = rng.normal(size=n + 5) * 10.0 ** rng.normal(size=n + 5)
     assert _pairwise_sum_c(a, 0, n) == np.sum(a[:n])
     assert _pairwise_sum_c(a, 5, n) == np.sum(a[5:])
+
+
+def test_calibration_steps_lower_the_objective_on_20newsgroups() -> None:
+    """Pegasos' step calibration on real text at C = 1: the chosen eta0 is the candidate with
+    the smallest objective after the calibration passes, and that objective is well below
+    J(0) = 1 (with one pass every candidate stayed above J(0), the smallest step won and 30
+    epochs ended at J = 0.992 against BCFW's certified optimum 0.133)."""
+    import hierlab
+    from hierlab.methods.nhsvm.model import HierarchicalHinge
+
+    train, _ = hierlab.load_20newsgroups()
+    tax = train.taxonomy
+    y = tax.index(train.y)
+    hinge = HierarchicalHinge(train.X, y, tax, np.ones(tax.n_nodes), 0.5 / len(y), "zero_one")
+    seen: dict[float, float] = {}
+    rng = np.random.default_rng(0)
+    original = sgd_mod._calibration_value
+
+    def spy(objective, rows, eta0, bs=32):  # type: ignore[no-untyped-def]
+        seen[eta0] = original(objective, rows, eta0, bs)
+        return seen[eta0]
+
+    try:
+        sgd_mod._calibration_value = spy
+        eta0 = sgd_mod._calibrate_eta0(hinge, rng)
+    finally:
+        sgd_mod._calibration_value = original
+    assert seen[eta0] == min(seen.values())
+    assert seen[eta0] < 0.5 * hinge.max_loss
