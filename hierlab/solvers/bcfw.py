@@ -683,13 +683,18 @@ class BCFW(Solver):
         metric = dual.metric
         dual.normalise()  # stay on the simplices (rounding)
         B, ell = dual.dual_point(dual.alpha)
+        # the incremental W^T is replaced: dropped first, so that at most three (features x
+        # nodes) arrays live at once (V^T, the new W^T, the best W kept in ``coef``)
+        dual.WT = np.empty((0, 0))
         VT = dual.VT(B)
+        del B
         sig_steps = metric.sigma_step(VT.T) if metric.sigma is not None else 0
         WT = metric.apply(VT)
         if not (np.isfinite(WT).all() and dual.finite()):
             raise _diverged(epoch, "the weights overflowed")
         dual.WT = WT
         D = ell[: objective.n_blocks] - 0.5 * objective.row_dot(VT.T, WT.T)
+        del VT
         J = objective.block_values(WT.T)
         return D, J, sig_steps
 
