@@ -121,11 +121,19 @@ class PegasosSGD(Solver):
         self.best = np.inf
 
     def run_epoch(
-        self, objective: SGDObjective, W: np.ndarray, W_bar: np.ndarray, n_avg: int
+        self,
+        objective: SGDObjective,
+        W: np.ndarray,
+        W_bar: np.ndarray,
+        n_avg: int,
+        own: bool = False,
     ) -> tuple[np.ndarray, np.ndarray, int, float]:
         """One pass of mini-batch Pegasos; returns ``(W, W_bar, n_avg, mean batch loss)``.
 
-        ``n_avg`` counts the averaging steps since ``W_bar`` was (re)started.
+        ``n_avg`` counts the averaging steps since ``W_bar`` was (re)started. ``own``: the
+        caller hands ``W`` and ``W_bar`` over (sparse ``X``: when they are Fortran-ordered,
+        as this method returns them, the epoch updates them in place and returns them, so no
+        (nodes x features) array is copied; else they are copied, as with ``own=False``).
         """
         if not self._t0_set:
             self.t = _step_offset(objective, self.eta0, self.rng)
@@ -135,7 +143,9 @@ class PegasosSGD(Solver):
         # small products per step: one BLAS thread avoids thread start-up/oversubscription costs
         with threadpool_limits(limits=1, user_api="blas"):
             if sp.issparse(getattr(objective, "X", None)) and hasattr(objective, "batch_loss"):
-                W, W_bar, n_avg, loss_sum = self._steps_sparse(objective, W, W_bar, n_avg, perm)
+                W, W_bar, n_avg, loss_sum = self._steps_sparse(
+                    objective, W, W_bar, n_avg, perm, own
+                )
             else:
                 W, W_bar, n_avg, loss_sum = self._steps(objective, W, W_bar, n_avg, perm)
         return W, W_bar, n_avg, loss_sum / n
@@ -178,7 +188,13 @@ class PegasosSGD(Solver):
         return (1.0 + self.avg_c) / (n_avg + self.avg_c)
 
     def _steps_sparse(
-        self, objective: Any, W: np.ndarray, W_bar: np.ndarray, n_avg: int, perm: np.ndarray
+        self,
+        objective: Any,
+        W: np.ndarray,
+        W_bar: np.ndarray,
+        n_avg: int,
+        perm: np.ndarray,
+        own: bool = False,
     ) -> tuple[np.ndarray, np.ndarray, int, float]:
         """The same steps as :meth:`_steps` for sparse ``X``, touching only the batch's columns.
 
@@ -197,13 +213,12 @@ class PegasosSGD(Solver):
         radius = _ball_radius(objective)
         loss_sum = 0.0
         # V and Q are stored transposed, (n_features, n_nodes) in C order: the batch's columns
-        # are contiguous rows, and ``X_b @ V^T`` needs no copy of V
-        # (always a copy: W may be the caller's; a plain copy when W is this path's own
-        # F-ordered output, whose transpose is C-contiguous)
-        VT = np.array(np.asarray(W, dtype=np.float64).T, order="C")
+        # are contiguous rows, and ``X_b @ V^T`` needs no copy of V (a copy unless the caller
+        # handed over F-ordered arrays, this path's own output, whose transposes are C-ordered)
+        VT = _transposed_c(W, own)
         a = 1.0
-        sq = float(np.sum(VT * VT))
-        QT = np.array(np.asarray(W_bar, dtype=np.float64).T, order="C")
+        sq = float(np.vdot(VT, VT))  # no (features x nodes) temporary
+        QT = _transposed_c(W_bar, own and not np.shares_memory(W, W_bar))
         q, beta = 1.0, 0.0
         hinge = objective.path_hinge() if hasattr(objective, "path_hinge") else None
         if hinge is not None and jit_enabled():
@@ -245,21 +260,36 @@ class PegasosSGD(Solver):
             if q <= 0.0:  # the average restarted at W: W_bar = beta V
                 QT[:] = 0.0
                 q = 1.0
-        # returned F-ordered (no transpose): the next epoch copies them back as they are, and
-        # the objective's ``X @ W.T`` reads ``W.T`` without a copy
-        return (a * VT).T, (q * QT + beta * VT).T, n_avg, loss_sum
+        # W = a V and W_bar = q Q + beta V formed in place (the same products and sums as
+        # ``a * VT`` and ``q * QT + beta * VT``), a block of rows at a time for the
+        # temporary; returned F-ordered (no transpose): the next epoch takes them back as they
+        # are, and the objective's ``X @ W.T`` reads ``W.T`` without a copy
+        QT *= q
+        step = max(1, (1 << 20) // max(QT.shape[1], 1))
+        for s in range(0, QT.shape[0], step):
+            QT[s : s + step] += beta * VT[s : s + step]
+        VT *= a
+        return VT.T, QT.T, n_avg, loss_sum
 
     def iterate(self, objective: SGDObjective) -> Iterator[SolverState]:
         """Yield one state per epoch: ``upper`` = best primal objective of the reported iterate."""
         shape = objective.coef_shape
-        W = np.zeros(shape) if self.W0 is None else np.array(self.W0, dtype=np.float64)
-        W_bar = W.copy()
+        if not self._t0_set:  # the step calibration first, before the iterates take memory
+            self.t = _step_offset(objective, self.eta0, self.rng)
+            self._t0_set = True
+        # F-ordered: the epochs update them in place (``own``), no copy of the weights per epoch
+        W = (
+            np.zeros(shape[::-1]).T
+            if self.W0 is None
+            else np.array(self.W0, dtype=np.float64, order="F")
+        )
+        W_bar = W.copy(order="K")
         n_avg = 0
-        self.coef = W.copy()
+        self.coef = W.copy(order="K")
         self.best = objective.value(W)
         prev_val = self.best
         for epoch in range(1, self.epochs + 1):
-            W, W_bar, n_avg, mean_loss = self.run_epoch(objective, W, W_bar, n_avg)
+            W, W_bar, n_avg, mean_loss = self.run_epoch(objective, W, W_bar, n_avg, own=True)
             self.W_last = W
             report = W_bar if self.average else W
             val = objective.value(report)
@@ -278,6 +308,15 @@ class PegasosSGD(Solver):
             )
             if converged:
                 return
+
+
+def _transposed_c(W: np.ndarray, own: bool) -> np.ndarray:
+    """``W^T`` as a C-ordered float array: ``W``'s own buffer when the caller handed it over
+    (``own``) and it is F-ordered, writeable float64; else a copy."""
+    WT = np.asarray(W, dtype=np.float64).T
+    if own and WT.flags.c_contiguous and WT.flags.writeable and WT.dtype == np.float64:
+        return WT
+    return np.array(WT, order="C")
 
 
 def _ball_radius(objective: Any) -> float:
@@ -371,21 +410,22 @@ def _calibration_value(objective: Any, rows: np.ndarray, eta0: float, bs: int = 
     """
     lam = objective.lam
     sparse = sp.issparse(objective.X) and hasattr(objective, "batch_loss")
-    W = np.zeros(objective.coef_shape)
-    WT = np.zeros(objective.coef_shape[::-1])  # sparse X: W = a * WT.T
+    # sparse X: W = a * WT.T, one (features x nodes) array and no other
+    W = np.zeros(objective.coef_shape[::-1] if sparse else objective.coef_shape)
     a = 1.0
     starts = [s for _ in range(CALIBRATION_PASSES) for s in range(0, len(rows), bs)]
     for t, s in enumerate(starts, start=1):
         idx = rows[s : s + bs]
         step = eta0 / (1.0 + 2.0 * lam * eta0 * t)
         if sparse:
-            _, J, gJT = _column_gradient(objective, WT, idx, a)
+            _, J, gJT = _column_gradient(objective, W, idx, a)
             a *= 1.0 - 2.0 * lam * step
-            WT[J] -= (step / a) * gJT
+            W[J] -= (step / a) * gJT
         else:
             g, _ = objective.gradient(W, idx)
             W = (1.0 - 2.0 * lam * step) * W - step * g
     if sparse:
-        W = a * WT.T
+        losses, _ = objective.batch_loss(W.T, rows, scale=a)
+        return lam * a * a * float(np.vdot(W, W)) + float(losses.mean())
     losses, _ = objective.batch_loss(W, rows)
-    return lam * float(np.sum(W * W)) + float(losses.mean())
+    return lam * float(np.vdot(W, W)) + float(losses.mean())

@@ -583,6 +583,7 @@ class HSVMClassifier(HierarchicalClassifier):
                 random_state=self.random_state,
             )
             result = self._run_uncertified(sgd, obj, callbacks)
+            sgd.W_last = None  # one (nodes x features) array less while the model is formed
         self._set_fitted(obj, np.asarray(result.coef), c, alpha)
 
     def _tol(self) -> float:

@@ -1187,7 +1187,7 @@ class HierarchicalHinge:
             else:
                 losses, _ = self.batch_loss(W if WT is None else WT.T, idx)
             total += float(losses.sum())
-        return self.lam * float(np.sum(W * W)) + total / n
+        return self.lam * float(np.einsum("ij,ij->", W, W)) + total / n  # no W * W temporary
 
     def path_hinge(self) -> PathHinge | None:
         """The arrays of the single-label loss for the compiled kernels; None for multi-label.

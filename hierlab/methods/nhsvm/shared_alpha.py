@@ -326,8 +326,8 @@ class SharedSVMSolver(AlphaAlternation):
         alpha = self._initial_alpha()
         objective.set_attributes(np.sqrt(alpha))
         sgd = PegasosSGD(epochs=1, batch_size=self.batch_size, random_state=self.random_state)
-        V = np.zeros(objective.coef_shape)
-        V_bar = V.copy()
+        V = np.zeros(objective.coef_shape[::-1]).T  # F-ordered: the epochs work in place
+        V_bar = V.copy(order="K")
         n_avg = 0
         best = objective.value(V)
         self.coef, self.alpha = V.copy(), alpha.copy()
@@ -336,7 +336,7 @@ class SharedSVMSolver(AlphaAlternation):
         for rnd in range(1, self.rounds + 1):
             for _ in range(self.epochs_per_alpha):
                 epoch += 1
-                V, V_bar, n_avg, _ = sgd.run_epoch(objective, V, V_bar, n_avg)
+                V, V_bar, n_avg, _ = sgd.run_epoch(objective, V, V_bar, n_avg, own=True)
                 val = objective.value(V_bar)
                 best = self._keep(val, best, V_bar, alpha)
                 last_epoch = _ == self.epochs_per_alpha - 1
@@ -348,8 +348,8 @@ class SharedSVMSolver(AlphaAlternation):
             floor = self.alpha_floor * self._initial_alpha() if self.alpha_floor > 0 else None
             alpha, V_new = alpha_step(U, tax, floor)
             objective.set_attributes(np.sqrt(alpha))
-            V = V_new.copy()
-            V_bar = V_new.copy()
+            V = V_new.copy(order="F")
+            V_bar = V_new.copy(order="F")
             n_avg = 0
             val = objective.value(V)
             best = self._keep_alpha_step(val, best, V, alpha)
