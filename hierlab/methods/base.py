@@ -358,8 +358,10 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
             return
         wb = self._score_weights()
         if wb is not None and not sp.issparse(wb[0]):
-            W = np.asarray(wb[0])
-            self.__dict__["_fixed_weights"] = (W, wb[1], np.ascontiguousarray(W.T))
+            WT = np.ascontiguousarray(np.asarray(wb[0]).T)
+            bias = wb[1]
+            wb = None  # a formed A @ coef_ is dropped: W^T alone is kept (W is its view)
+            self.__dict__["_fixed_weights"] = (WT.T, bias, WT)
         try:
             yield
         finally:
