@@ -50,3 +50,13 @@ def test_whole_fit_memory_is_linear_in_the_classes(name: str, _warm: set[str]) -
     small = peak_memory(name, 500, n_samples=_DOCS)[0]
     large = peak_memory(name, 2000, n_samples=_DOCS)[0]
     assert large <= 4.4 * small, (name, small / 2**20, large / 2**20)
+
+
+def test_weight_copies_counts_the_weights(capsys: pytest.CaptureFixture[str]) -> None:
+    """A fit holds its weights at least once (FLATMULT: W and its best copy) and the table
+    prints one row per method."""
+    from hierlab.benchmarks.memory_classes import weight_copies
+
+    assert weight_copies("flatmult", n_classes=60, n_features=2000, n_samples=400)[0] >= 1.0
+    assert main(["--copies", "--methods", "topdown"]) == 0
+    assert capsys.readouterr().out.splitlines()[1].split()[0] == "topdown"
