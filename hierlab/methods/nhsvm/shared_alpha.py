@@ -345,11 +345,15 @@ class SharedSVMSolver(AlphaAlternation):
                     yield SolverState(epoch, 0.0, float(best), None, extra)
             # alpha step from the averaged iterate: U = sqrt(alpha) V_bar
             U = np.sqrt(alpha)[:, None] * V_bar
+            V = V_bar = np.empty((0, 0))  # they restart from the alpha step's V: dropped now
             floor = self.alpha_floor * self._initial_alpha() if self.alpha_floor > 0 else None
             alpha, V_new = alpha_step(U, tax, floor)
+            shared_norm = shared_norm_objective(U, alpha)
+            del U
             objective.set_attributes(np.sqrt(alpha))
-            V = V_new.copy(order="F")
-            V_bar = V_new.copy(order="F")
+            V = np.asfortranarray(V_new)
+            del V_new
+            V_bar = V.copy(order="K")
             n_avg = 0
             val = objective.value(V)
             best = self._keep_alpha_step(val, best, V, alpha)
@@ -359,7 +363,7 @@ class SharedSVMSolver(AlphaAlternation):
                 "objective": val,
                 "round": rnd,
                 "alpha_step": True,
-                "shared_norm": shared_norm_objective(U, alpha),
+                "shared_norm": shared_norm,
             }
             yield SolverState(epoch, 0.0, float(best), None, extra, converged=converged)
             if converged:
