@@ -22,6 +22,7 @@ import argparse
 import time
 import tracemalloc
 import warnings
+from typing import Any
 
 from hierlab.core.registry import list_methods, make_estimator
 from hierlab.datasets.text import make_hierarchical_text
@@ -57,15 +58,20 @@ def peak_memory(
     est.set_params(**{k: v for k, v in SHORT.items() if k in params})
     if "max_inner_iter" in params:  # HR-SVM / HR-LR: one outer round, short inner solves
         est.set_params(max_iter=1, max_inner_iter=20)
+    return _traced_peak(lambda: (est.fit(tr.X, tr.y), est.predict(te.X)))
+
+
+def _traced_peak(run: Any) -> tuple[float, float]:
+    """tracemalloc's peak (bytes, above what was allocated before) of ``run()`` with warnings
+    silenced (short fits are unconverged on purpose), and its wall time (s)."""
     start = time.perf_counter()
     tracemalloc.start()
     try:
         base = tracemalloc.get_traced_memory()[0]
         tracemalloc.reset_peak()
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # unconverged on purpose
-            est.fit(tr.X, tr.y)
-        est.predict(te.X)
+            warnings.simplefilter("ignore")
+            run()
         peak = tracemalloc.get_traced_memory()[1] - base
     finally:
         tracemalloc.stop()
@@ -89,19 +95,8 @@ def weight_copies(
     est = make_estimator(name, taxonomy=tr.taxonomy)
     if "max_iter" in est.get_params():
         est.set_params(max_iter=min(3, int(est.get_params()["max_iter"])))
-    start = time.perf_counter()
-    tracemalloc.start()
-    try:
-        base = tracemalloc.get_traced_memory()[0]
-        tracemalloc.reset_peak()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            est.fit(tr.X, tr.y)
-        peak = tracemalloc.get_traced_memory()[1] - base
-    finally:
-        tracemalloc.stop()
-    one = tr.taxonomy.n_nodes * tr.X.shape[1] * 8.0
-    return float(peak / one), time.perf_counter() - start
+    peak, seconds = _traced_peak(lambda: est.fit(tr.X, tr.y))
+    return peak / (tr.taxonomy.n_nodes * tr.X.shape[1] * 8.0), seconds
 
 
 def main(argv: list[str] | None = None) -> int:
