@@ -440,7 +440,7 @@ class HSVMClassifier(HierarchicalClassifier):
         ancestor-closed set; ``"auto"`` picks ``"leaves"`` when all training sets are of that
         form.
     epochs : int, default 30
-        Maximum Pegasos epochs (>= 1).
+        Maximum Pegasos epochs, or BCFW passes over the examples (>= 1).
     batch_size : int, default 64
         Rows per Pegasos step (>= 1).
     tol : float or None, default None
