@@ -260,15 +260,9 @@ class PegasosSGD(Solver):
             if q <= 0.0:  # the average restarted at W: W_bar = beta V
                 QT[:] = 0.0
                 q = 1.0
-        # W = a V and W_bar = q Q + beta V formed in place (the same products and sums as
-        # ``a * VT`` and ``q * QT + beta * VT``), a block of rows at a time for the
-        # temporary; returned F-ordered (no transpose): the next epoch takes them back as they
-        # are, and the objective's ``X @ W.T`` reads ``W.T`` without a copy
-        QT *= q
-        step = max(1, (1 << 20) // max(QT.shape[1], 1))
-        for s in range(0, QT.shape[0], step):
-            QT[s : s + step] += beta * VT[s : s + step]
-        VT *= a
+        # returned F-ordered (no transpose): the next epoch takes them back as they are, and
+        # the objective's ``X @ W.T`` reads ``W.T`` without a copy
+        _form_iterates(VT, QT, a, q, beta)
         return VT.T, QT.T, n_avg, loss_sum
 
     def iterate(self, objective: SGDObjective) -> Iterator[SolverState]:
@@ -308,6 +302,17 @@ class PegasosSGD(Solver):
             )
             if converged:
                 return
+
+
+def _form_iterates(VT: np.ndarray, QT: np.ndarray, a: float, q: float, beta: float) -> None:
+    """``W^T = a V^T`` and ``W_bar^T = q Q^T + beta V^T`` in place of ``VT`` and ``QT`` (the
+    same products and sums as ``a * VT`` and ``q * QT + beta * VT``), a block of rows at a
+    time for the temporary ``beta * VT``."""
+    QT *= q
+    step = max(1, (1 << 20) // max(QT.shape[1], 1))
+    for s in range(0, QT.shape[0], step):
+        QT[s : s + step] += beta * VT[s : s + step]
+    VT *= a
 
 
 def _transposed_c(W: np.ndarray, own: bool) -> np.ndarray:
