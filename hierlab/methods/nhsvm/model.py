@@ -1113,7 +1113,7 @@ class HierarchicalHinge:
     def most_violated(
         self, P: np.ndarray, y: np.ndarray, li: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Losses, most violated leaves and their gradient scales from potentials ``P``.
+        """Losses, most violated leaves and their subgradients' divisors from potentials ``P``.
 
         ``q_i(l) = s_i(l) - s_i(y_i) + Δ(l, y_i)`` (eq. 3 / 10), or
         ``(s_i(l) - s_i(y_i)) / Δ~(l, y_i) + 1`` where ``Δ~ > 0`` (eq. 13).
