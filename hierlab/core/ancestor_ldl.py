@@ -322,7 +322,7 @@ class AncestorFactor:
         return self._solve_rows_numpy(Bc.T).T
 
     def _solve_rows_numpy(self, B: np.ndarray) -> np.ndarray:
-        """:func:`_solve_rows` with numpy row operations (no numba)."""
+        """:func:`_solve_by_node` with numpy row operations (no numba)."""
         order, ptr, idx, val, dinv = self.arrays()
         Z = np.zeros_like(B)
         Z[order] = B[order]
@@ -336,4 +336,3 @@ class AncestorFactor:
             if sl.start < sl.stop:
                 Z[c] -= val[sl] @ Z[idx[sl]]
         return Z
-

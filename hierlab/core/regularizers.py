@@ -318,12 +318,11 @@ class SignRelaxedMetric(DualMetric):
             return 0.5 * float(np.sum(Pa * Ga)), -kp * M[iu, ju]
 
         z0 = self.sigma[iu, ju].copy()
-        z = self._lbfgs(neg_dual, z0, max_steps, rtol)
-        if z is None:
-            return self._nit
-        self.sigma = self._with(z, iu, ju)
-        self.P = _active_inverse(self.K_sigma(self.sigma), self.idx)
-        return self._nit
+        z, nit = _lbfgs_box(neg_dual, z0, max_steps, rtol)
+        if z is not None:
+            self.sigma = self._with(z, iu, ju)
+            self.P = _active_inverse(self.K_sigma(self.sigma), self.idx)
+        return nit
 
     def _sigma_step_factored(self, V: np.ndarray, max_steps: int, rtol: float) -> int:
         """:meth:`sigma_step` on the pairs, through the factor of ``K_sigma``."""
@@ -333,24 +332,25 @@ class SignRelaxedMetric(DualMetric):
             return 0
         fk = self._factor_k
         blocks = self._compressed_blocks(V)
+        scratch = np.zeros(fk.n)  # a block's solve reads and writes its own nodes only
 
         def neg_dual(z: np.ndarray) -> tuple[float, np.ndarray]:
             self._set_factor(z)
             value, grad = 0.0, np.zeros(len(kp))
             for lo, hi, R, nodes, sel, li, lj in blocks:
                 WT = np.empty_like(R)
-                SOLVE_BLOCK_ROWS(*fk.arrays(), lo, hi, nodes, R, np.zeros(fk.n), WT)
+                SOLVE_BLOCK_ROWS(*fk.arrays(), lo, hi, nodes, R, scratch, WT)
                 value += 0.5 * float(np.einsum("ij,ij->", R, WT))
                 grad[sel] = -kp[sel] * np.einsum("fi,fi->i", WT[:, li], WT[:, lj])
             return value, grad
 
-        z = self._lbfgs(neg_dual, self.sigma.copy(), max_steps, rtol)
+        z, nit = _lbfgs_box(neg_dual, self.sigma.copy(), max_steps, rtol)
         if z is not None:
             self.sigma = z
         self._set_factor(self.sigma)
         if self.sigma.any():
             self.pdiag, self.factor = None, fk
-        return self._nit
+        return nit
 
     def _compressed_blocks(self, V: np.ndarray) -> list[tuple[Any, ...]]:
         """Per block of the pattern (a top-level subtree), ``V``'s rows on its nodes reduced to
@@ -393,22 +393,23 @@ class SignRelaxedMetric(DualMetric):
                         local[ju[sel]]))  # fmt: skip
         return out
 
-    def _lbfgs(
-        self, fun: Any, z0: np.ndarray, max_steps: int, rtol: float
-    ) -> np.ndarray | None:
-        """L-BFGS-B on ``fun`` over the box from ``z0``; the result clipped to the box when it
-        does not raise ``fun`` above its start, else None (``_nit``: its iterations)."""
-        f0, _ = fun(z0)
-        res = minimize(
-            fun,
-            z0,
-            jac=True,
-            method="L-BFGS-B",
-            bounds=[(-1.0, 1.0)] * len(z0),
-            options={"maxiter": max_steps, "ftol": rtol, "gtol": 1e-14},
-        )
-        self._nit = int(res.nit)
-        return np.clip(res.x, -1.0, 1.0) if res.fun <= f0 else None
+
+def _lbfgs_box(
+    fun: Any, z0: np.ndarray, max_steps: int, rtol: float
+) -> tuple[np.ndarray | None, int]:
+    """L-BFGS-B on ``fun`` over the box ``[-1, 1]`` from ``z0``: the result clipped to the box
+    when it does not raise ``fun`` above its start, else None; and the iterations taken."""
+    f0, _ = fun(z0)
+    res = minimize(
+        fun,
+        z0,
+        jac=True,
+        method="L-BFGS-B",
+        bounds=[(-1.0, 1.0)] * len(z0),
+        options={"maxiter": max_steps, "ftol": rtol, "gtol": 1e-14},
+    )
+    z = np.clip(res.x, -1.0, 1.0) if res.fun <= f0 else None
+    return z, int(res.nit)
 
 
 # ---------------------------------------------------------------------- the regularizers

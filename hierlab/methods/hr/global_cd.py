@@ -363,9 +363,9 @@ def _bounds(
     return reg + prob.C * loss, alpha_sum - reg
 
 
-def pass_inputs(prob: HRProblem) -> tuple[sp.csr_matrix, np.ndarray, tuple[Any, Any], tuple[
-    np.ndarray, ...
-]]:
+def pass_inputs(
+    prob: HRProblem,
+) -> tuple[sp.csr_matrix, np.ndarray, tuple[Any, Any], tuple[np.ndarray, ...]]:
     """What every global pass reads of the problem, built once per fit: ``X`` as float CSR
     (the caller's own is not modified), the rows' ``||x_i||^2``, the label indicators as CSR
     (:func:`_label_rows`) and their ``(pos_ptr, pos_idx, ex_ptr, ex_idx)``."""
