@@ -422,7 +422,6 @@ def _bench_table(
         progress=_note,
         budget=budget,
         hard_timeout=args.hard_timeout,
-        use_bench_params=not args.defaults,
         reference_each=args.ref_each,
         blas_threads=args.blas_threads or None,
     )
@@ -704,7 +703,7 @@ def _add_bench_parser(sub: _Sub) -> None:
     s.add_argument(
         "--defaults",
         action="store_true",
-        help="registry defaults only (ignore the 20NG settings of bench.BENCH_PARAMS)",
+        help="registry defaults (always, unless --param says otherwise; kept for old commands)",
     )
     s.add_argument(
         "--budget",

@@ -21,8 +21,8 @@ Measurement rules (a shared, loaded machine):
   With ``reference_each=True`` LinearSVC is refitted just before every method and the ratio uses
   that adjacent time, which cancels most of the drift of a machine shared with other jobs.
 
-``BENCH_PARAMS`` holds the parameters used on 20 Newsgroups (11,314 x 130,107, nnz 1.8M,
-20 leaves) where a method's defaults are tuned for small data; each choice is documented there.
+Every method runs with its registry defaults unless ``params`` names others: the defaults are
+the product (what a newcomer gets), so they are what the table measures.
 
 Run it with ``hierlab bench`` (this module cannot import the CLI, which sits above it).
 """
@@ -49,7 +49,6 @@ from hierlab.core.dataset import HierDataset
 from hierlab.core.registry import get_method, list_methods, make_estimator
 
 __all__ = [
-    "BENCH_PARAMS",
     "DEFAULT_BUDGET",
     "bench_table",
     "loglog_slope",
@@ -63,31 +62,6 @@ HICLASS = "hiclass LCPN (LinearSVC)"
 
 #: Default soft time budget per method (seconds) of ``hierlab bench``.
 DEFAULT_BUDGET = 120.0
-
-#: Parameters used by ``hierlab bench`` where a method's defaults do not suit 20 Newsgroups.
-#: Methods not listed run with their registry defaults. The soft budget (``max_time`` /
-#: ``Timeout``) is added on top, so these choices only bound the work the method is asked to do.
-#: Seed 000's ``C`` weights the *mean* hinge (eq. 4), so ``C = N = 11,314`` (the 20NG training
-#: rows) is LinearSVC's per-example ``C = 1``; the registry's ``C = 1`` would make ``W = 0``
-#: nearly optimal. The gap is certified to 1 % (``rtol``), as in ``bench_orthogonal``.
-_SEED000_20NG = {"C": 11314.0, "rtol": 0.01}
-BENCH_PARAMS: dict[str, dict[str, Any]] = {
-    "flatmult": dict(_SEED000_20NG),
-    "hiermult": dict(_SEED000_20NG),
-    "transfer": dict(_SEED000_20NG),
-    "treeloss": dict(_SEED000_20NG),
-    # alpha = 0.5 of eq. (6): admissible on the 6-group tree (largest admissible: 1.0954)
-    "orthognl": {**_SEED000_20NG, "alpha": 0.5},
-    # seed 003 single-label: the same objective (lam = 0.5, C = 1) solved on its dual by BCFW to a
-    # certified 1 % gap instead of 30 Pegasos epochs (this table prints the time it takes)
-    **{name: {"solver": "bcfw", "tol": 0.01} for name in ("hsvm", "nhsvm", "nhsvm13")},
-    # 20NG's rows come sorted by newsgroup: an online pass in that order learns one class at a
-    # time (online Hieron: accuracy 0.21 unshuffled, 0.78 shuffled)
-    **{
-        name: {"shuffle": True, "random_state": 0}
-        for name in ("hieron", "hieron-batch", "hieron-flat", "hieron-greedy")
-    },
-}
 
 
 def _flat_targets(data: HierDataset) -> np.ndarray:
@@ -413,7 +387,6 @@ def bench_table(
     *,
     budget: float | None = None,
     hard_timeout: float | None = None,
-    use_bench_params: bool = False,
     reference_each: bool = False,
     isolate: bool = True,
     blas_threads: int | None = 1,
@@ -427,7 +400,7 @@ def bench_table(
     methods : sequence of str, optional
         Registry names (default: every registered method).
     params : dict, optional
-        ``method -> constructor parameters`` (override ``BENCH_PARAMS`` when both apply).
+        ``method -> constructor parameters`` (default: the registry defaults).
     hiclass : bool
         Add HiClass's per-parent-node LinearSVC when ``hiclass`` is importable.
     progress : callable, optional
@@ -439,8 +412,6 @@ def bench_table(
         Kill a method's process after this many seconds (fit + predict) and record
         ``"timeout: ..."``. Default ``2 * budget + 60`` when a budget is given, else none.
         Needs ``isolate``.
-    use_bench_params : bool, default False
-        Start from :data:`BENCH_PARAMS` (the 20 Newsgroups settings).
     reference_each : bool, default False
         Refit LinearSVC right before every method and use that time in the ratio.
     isolate : bool, default True
@@ -459,7 +430,6 @@ def bench_table(
     """
     if hard_timeout is None and budget is not None:
         hard_timeout = 2.0 * budget + 60.0
-    base = dict(BENCH_PARAMS) if use_bench_params else {}
     given = params or {}
     run = _BenchRun(train, test, budget, hard_timeout, isolate, blas_threads, progress)
     first = run.reference()
@@ -469,7 +439,7 @@ def bench_table(
         if reference_each and rows[-1]["method"] != REFERENCE:
             ref = _ref_times(run.reference())
         run.note(name)
-        rows.append(run.method(name, {**base.get(name, {}), **given.get(name, {})}, ref))
+        rows.append(run.method(name, dict(given.get(name, {})), ref))
     if hiclass and hiclass_available():
         if reference_each:
             ref = _ref_times(run.reference())

@@ -149,6 +149,7 @@ def solve(
     tol: float = 0.0,
     rtol: float = 0.0,
     warn: bool = True,
+    budget: str = "max_iter",
 ) -> SolverResult:
     """Drain ``solver.iterate(objective)``, run the callbacks, stop on the gap or on request.
 
@@ -164,6 +165,8 @@ def solve(
         Stop when ``upper - lower <= max(tol, rtol * |upper|)``.
     warn : bool, default True
         Emit a ``ConvergenceWarning`` quoting the gap when the solver stops unconverged.
+    budget : str, default "max_iter"
+        The estimator parameter that caps the iterations, named by that warning.
 
     Returns
     -------
@@ -208,9 +211,8 @@ def solve(
         coef=solver.coef, history=history, converged=converged, stop_reason=reason
     )
     if warn and not converged and reason != "callback" and history:
-        warnings.warn(
-            _unconverged_message(solver, history[-1], tol, rtol), ConvergenceWarning, stacklevel=2
-        )
+        message = _unconverged_message(solver, history[-1], tol, rtol, budget)
+        warnings.warn(message, ConvergenceWarning, stacklevel=2)
     for cb in cbs:
         on_end = getattr(cb, "on_end", None)
         if callable(on_end):
@@ -233,15 +235,17 @@ def _check_finite(state: SolverState, solver: Solver) -> None:
     )
 
 
-def _unconverged_message(solver: Solver, last: SolverState, tol: float, rtol: float) -> str:
-    """The warning text for a solver that ran out of iterations, quoting its gap."""
+def _unconverged_message(
+    solver: Solver, last: SolverState, tol: float, rtol: float, budget: str = "max_iter"
+) -> str:
+    """The warning text for a solver that ran out of iterations, quoting its gap and ``budget``."""
     if last.lower is not None:
         return (
             f"{type(solver).__name__} stopped after {last.iteration} iterations without "
             f"closing the gap: upper - lower = {last.gap:.3g} "
-            f"(tol {max(tol, rtol * abs(last.upper)):.3g}). Raise max_iter or loosen tol."
+            f"(tol {max(tol, rtol * abs(last.upper)):.3g}). Raise {budget} or loosen tol."
         )
     return (
         f"{type(solver).__name__} stopped after {last.iteration} iterations before its "
-        "convergence test held. Raise max_iter or loosen tol."
+        f"convergence test held. Raise {budget} or loosen tol."
     )

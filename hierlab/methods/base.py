@@ -181,6 +181,9 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
     _induces_taxonomy: bool = False
     #: subclasses explained by class means (MF-Tree) set this: ``fit`` keeps ``node_means_``
     _explain_by_class_means: bool = False
+    #: the constructor parameter that caps the solver's iterations (named by its
+    #: ``ConvergenceWarning``)
+    _budget_param: ClassVar[str] = "max_iter"
 
     #: the constructor parameters, declared once (:mod:`hierlab.core.params`); subclasses
     #: extend it. Validation in ``fit``, the registry schema, widgets, CLI options and card
@@ -663,7 +666,7 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
         rtol: float = 0.0,
     ) -> SolverResult:
         """Run :func:`~hierlab.core.solver.solve`, then set ``history_``, ``n_iter_``, etc."""
-        result = solve(solver, objective, callbacks, tol=tol, rtol=rtol)
+        result = solve(solver, objective, callbacks, tol=tol, rtol=rtol, budget=self._budget_param)
         self.history_ = pd.DataFrame([s.as_dict() for s in result.history])
         self.n_iter_ = result.n_iter
         self.converged_ = result.converged

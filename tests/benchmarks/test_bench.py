@@ -156,22 +156,12 @@ def test_soft_budget_stops_iterative_methods(tiny: tuple[Any, Any]) -> None:
     assert json.loads(c.params) == {"C": 100.0}
 
 
-def test_bench_params_are_used_and_overridable(
-    tiny: tuple[Any, Any], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_registry_defaults_unless_params_say_otherwise(tiny: tuple[Any, Any]) -> None:
+    """The table measures the registry defaults (what a newcomer gets); ``params`` overrides."""
     train, test = tiny
-    monkeypatch.setitem(bench.BENCH_PARAMS, "topdown", {"C": 0.5})
-    on = bench_table(train, test, methods=["topdown"], hiclass=False, use_bench_params=True)
     off = bench_table(train, test, methods=["topdown"], hiclass=False)
-    over = bench_table(
-        train,
-        test,
-        methods=["topdown"],
-        params={"topdown": {"C": 2.0}},
-        hiclass=False,
-        use_bench_params=True,
-    )
-    assert json.loads(on.params.iloc[1]) == {"C": 0.5}
+    given = {"topdown": {"C": 2.0}}
+    over = bench_table(train, test, methods=["topdown"], params=given, hiclass=False)
     assert json.loads(off.params.iloc[1]) == {}
     assert json.loads(over.params.iloc[1]) == {"C": 2.0}
 

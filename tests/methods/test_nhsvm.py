@@ -853,6 +853,17 @@ def test_auto_solver_is_bcfw_where_its_tables_fit(
         assert np.isnan(fitted.lower_bound_)
 
 
+def test_unconverged_warning_names_the_budget_parameter(tree: Taxonomy) -> None:
+    """An HSVM stopped by its epochs says "Raise epochs" (it has no ``max_iter``)."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y, _ = _blobs(tree, n=60)
+    est = HSVMClassifier(taxonomy=tree, lam=1e-3, epochs=2, tol=1e-12, solver="bcfw")
+    with pytest.warns(ConvergenceWarning, match="Raise epochs or loosen tol"):
+        est.fit(X, y)
+    assert not est.converged_ and "max_iter" not in est.get_params()
+
+
 @pytest.mark.parametrize("cls", [HSVMClassifier, NHSVMClassifier])
 def test_bcfw_reaches_the_slsqp_optimum_with_a_certificate(cls: type) -> None:
     rng = np.random.default_rng(11)

@@ -137,6 +137,7 @@ _REPORTS = (
 class _HieronParams(HierarchicalClassifier):
     """What the Hieron estimators share: the kernel, the hypothesis and prediction by scores."""
 
+    _budget_param = "epochs"
     update: str
     average: bool
     epochs: int

@@ -486,6 +486,7 @@ class HSVMClassifier(HierarchicalClassifier):
 
     _supports_multilabel = True
     _supports_dag = True
+    _budget_param = "epochs"
     _parameters: ClassVar[tuple[Param, ...]] = (
         _LAM,
         _LOSS,
@@ -851,6 +852,7 @@ class SharedSVMClassifier(HSVMClassifier):
 
     _supports_multilabel = False
     _supports_dag = False
+    _budget_param = "rounds"
     _parameters: ClassVar[tuple[Param, ...]] = _amend(
         HSVMClassifier._parameters,
         drop=("ml_loss", "label_space", "epochs", "inference"),
