@@ -564,11 +564,20 @@ class _ScaleRun:
         res = _run_guarded(run, self.isolate, hard, self.blas_threads)
         res.pop("killed", None)
         t = res.get("fit_time")
+        self.note(f"{m}: {_outcome(res)}")
         if "error" in res:
             self.stopped[(m, curve)] = "skipped (an earlier point failed)"
         elif self.budget is not None and t is not None and t > self.budget:
             self.stopped[(m, curve)] = "skipped (over budget)"
         return {**point, "method": m, **res}
+
+
+def _outcome(res: dict[str, Any]) -> str:
+    """One line on a finished fit: its error, or its seconds and peak resident memory."""
+    if "error" in res:
+        return str(res["error"])
+    rss = res.get("peak_rss_mb")
+    return f"{res['fit_time']:.1f} s" + ("" if rss is None else f", peak {rss:.0f} MB")
 
 
 def _scale_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:

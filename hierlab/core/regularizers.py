@@ -768,7 +768,7 @@ def smallest_comparison_eigenvalue(
         active = np.arange(tax.n_nodes) != tax.root
         return comparison_lambda_min(orthogonal_K(tax, alpha, sparse=True), active, tax)
     K = taxonomy_or_K
-    if K.size == 0 or K.shape[0] == 0:
+    if K.shape[0] == 0:  # not ``K.size``: a sparse matrix's size counts its stored entries
         return float("inf")
     return comparison_lambda_min(K, np.ones(K.shape[0], dtype=bool))
 

@@ -359,6 +359,20 @@ def test_max_admissible_alpha_is_exact(seed: int) -> None:
     assert amax == pytest.approx(lo, rel=1e-9)
 
 
+def test_smallest_comparison_eigenvalue_of_a_given_K_dense_and_sparse() -> None:
+    """A matrix ``K`` as given: its eigenvalue dense or sparse alike (the all-zero sparse
+    ``K`` stores no entries, yet its ``lambda_min`` is 0, not the empty block's ``inf``)."""
+    rng = np.random.default_rng(5)
+    A = rng.normal(size=(6, 6))
+    K = A @ A.T - 2.0 * np.eye(6)
+    want = np.linalg.eigvalsh(comparison_matrix(K))[0]
+    for given in (K, sp.csr_matrix(K)):
+        assert smallest_comparison_eigenvalue(given) == pytest.approx(want, rel=1e-12)
+    for zero in (np.zeros((4, 4)), sp.csr_matrix((4, 4))):
+        assert smallest_comparison_eigenvalue(zero) == 0.0
+    assert smallest_comparison_eigenvalue(np.zeros((0, 0))) == float("inf")
+
+
 def test_eq6_K() -> None:
     tax = Taxonomy([("r", "a"), ("a", "b"), ("b", "c"), ("r", "d")])
     K = orthogonal_K(tax, 0.3)
