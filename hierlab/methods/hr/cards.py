@@ -157,13 +157,22 @@ OVR_SVM_CARD = _ovr_card(
 OVR_LR_CARD = _ovr_card(
     "LR — one-vs-rest logistic regression on the leaves",
     "Seed 001's other flat baseline: an independent L2-regularised logistic regression per "
-    "leaf, no bias, no hierarchy.",
+    "leaf, no bias, no hierarchy. HR-LR with every parent vector fixed at zero.",
     "LR",
     3,
     _LOGISTIC,
-    "liblinear (trust-region Newton / dual CD), one problem per leaf.",
+    "Dual coordinate descent with Yu, Huang and Lin's (2011) Newton step per dual. `solver = "
+    "global-cd` (the default) runs it on every leaf's duals at once: one pass over the "
+    "examples forms an example's scores for all leaves once and steps each leaf's dual "
+    "(HR-LR's global CD with each leaf's path cut to the leaf). `solver = liblinear` calls "
+    "liblinear once per leaf.",
     presets=(
-        "The baseline has no algorithm of its own: liblinear per leaf in both presets, C "
-        "= 1 (the paper cross-validates C in 1e-3 … 1e3)."
+        "`paper` is liblinear per leaf (`solver = liblinear`), C = 1 (the paper "
+        "cross-validates C in 1e-3 … 1e3). The default is C = 10 (at C = 1 the logistic loss "
+        "under-fits text) and `global-cd`, the same optimum sooner: on 20 Newsgroups at C = 10 "
+        "1.2 s to the 1% gap where liblinear took 7.5 s."
     ),
+    bounds="Certified with `solver = global-cd`: `upper` is the smallest primal objective, "
+    r"`lower` the dual $\sum \phi(\alpha_{in}) - \frac12 \sum_n \|w_n\|^2$ at the iterate's "
+    "duals (as HR-LR's). With `liblinear`: " + _OVR_BOUNDS[0].lower() + _OVR_BOUNDS[1:],
 )

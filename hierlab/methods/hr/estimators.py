@@ -146,6 +146,38 @@ _OVR_SVM_PARAMETERS: tuple[Param, ...] = (
     ),
 )  # fmt: skip
 
+#: the logistic methods' default C: at C = 1 the logistic loss under-fits text (module note)
+LR_DEFAULT_C = 10.0
+_LR_C_NOTE = (
+    "Default 10, not the hinge methods' 1: with the logistic loss C = 1 under-fits text "
+    "(measured: 20 Newsgroups one-vs-rest 0.845 -> 0.858 and HR-LR 0.846 -> 0.859 exact "
+    "accuracy at C = 10; IPC titles HR-LR 0.415 -> 0.472, one-vs-rest 0.39 -> 0.446), and a "
+    "validation split of 20 Newsgroups' training part prefers C >= 10 (hierlab tune). The "
+    "paper cross-validates C in 1e-3 … 1e3."
+)
+
+
+def _lr_C(p: Param) -> Param:
+    """``p`` (a C parameter) with the logistic methods' default and note."""
+    return replace(p, default=LR_DEFAULT_C, note=_LR_C_NOTE)
+
+
+#: the one-vs-rest LR's: the SVM's, with the logistic default C and solver note
+_OVR_LR_PARAMETERS: tuple[Param, ...] = tuple(
+    _lr_C(p)
+    if p.name == "C"
+    else replace(
+        p,
+        help="global-cd: dual CD on every leaf's duals at once; liblinear: one call per leaf",
+        note="The same optimum (eq. 3 without the parents). global-cd runs one pass over the "
+        "examples for all leaves (Yu et al.'s Newton step per pair, as HR-LR's global CD) and "
+        "certifies its duality gap; liblinear per leaf is the paper preset.",
+    )
+    if p.name == "solver"
+    else p
+    for p in _OVR_SVM_PARAMETERS
+)
+
 #: HR-SVM's solvers: the paper's block CD (Algorithm 1) or dual CD over every leaf at once
 HR_SVM_SOLVERS = ("block-cd", "global-cd")
 _BLOCK_ONLY = {"solver": ("block-cd",)}
@@ -200,6 +232,8 @@ _LR_MAX_ITER = replace(
 _HR_LR_PARAMETERS: tuple[Param, ...] = tuple(
     _LR_SOLVER_PARAM
     if p.name == "solver"
+    else _lr_C(p)
+    if p.name == "C"
     else _LR_MAX_ITER
     if p.name == "max_iter"
     else replace(p, default=0.01)
@@ -416,8 +450,10 @@ class HRLRClassifier(_HRBase):
     """HR-LR: hierarchically regularised logistic regression (seed 001, eq. 3).
 
     Same parameters and attributes as :class:`HRSVMClassifier` (no ``dual_coef_``: a logistic
-    dual is nonzero on every (example, leaf) pair). ``solver="global-cd"`` (the default) is
-    dual coordinate descent over every pair at once with Yu et al.'s Newton step per pair
+    dual is nonzero on every (example, leaf) pair), except that ``C`` defaults to 10
+    (:data:`LR_DEFAULT_C`: the logistic loss under-fits text at C = 1). ``solver="global-cd"``
+    (the default) is dual coordinate descent over every pair at once with Yu et al.'s Newton
+    step per pair
     (:mod:`hierlab.methods.hr.global_lr`); ``"block-cd"`` is the paper's Algorithm 1 with
     leaves solved by L-BFGS on eq. (8): there ``inner_tol`` (default 0.01) is the starting
     largest-|gradient| tolerance and ``max_inner_iter`` the L-BFGS iteration limit.
@@ -431,7 +467,7 @@ class HRLRClassifier(_HRBase):
         self,
         *,
         taxonomy: Taxonomy | None = None,
-        C: float = 1.0,
+        C: float = LR_DEFAULT_C,
         solver: str = "global-cd",
         max_iter: int = 300,
         tol: float = 1e-2,
@@ -593,8 +629,9 @@ class _OvRBase(_LeafScorer):
         self.objective_ = result.final.upper if result.final is not None else float("nan")
 
     def _fit_global(self, problem: HRProblem, callbacks: Sequence[Callback]) -> None:
-        """Every leaf's L1-loss SVM at once by uncoupled global dual CD, certified."""
-        solver = GlobalDualCD(
+        """Every leaf's problem at once by uncoupled global dual CD, certified."""
+        kind = GlobalDualCD if self._kind == "svm" else GlobalLogisticCD
+        solver = kind(
             max_iter=int(self.max_iter), random_state=int(getattr(self, "random_state", 0)),
             coupled=False,
         )  # fmt: skip
@@ -672,14 +709,37 @@ class OneVsRestSVMClassifier(_OvRBase):
         self.random_state = random_state
 
 
-class OneVsRestLRClassifier(_OvRBase):
-    """The "LR" baseline of seed 001: one liblinear L2-regularised logistic regression per leaf.
+class OneVsRestLRClassifier(OneVsRestSVMClassifier):
+    """The "LR" baseline of seed 001: one L2-regularised logistic regression per leaf, no bias.
 
-    Same parameters and attributes as :class:`OneVsRestSVMClassifier` (``LogisticRegression(
-    solver="liblinear", fit_intercept=False)``).
+    Same parameters and attributes as :class:`OneVsRestSVMClassifier`, except that ``C``
+    defaults to 10 (:data:`LR_DEFAULT_C`) and the loss is logistic. ``solver="global-cd"``
+    (the default) solves every leaf's dual at once (:class:`~hierlab.methods.hr.global_lr.
+    GlobalLogisticCD` with ``coupled=False``), certified; ``"liblinear"`` is ``LogisticRegression(
+    solver="liblinear", fit_intercept=False)`` per leaf (the paper preset). The optimum is the
+    same.
     """
 
     _kind = "lr"
+    _parameters = _OVR_LR_PARAMETERS
+
+    def __init__(
+        self,
+        *,
+        taxonomy: Taxonomy | None = None,
+        C: float = LR_DEFAULT_C,
+        solver: str = "global-cd",
+        tol: float = 1e-4,
+        gap_tol: float = 1e-2,
+        max_iter: int = 1000,
+        n_jobs: int | None = None,
+        random_state: int = 0,
+    ) -> None:
+        # the SVM's constructor with the logistic default C (a signature scikit-learn can read)
+        super().__init__(
+            taxonomy=taxonomy, C=C, solver=solver, tol=tol, gap_tol=gap_tol,
+            max_iter=max_iter, n_jobs=n_jobs, random_state=random_state,
+        )  # fmt: skip
 
 
 # ---------------------------------------------------------------------- registry
@@ -722,5 +782,6 @@ register(
     seed="baseline",
     summary="One-vs-rest logistic regression on the leaves (liblinear, no bias), seed 001's LR",
     multilabel=True,
-    paper={"C": 1.0},
+    bounds=True,
+    paper={"C": 1.0, "solver": "liblinear"},
 )

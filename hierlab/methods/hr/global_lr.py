@@ -10,10 +10,11 @@ whose dual is the one :mod:`hierlab.methods.hr.model` certifies: for ``0 <= alph
     D(alpha) = sum phi(alpha_in) - 1/2 sum_j ||S_j||^2,   phi(a) = -a log(a / C)
                - (C - a) log(1 - a / C),   S_j = sum_{leaves n below j} sum_i alpha_in y_in x_i,
 
-and ``v_j = S_j`` at the optimum. Coordinate ``(i, n)`` is the one-variable problem of Yu, Huang
-and Lin (2011, "Dual coordinate descent methods for logistic regression and maximum entropy
-models", Algorithm 4), with ``a = |A+(n)| ||x_i||^2`` (the pair's path has ``|A+(n)|`` nodes) and
-``b = y_in w_n^T x_i``:
+and ``v_j = S_j`` at the optimum. With ``coupled=False`` every leaf's path is the leaf alone:
+the one-vs-rest logistic regression, every leaf's problem at once. Coordinate ``(i, n)`` is
+the one-variable problem of Yu, Huang and Lin (2011, "Dual coordinate descent methods for
+logistic regression and maximum entropy models", Algorithm 4), with ``a = |A+(n)| ||x_i||^2``
+(the pair's path has ``|A+(n)|`` nodes) and ``b = y_in w_n^T x_i``:
 
     min_z  z log z + (C - z) log(C - z) + a/2 (z - alpha_in)^2 + b (z - alpha_in),  0 < z < C,
 
@@ -216,14 +217,19 @@ def logistic_bounds(
 
 
 def _start(
-    prob: HRProblem, X: sp.csr_matrix, labels: tuple[Any, Any], a0: float
+    prob: HRProblem, X: sp.csr_matrix, labels: tuple[Any, Any], a0: float, coupled: bool = True
 ) -> tuple[np.ndarray, np.ndarray]:
-    """liblinear's starting point ``alpha_in = a0 c_in`` and its ``S^T`` (n_features, n_nodes),
-    from sparse products: ``sum_i c_in y_in x_i = 2 X^T pos - X^T 1 + X^T exc``."""
+    """liblinear's starting point ``alpha_in = a0 c_in`` and its ``S^T``, from sparse products:
+    ``sum_i c_in y_in x_i = 2 X^T pos - X^T 1 + X^T exc``; ``S^T`` has shape (n_features,
+    n_nodes), or (n_features, n_leaves) uncoupled (each leaf's path is its own column)."""
     tax = prob.taxonomy
     n, L = X.shape[0], len(tax.leaves)
     pos, exc = labels
-    A_leaf = sp.csr_matrix(tax.ancestor_matrix[tax.leaves], dtype=np.float64)
+    A_leaf = (
+        sp.csr_matrix(tax.ancestor_matrix[tax.leaves], dtype=np.float64)
+        if coupled
+        else sp.identity(L, dtype=np.float64, format="csr")
+    )
     XT = sp.csr_matrix(X.T)
     U = 2.0 * (XT @ sp.csr_matrix(pos, dtype=np.float64))
     if exc is not None:
@@ -255,6 +261,11 @@ class GlobalLogisticCD(Solver):
         Compiled passes; None: as :func:`hierlab.core._jit.jit_enabled`.
     certify_every : int, default 2
         Passes between certificates; the last pass is always certified.
+    coupled : bool, default True
+        False: each leaf's path is the leaf alone, ``w_n = v_n`` and the internal nodes stay 0:
+        eq. (3) without the parents, the one-vs-rest logistic regression (seed 001's baseline
+        "LR"), solved for every leaf at once with the same passes and certificate (as
+        :class:`~hierlab.methods.hr.global_cd.GlobalDualCD` does for the hinge).
 
     Attributes
     ----------
@@ -270,21 +281,31 @@ class GlobalLogisticCD(Solver):
         random_state: int = 0,
         use_jit: bool | None = None,
         certify_every: int = 2,
+        coupled: bool = True,
     ) -> None:
         self.max_iter = max_iter
         self.random_state = random_state
         self.use_jit = use_jit
         self.certify_every = certify_every
+        self.coupled = coupled
         self.alpha: np.ndarray | None = None
         self._best_ST: np.ndarray | None = None
         self._paths: tuple[np.ndarray, np.ndarray] | None = None
+        self._rows: tuple[np.ndarray, int] | None = None
 
     @property  # type: ignore[override]
     def coef(self) -> np.ndarray | None:
-        """``W = A S`` at the best certified pass, shape (n_nodes, n_features)."""
+        """``W = A S`` at the best certified pass, shape (n_nodes, n_features) (uncoupled: the
+        leaves' rows, internal rows 0)."""
         if self._best_ST is None or self._paths is None:
             return None
-        return np.ascontiguousarray(path_sums(self._best_ST, *self._paths).T)
+        W = np.ascontiguousarray(path_sums(self._best_ST, *self._paths).T)
+        if self._rows is None:
+            return W
+        rows, n_nodes = self._rows
+        out = np.zeros((n_nodes, W.shape[1]))
+        out[rows] = W
+        return out
 
     def iterate(self, objective: Any) -> Iterator[SolverState]:
         """Yield one state per certified pass (``iteration`` counts passes); ``extra``: the
@@ -295,8 +316,13 @@ class GlobalLogisticCD(Solver):
         X, sq, labels, (pos_ptr, pos_idx, ex_ptr, ex_idx) = pass_inputs(prob)
         n, L = X.shape[0], len(tax.leaves)
         C = float(prob.C)
-        anc_ptr, anc_idx, self._paths = tree_paths(tax)
-        alpha, ST = _start(prob, X, labels, min(1e-3 * C, 1e-8))
+        if self.coupled:
+            anc_ptr, anc_idx, self._paths = tree_paths(tax)
+        else:  # leaf k's path is its own column k of S alone
+            anc_ptr, anc_idx = np.arange(L + 1, dtype=np.int64), np.arange(L, dtype=np.int64)
+            self._paths = (anc_ptr, anc_idx)
+            self._rows = (tax.leaves, tax.n_nodes)
+        alpha, ST = _start(prob, X, labels, min(1e-3 * C, 1e-8), self.coupled)
         self.alpha = alpha
         self._best_ST = ST.copy()
         rng = np.random.default_rng(self.random_state)
