@@ -40,6 +40,7 @@ import scipy.sparse as sp
 
 from hierlab.core import _jit
 from hierlab.core._jit import choose, jit_enabled, njit
+from hierlab.core.objective import CHUNK
 from hierlab.core.solver import Solver, SolverState
 from hierlab.methods.hr.model import HRProblem, LeafDuals
 
@@ -324,16 +325,22 @@ def path_sums(ST: np.ndarray, ptr: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return _path_sums_numpy(ST, ptr, idx)
 
 
+def block_rows(n_leaves: int, chunk: int | None = None) -> int:
+    """Rows per block of a certificate: ``chunk``, or as many as keep a block's (rows,
+    n_leaves) scores within :data:`~hierlab.core.objective.CHUNK` numbers (32 MB)."""
+    return int(chunk) if chunk is not None else max(1, CHUNK // max(1, n_leaves))
+
+
 def _bounds(
     prob: HRProblem, X: sp.csr_matrix, ST: np.ndarray, alpha_sum: float, anc_ptr: np.ndarray,
-    anc_idx: np.ndarray, chunk: int = 4096, labels: tuple[Any, Any] | None = None,
+    anc_idx: np.ndarray, chunk: int | None = None, labels: tuple[Any, Any] | None = None,
 ) -> tuple[float, float]:
     """``J(W)`` at ``W = A S`` and ``D(alpha) = sum alpha - 1/2 ||S||^2`` (model.py's bounds).
 
     The regulariser is ``1/2 ||B W||^2 = 1/2 ||S||^2`` (``B = A^{-1}``); the hinge losses are
-    summed over blocks of ``chunk`` rows, every pair first as a negative, then the positive and
-    switched-off pairs corrected from their sparse indicators: nothing of shape (n_samples,
-    n_leaves) is held beyond one block.
+    summed over blocks of ``chunk`` rows (default :func:`block_rows`: 32 MB of scores), every
+    pair first as a negative, then the positive and switched-off pairs corrected from their
+    sparse indicators: nothing of shape (n_samples, n_leaves) is held beyond one block.
 
     Parameters
     ----------
@@ -351,6 +358,7 @@ def _bounds(
     WLT = path_sums(ST, anc_ptr, anc_idx)
     pos, exc = labels if labels is not None else _label_rows(prob)
     loss = 0.0
+    chunk = block_rows(WLT.shape[1], chunk)
     for r in range(0, X.shape[0], chunk):
         Z = np.asarray(X[r : r + chunk] @ WLT)
         loss += float(np.maximum(0.0, 1.0 + Z).sum())

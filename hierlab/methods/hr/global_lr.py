@@ -45,7 +45,7 @@ from scipy.special import xlogy
 from hierlab.core._jit import choose, njit
 from hierlab.core.solver import Solver, SolverState
 from hierlab.methods.hr import global_cd
-from hierlab.methods.hr.global_cd import pass_inputs, path_sums, tree_paths
+from hierlab.methods.hr.global_cd import block_rows, pass_inputs, path_sums, tree_paths
 from hierlab.methods.hr.model import HRProblem
 
 __all__ = ["GlobalLogisticCD", "logistic_bounds", "logistic_dual_pass"]
@@ -184,9 +184,10 @@ def logistic_bounds(
     anc_ptr: np.ndarray,
     anc_idx: np.ndarray,
     labels: tuple[Any, Any],
-    chunk: int = 4096,
+    chunk: int | None = None,
 ) -> tuple[float, float]:
-    """``J(W)`` at ``W = A S`` (eq. 3) and ``D(alpha)``, one block of ``chunk`` rows at a time.
+    """``J(W)`` at ``W = A S`` (eq. 3) and ``D(alpha)``, one block of ``chunk`` rows at a time
+    (default :func:`~hierlab.methods.hr.global_cd.block_rows`: 32 MB of scores per block).
 
     Parameters
     ----------
@@ -204,6 +205,7 @@ def logistic_bounds(
     WLT = path_sums(ST, anc_ptr, anc_idx)
     pos, exc = labels
     loss = phi = 0.0
+    chunk = block_rows(WLT.shape[1], chunk)
     for r in range(0, X.shape[0], chunk):
         Y = np.where(pos[r : r + chunk].toarray(), 1.0, -1.0)
         lossv = np.logaddexp(0.0, -Y * np.asarray(X[r : r + chunk] @ WLT))
