@@ -289,7 +289,7 @@ class PegasosSGD(Solver):
             val = objective.value(report)
             if val < self.best:
                 self.best = val
-                self.coef = report.copy(order="K")
+                np.copyto(self.coef, report)  # in place: no third copy of W while it is made
             converged = epoch > 1 and abs(prev_val - val) <= self.tol * abs(val)
             prev_val = val
             yield SolverState(

@@ -531,7 +531,7 @@ class GlobalDualCD(Solver):
             )
             if primal < best:
                 best = primal
-                self._best_ST = ST.copy()
+                np.copyto(self._best_ST, ST)  # in place: no third (features x nodes) array
             best_lower = max(best_lower, dual)
             extra = {"primal": primal, "dual": dual, "pg_spread": float(pg_max - pg_min)}
             yield SolverState(

@@ -344,7 +344,7 @@ class GlobalLogisticCD(Solver):
             primal, dual = logistic_bounds(prob, X, ST, alpha, anc_ptr, anc_idx, labels)
             if primal < best:
                 best = primal
-                self._best_ST = ST.copy()
+                np.copyto(self._best_ST, ST)  # in place: no third (features x nodes) array
             best_lower = max(best_lower, dual)
             extra = {
                 "primal": primal, "dual": dual, "newton": int(newton), "gmax": float(gmax),

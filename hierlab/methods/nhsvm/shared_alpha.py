@@ -261,7 +261,11 @@ class AlphaAlternation(Solver):
             The new best objective.
         """
         if J < best:
-            self.coef, self.alpha = V.copy(), alpha.copy()
+            if self.coef is not None and self.coef.shape == V.shape:
+                np.copyto(self.coef, V)  # in place: no third copy of W while it is made
+            else:
+                self.coef = V.copy()
+            self.alpha = alpha.copy()
             return J
         return best
 
