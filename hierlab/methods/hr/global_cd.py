@@ -325,6 +325,19 @@ def path_sums(ST: np.ndarray, ptr: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return _path_sums_numpy(ST, ptr, idx)
 
 
+def leaf_scores(
+    Xc: sp.csr_matrix, ST: np.ndarray, anc_ptr: np.ndarray, anc_idx: np.ndarray
+) -> np.ndarray:
+    """The leaves' scores ``w_k^T x_i`` of a block of rows, shape (rows, n_leaves), from
+    ``S`` without forming ``W``: the node scores ``x_i^T S^T`` summed along each leaf's path
+    (the paths ``A+(k)`` as CSR; uncoupled, each leaf's own column)."""
+    Z = np.asarray(Xc @ ST)
+    L = anc_ptr.shape[0] - 1
+    if L == ST.shape[1] and anc_idx.shape[0] == L and np.array_equal(anc_idx, np.arange(L)):
+        return Z
+    return path_sums(Z, anc_ptr, anc_idx)
+
+
 def block_rows(n_leaves: int, chunk: int | None = None) -> int:
     """Rows per block of a certificate: ``chunk``, or as many as keep a block's (rows,
     n_leaves) scores within :data:`~hierlab.core.objective.CHUNK` numbers (32 MB)."""
@@ -355,12 +368,11 @@ def _bounds(
         caller holds them already.
     """
     reg = 0.5 * float(np.einsum("ij,ij->", ST, ST))
-    WLT = path_sums(ST, anc_ptr, anc_idx)
     pos, exc = labels if labels is not None else _label_rows(prob)
     loss = 0.0
-    chunk = block_rows(WLT.shape[1], chunk)
+    chunk = block_rows(ST.shape[1], chunk)
     for r in range(0, X.shape[0], chunk):
-        Z = np.asarray(X[r : r + chunk] @ WLT)
+        Z = leaf_scores(X[r : r + chunk], ST, anc_ptr, anc_idx)
         loss += float(np.maximum(0.0, 1.0 + Z).sum())
         ii, kk = pos[r : r + chunk].nonzero()
         z = Z[ii, kk]
@@ -402,7 +414,8 @@ class GlobalDualCD(Solver):
     Each iteration is one pass; every ``certify_every`` passes the certificate (the bounds of
     :meth:`~hierlab.methods.hr.model.HRProblem.certificate`, by :func:`_bounds` without a dense
     (n_samples, n_leaves) array) at ``W = A S`` and the pass's duals gives a state: ``upper``
-    the smallest ``J(W)`` so far, ``lower`` the largest ``D(alpha)``.
+    ``J(W)`` at that pass (the iterate ``coef`` returns: no second copy of ``S`` is kept for
+    an earlier, better pass), ``lower`` the largest ``D(alpha)`` so far.
 
     Parameters
     ----------
@@ -433,7 +446,7 @@ class GlobalDualCD(Solver):
     Attributes
     ----------
     coef : ndarray of shape (n_nodes, n_features)
-        The iterate with the smallest objective so far.
+        ``W = A S`` at the last pass (the last state's iterate), formed on request.
     alpha : LeafDuals or None
         The duals of the last pass.
     """
@@ -453,7 +466,7 @@ class GlobalDualCD(Solver):
         self.max_iter = max_iter
         self.random_state = random_state
         self.use_jit = use_jit
-        self._best_ST: np.ndarray | None = None
+        self._ST: np.ndarray | None = None
         self._paths: tuple[np.ndarray, np.ndarray] | None = None
         self.certify_every = certify_every
         self.shrinking = shrinking
@@ -462,11 +475,11 @@ class GlobalDualCD(Solver):
 
     @property  # type: ignore[override]
     def coef(self) -> np.ndarray | None:
-        """``W = A S`` at the best certified pass, shape (n_nodes, n_features), formed on
+        """``W = A S`` at the last pass, shape (n_nodes, n_features), formed on
         request (every node's path sum of ``S``)."""
-        if self._best_ST is None or self._paths is None:
+        if self._ST is None or self._paths is None:
             return None
-        W = np.ascontiguousarray(path_sums(self._best_ST, *self._paths).T)
+        W = np.ascontiguousarray(path_sums(self._ST, *self._paths).T)
         if self._rows is None:
             return W
         rows, n_nodes = self._rows  # uncoupled: the leaves' rows, internal nodes 0
@@ -507,8 +520,8 @@ class GlobalDualCD(Solver):
         a_ptr = np.zeros(n + 1, dtype=np.int64)
         a_idx, a_val = np.zeros(0, dtype=np.int64), np.zeros(0)
         rng = np.random.default_rng(self.random_state)
-        best, best_lower = np.inf, -np.inf
-        self._best_ST = ST.copy()
+        best_lower = -np.inf
+        self._ST = ST  # the live sums: coef is formed from them on request
         act_ptr, act_idx = np.zeros(n + 1, dtype=np.int64), np.zeros(0, dtype=np.int64)
         # shrink a pair at a bound whose gradient points out of the box at all (thresholds 0:
         # on IPC titles Hsieh et al.'s last-pass thresholds kept almost every pair active)
@@ -529,12 +542,9 @@ class GlobalDualCD(Solver):
             primal, dual = _bounds(
                 prob, X, ST, float(a_val.sum()), anc_ptr, anc_idx, labels=labels
             )
-            if primal < best:
-                best = primal
-                np.copyto(self._best_ST, ST)  # in place: no third (features x nodes) array
             best_lower = max(best_lower, dual)
             extra = {"primal": primal, "dual": dual, "pg_spread": float(pg_max - pg_min)}
             yield SolverState(
-                iteration=t, elapsed=0.0, upper=float(best), lower=float(best_lower),
+                iteration=t, elapsed=0.0, upper=float(primal), lower=float(best_lower),
                 extra=extra,
             )  # fmt: skip

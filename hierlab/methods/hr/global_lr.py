@@ -45,7 +45,13 @@ from scipy.special import xlogy
 from hierlab.core._jit import choose, njit
 from hierlab.core.solver import Solver, SolverState
 from hierlab.methods.hr import global_cd
-from hierlab.methods.hr.global_cd import block_rows, pass_inputs, path_sums, tree_paths
+from hierlab.methods.hr.global_cd import (
+    block_rows,
+    leaf_scores,
+    pass_inputs,
+    path_sums,
+    tree_paths,
+)
 from hierlab.methods.hr.model import HRProblem
 
 __all__ = ["GlobalLogisticCD", "logistic_bounds", "logistic_dual_pass"]
@@ -202,13 +208,12 @@ def logistic_bounds(
     """
     C = prob.C
     reg = 0.5 * float(np.einsum("ij,ij->", ST, ST))
-    WLT = path_sums(ST, anc_ptr, anc_idx)
     pos, exc = labels
     loss = phi = 0.0
-    chunk = block_rows(WLT.shape[1], chunk)
+    chunk = block_rows(ST.shape[1], chunk)
     for r in range(0, X.shape[0], chunk):
         Y = np.where(pos[r : r + chunk].toarray(), 1.0, -1.0)
-        lossv = np.logaddexp(0.0, -Y * np.asarray(X[r : r + chunk] @ WLT))
+        lossv = np.logaddexp(0.0, -Y * leaf_scores(X[r : r + chunk], ST, anc_ptr, anc_idx))
         if exc is not None:
             lossv *= 1.0 - exc[r : r + chunk].toarray()
         loss += float(lossv.sum())
@@ -250,8 +255,8 @@ class GlobalLogisticCD(Solver):
     """Dual coordinate descent over every (example, leaf) pair of HR-LR (module docstring).
 
     Each iteration is one pass; every ``certify_every`` passes :func:`logistic_bounds` at
-    ``W = A S`` and the pass's duals gives a state: ``upper`` the smallest ``J(W)`` so far,
-    ``lower`` the largest ``D(alpha)``.
+    ``W = A S`` and the pass's duals gives a state: ``upper`` ``J(W)`` at that pass (the
+    iterate ``coef`` returns), ``lower`` the largest ``D(alpha)`` so far.
 
     Parameters
     ----------
@@ -272,7 +277,7 @@ class GlobalLogisticCD(Solver):
     Attributes
     ----------
     coef : ndarray of shape (n_nodes, n_features)
-        ``W`` at the certified pass with the smallest objective (formed on request).
+        ``W`` at the last pass (the last state's iterate), formed on request.
     alpha : ndarray of shape (n_samples, n_leaves) or None
         The duals of the last pass.
     """
@@ -291,17 +296,17 @@ class GlobalLogisticCD(Solver):
         self.certify_every = certify_every
         self.coupled = coupled
         self.alpha: np.ndarray | None = None
-        self._best_ST: np.ndarray | None = None
+        self._ST: np.ndarray | None = None
         self._paths: tuple[np.ndarray, np.ndarray] | None = None
         self._rows: tuple[np.ndarray, int] | None = None
 
     @property  # type: ignore[override]
     def coef(self) -> np.ndarray | None:
-        """``W = A S`` at the best certified pass, shape (n_nodes, n_features) (uncoupled: the
+        """``W = A S`` at the last pass, shape (n_nodes, n_features) (uncoupled: the
         leaves' rows, internal rows 0)."""
-        if self._best_ST is None or self._paths is None:
+        if self._ST is None or self._paths is None:
             return None
-        W = np.ascontiguousarray(path_sums(self._best_ST, *self._paths).T)
+        W = np.ascontiguousarray(path_sums(self._ST, *self._paths).T)
         if self._rows is None:
             return W
         rows, n_nodes = self._rows
@@ -326,9 +331,9 @@ class GlobalLogisticCD(Solver):
             self._rows = (tax.leaves, tax.n_nodes)
         alpha, ST = _start(prob, X, labels, min(1e-3 * C, 1e-8), self.coupled)
         self.alpha = alpha
-        self._best_ST = ST.copy()
+        self._ST = ST  # the live sums: coef is formed from them on request
         rng = np.random.default_rng(self.random_state)
-        best, best_lower = np.inf, -np.inf
+        best_lower = -np.inf
         eps = INNER_EPS_START
         for t in range(1, self.max_iter + 1):
             used = eps
@@ -342,15 +347,12 @@ class GlobalLogisticCD(Solver):
             if t % self.certify_every and t < self.max_iter:
                 continue
             primal, dual = logistic_bounds(prob, X, ST, alpha, anc_ptr, anc_idx, labels)
-            if primal < best:
-                best = primal
-                np.copyto(self._best_ST, ST)  # in place: no third (features x nodes) array
             best_lower = max(best_lower, dual)
             extra = {
                 "primal": primal, "dual": dual, "newton": int(newton), "gmax": float(gmax),
                 "inner_eps": used,
             }  # fmt: skip
             yield SolverState(
-                iteration=t, elapsed=0.0, upper=float(best), lower=float(best_lower),
+                iteration=t, elapsed=0.0, upper=float(primal), lower=float(best_lower),
                 extra=extra,
             )  # fmt: skip
