@@ -43,3 +43,12 @@ METHODS_AT_4FD8BFB = [
 def test_every_method_of_that_version_has_a_legacy_file() -> None:
     assert sorted(EXPECTED) == METHODS_AT_4FD8BFB
     assert set(METHODS_AT_4FD8BFB) <= set(hierlab.list_methods())  # none was dropped
+
+
+@pytest.mark.parametrize("name", ["ovr-lr", "ovr-svm"])
+def test_old_one_vs_rest_files_say_liblinear_fitted_them(name: str) -> None:
+    """Those files predate the global-CD default: their parameters and ``solver_`` say what
+    fitted them (liblinear per leaf), not today's default solver."""
+    est = hierlab.load(DATA / f"{name}.hlm")
+    assert est.get_params()["solver"] == "liblinear" and est.solver_ == "liblinear"
+    assert "liblinear" in est.algorithm_

@@ -628,6 +628,13 @@ class _OvRBase(_LeafScorer):
         self.coef_ = np.asarray(result.coef)
         self.objective_ = result.final.upper if result.final is not None else float("nan")
 
+    def _upgrade_state(self) -> None:
+        """After loading a model file written before the solvers were recorded: such a model
+        was fitted by liblinear per leaf, whatever today's default solver; say so."""
+        if "solver_" not in self.__dict__ and hasattr(self, "coef_"):
+            self.solver = "liblinear"
+            self.solver_, self.algorithm_ = self._what_ran()
+
     def _fit_global(self, problem: HRProblem, callbacks: Sequence[Callback]) -> None:
         """Every leaf's problem at once by uncoupled global dual CD, certified."""
         kind = GlobalDualCD if self._kind == "svm" else GlobalLogisticCD
