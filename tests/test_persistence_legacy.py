@@ -52,3 +52,12 @@ def test_old_one_vs_rest_files_say_liblinear_fitted_them(name: str) -> None:
     est = hierlab.load(DATA / f"{name}.hlm")
     assert est.get_params()["solver"] == "liblinear" and est.solver_ == "liblinear"
     assert "liblinear" in est.algorithm_
+
+
+@pytest.mark.parametrize("name", ["hr-svm", "hr-lr", "ovr-lr", "ovr-svm"])
+def test_old_seed001_files_had_no_intercept(name: str) -> None:
+    """Those files predate ``fit_intercept`` (default True today): they load as fitted, with
+    ``fit_intercept=False`` and a zero ``intercept_``."""
+    est = hierlab.load(DATA / f"{name}.hlm")
+    assert est.get_params()["fit_intercept"] is False
+    np.testing.assert_array_equal(est.intercept_, np.zeros(est.taxonomy_.n_nodes))

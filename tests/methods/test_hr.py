@@ -237,7 +237,8 @@ def test_flat_hr_svm_matches_direct_solve() -> None:
     tax, X, y = _flat_problem()
     W_ref = _direct_hr_svm(tax, X, y, C=0.5)
     est = HRSVMClassifier(
-        taxonomy=tax, solver="block-cd", C=0.5, max_iter=3000, tol=1e-9, inner_tol=1e-3
+        taxonomy=tax, solver="block-cd", C=0.5, max_iter=3000, tol=1e-9, inner_tol=1e-3,
+        fit_intercept=False,
     ).fit(X, y)
     assert est.converged_
     np.testing.assert_allclose(est.coef_, W_ref, atol=1e-4 * np.abs(W_ref).max())
@@ -260,12 +261,35 @@ def _deeper_tree_and_its_optimum():
     return tax, X, y, W_ref
 
 
-def test_hr_svm_deeper_tree_matches_direct_solve() -> None:
+@pytest.mark.parametrize("solver", ["block-cd", "global-cd"])
+def test_hr_svm_deeper_tree_matches_direct_solve(solver: str) -> None:
     tax, X, y, W_ref = _deeper_tree_and_its_optimum()
     est = HRSVMClassifier(
-        taxonomy=tax, solver="block-cd", C=0.3, max_iter=5000, tol=1e-9, inner_tol=1e-3
+        taxonomy=tax, solver=solver, C=0.3, max_iter=5000, tol=1e-9, inner_tol=1e-3,
+        fit_intercept=False,
     ).fit(X, y)
     np.testing.assert_allclose(est.coef_, W_ref, atol=1e-4 * np.abs(W_ref).max())
+    assert np.all(est.intercept_ == 0)
+
+
+@pytest.mark.parametrize("solver", ["block-cd", "global-cd"])
+def test_hr_svm_intercept_is_eq2_with_a_constant_feature(solver: str) -> None:
+    """``fit_intercept=True`` (the default): eq. (2) on ``[X, 1]`` solved by SLSQP, its last
+    column the (hierarchically regularised) bias ``intercept_``, the rest ``coef_``; the
+    scores are ``X w_n + b_n``."""
+    tax, X, y, _ = _deeper_tree_and_its_optimum()
+    Xb = np.hstack([X, np.ones((X.shape[0], 1))])
+    W_ref = _direct_hr_svm(tax, Xb, y, C=0.3)
+    est = HRSVMClassifier(
+        taxonomy=tax, solver=solver, C=0.3, max_iter=5000, tol=1e-9, inner_tol=1e-3
+    ).fit(sp.csr_matrix(X), y)
+    scale = np.abs(W_ref).max()
+    np.testing.assert_allclose(est.coef_, W_ref[:, :-1], atol=1e-4 * scale)
+    np.testing.assert_allclose(est.intercept_, W_ref[:, -1], atol=1e-4 * scale)
+    assert np.abs(est.intercept_).max() > 1e-2  # a bias the data asks for
+    np.testing.assert_allclose(
+        est.leaf_scores(X), X @ est.coef_[tax.leaves].T + est.intercept_[tax.leaves]
+    )
 
 
 def test_leaf_duals_store_blocks_sparse() -> None:
@@ -298,10 +322,13 @@ def test_hr_svm_dual_coef_gives_the_leaves_by_eq7() -> None:
     np.testing.assert_allclose(W[tax.leaves] - W[tax.parent[tax.leaves]], U, atol=1e-6)
 
 
+@pytest.mark.parametrize("fit_intercept", [False, True])
 @pytest.mark.parametrize("solver", ["global-cd", "block-cd"])
-def test_hr_lr_matches_direct_solve_of_eq3(solver: str) -> None:
+def test_hr_lr_matches_direct_solve_of_eq3(solver: str, fit_intercept: bool) -> None:
+    """Eq. (3) by BFGS; with ``fit_intercept`` on ``[X, 1]`` (the bias, regularised)."""
     tax = _tree()
-    X, y = _hier_data(tax, n=60, d=12, seed=1, density=0.5)
+    X0, y = _hier_data(tax, n=60, d=12, seed=1, density=0.5)
+    X = np.hstack([X0, np.ones((X0.shape[0], 1))]) if fit_intercept else X0
     C = 0.5
     N, d = tax.n_nodes, X.shape[1]
     Y = np.where(tax.index(y)[:, None] == tax.leaves[None, :], 1.0, -1.0)
@@ -314,10 +341,14 @@ def test_hr_lr_matches_direct_solve_of_eq3(solver: str) -> None:
 
     ref = minimize(J, np.zeros(N * d), method="BFGS", options={"gtol": 1e-9})
     inner = {"inner_tol": 1e-6} if solver == "block-cd" else {}
-    est = HRLRClassifier(taxonomy=tax, C=C, solver=solver, max_iter=3000, tol=1e-10, **inner)
-    est.fit(X, y)
+    est = HRLRClassifier(
+        taxonomy=tax, C=C, solver=solver, max_iter=3000, tol=1e-10, fit_intercept=fit_intercept,
+        **inner,
+    )  # fmt: skip
+    est.fit(X0, y)
     assert est.converged_ and est.solver_ == solver
-    np.testing.assert_allclose(est.coef_.ravel(), ref.x, atol=1e-4)
+    W = np.hstack([est.coef_, est.intercept_[:, None]]) if fit_intercept else est.coef_
+    np.testing.assert_allclose(W.ravel(), ref.x, atol=1e-4)
     assert est.objective_ == pytest.approx(ref.fun, rel=1e-8)
 
 
@@ -411,48 +442,69 @@ def test_multilabel_fit_and_predict() -> None:
     assert all(set(p) <= set(tax.names[tax.leaves]) for p in pred)
 
 
-def test_ovr_baselines_equal_liblinear_per_leaf() -> None:
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_ovr_baselines_equal_liblinear_per_leaf(fit_intercept: bool) -> None:
+    """Each leaf's problem is liblinear's L1-loss SVM, with its (regularised) intercept when
+    ``fit_intercept`` (the default): liblinear per leaf and global CD alike."""
     tax = _tree()
     X, y = _hier_data(tax, seed=5)
-    ovr = OneVsRestSVMClassifier(taxonomy=tax, C=0.5, solver="liblinear").fit(X, y)
+    kw = {"C": 0.5, "fit_intercept": fit_intercept}
+    ovr = OneVsRestSVMClassifier(taxonomy=tax, solver="liblinear", **kw).fit(X, y)
     # global CD to a tiny certified gap, against liblinear run to a tiny tolerance
-    glob = OneVsRestSVMClassifier(taxonomy=tax, C=0.5, gap_tol=1e-12, max_iter=20000).fit(X, y)
+    glob = OneVsRestSVMClassifier(taxonomy=tax, gap_tol=1e-12, max_iter=20000, **kw).fit(X, y)
     assert glob.solver_ == "global-cd" and glob.converged_
     assert glob.dual_bound_ <= glob.objective_ <= glob.dual_bound_ * (1 + 1e-12)
     ids = tax.index(y)
     for leaf in tax.leaves:
         yk = np.where(ids == leaf, 1, -1)
         ref = LinearSVC(
-            C=0.5, loss="hinge", fit_intercept=False, tol=1e-4, max_iter=1000, random_state=0
+            C=0.5, loss="hinge", fit_intercept=fit_intercept, tol=1e-4, max_iter=1000,
+            random_state=0,
+        )  # fmt: skip
+        ref.fit(X, yk)
+        np.testing.assert_allclose(ovr.coef_[leaf], ref.coef_[0], atol=1e-10)
+        assert ovr.intercept_[leaf] == pytest.approx(
+            ref.intercept_[0] if fit_intercept else 0.0, abs=1e-10
         )
-        np.testing.assert_allclose(ovr.coef_[leaf], ref.fit(X, yk).coef_[0], atol=1e-10)
-        exact = ref.set_params(tol=1e-12, max_iter=10**6).fit(X, yk).coef_[0]
-        np.testing.assert_allclose(glob.coef_[leaf], exact, atol=1e-5 * np.abs(exact).max())
+        ref.set_params(tol=1e-12, max_iter=10**6).fit(X, yk)
+        exact = np.append(ref.coef_[0], ref.intercept_[0] if fit_intercept else 0.0)
+        ours = np.append(glob.coef_[leaf], glob.intercept_[leaf])
+        np.testing.assert_allclose(ours, exact, atol=1e-5 * np.abs(exact).max())
     assert np.all(ovr.coef_[tax.internal_nodes] == 0)
+    assert np.all(glob.intercept_[tax.internal_nodes] == 0)
     assert np.all(glob.coef_[tax.internal_nodes] == 0)
     assert ovr.score(X, y) > 0.5
 
 
+@pytest.mark.parametrize("fit_intercept", [False, True])
 @pytest.mark.parametrize("sparse", [False, True])
-def test_ovr_lr_global_cd_equals_logistic_regression_per_leaf(sparse: bool) -> None:
+def test_ovr_lr_global_cd_equals_logistic_regression_per_leaf(
+    sparse: bool, fit_intercept: bool
+) -> None:
     """The one-vs-rest LR's default (every leaf's logistic dual at once, uncoupled global CD)
-    reaches each leaf's own L2-regularised logistic regression (scikit-learn's L-BFGS, no
-    intercept, to a tiny tolerance), certified, with the internal rows at 0; liblinear per
-    leaf (the paper preset) gives the same weights."""
+    reaches each leaf's own L2-regularised logistic regression (scikit-learn's L-BFGS to a
+    tiny tolerance, on ``[X, 1]`` without its own intercept when ``fit_intercept``: the bias
+    regularised as liblinear's), certified, with the internal rows at 0; liblinear per leaf
+    (the paper preset) gives the same weights."""
     tax = _tree()
     X, y = _hier_data(tax, seed=5)
     Xin = sp.csr_matrix(X) if sparse else X
-    glob = OneVsRestLRClassifier(taxonomy=tax, C=0.5, gap_tol=1e-12, max_iter=20000).fit(Xin, y)
+    kw = {"C": 0.5, "fit_intercept": fit_intercept}
+    glob = OneVsRestLRClassifier(taxonomy=tax, gap_tol=1e-12, max_iter=20000, **kw).fit(Xin, y)
     assert glob.solver_ == "global-cd" and glob.converged_
     assert glob.dual_bound_ <= glob.objective_ <= glob.dual_bound_ * (1 + 1e-12)
-    lib = OneVsRestLRClassifier(taxonomy=tax, C=0.5, solver="liblinear", tol=1e-10).fit(Xin, y)
+    lib = OneVsRestLRClassifier(taxonomy=tax, solver="liblinear", tol=1e-10, **kw).fit(Xin, y)
     ids = tax.index(y)
+    Xb = np.hstack([X, np.ones((X.shape[0], 1))]) if fit_intercept else X
     for leaf in tax.leaves:
         yk = np.where(ids == leaf, 1, -1)
         exact = LogisticRegression(C=0.5, fit_intercept=False, tol=1e-12, max_iter=10**5)
-        w = exact.fit(X, yk).coef_[0]
-        np.testing.assert_allclose(glob.coef_[leaf], w, atol=1e-6 * np.abs(w).max())
-        np.testing.assert_allclose(lib.coef_[leaf], w, atol=1e-6 * np.abs(w).max())
+        w = exact.fit(Xb, yk).coef_[0]
+        for est in (glob, lib):
+            ours = np.append(est.coef_[leaf], est.intercept_[leaf]) if fit_intercept else (
+                est.coef_[leaf]
+            )
+            np.testing.assert_allclose(ours, w, atol=1e-6 * np.abs(w).max())
     assert np.all(glob.coef_[tax.internal_nodes] == 0)
     assert glob.objective_ == pytest.approx(lib.objective_, rel=1e-9)
 

@@ -136,7 +136,8 @@ def _ovr_card(
 OVR_SVM_CARD = _ovr_card(
     "SVM — one-vs-rest linear SVM on the leaves",
     "Seed 001's flat baseline: an independent binary SVM per leaf (is it this leaf or not?), no "
-    "bias, no hierarchy. HR-SVM with every parent vector fixed at zero.",
+    "bias in the paper (here a regularised bias by default, `fit_intercept`), no hierarchy. "
+    "HR-SVM with every parent vector fixed at zero.",
     "SVM",
     2,
     _HINGE,
@@ -157,7 +158,8 @@ OVR_SVM_CARD = _ovr_card(
 OVR_LR_CARD = _ovr_card(
     "LR — one-vs-rest logistic regression on the leaves",
     "Seed 001's other flat baseline: an independent L2-regularised logistic regression per "
-    "leaf, no bias, no hierarchy. HR-LR with every parent vector fixed at zero.",
+    "leaf, no bias in the paper (here a regularised bias by default, `fit_intercept`), no "
+    "hierarchy. HR-LR with every parent vector fixed at zero.",
     "LR",
     3,
     _LOGISTIC,
