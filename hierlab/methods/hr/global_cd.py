@@ -44,7 +44,7 @@ from hierlab.core.objective import CHUNK
 from hierlab.core.solver import Solver, SolverState
 from hierlab.methods.hr.model import HRProblem, LeafDuals
 
-__all__ = ["GlobalDualCD", "global_dual_pass"]
+__all__ = ["GlobalDualCD", "PathSumSolver", "global_dual_pass"]
 
 
 def _enter_row(
@@ -408,7 +408,44 @@ def _label_rows(prob: HRProblem) -> tuple[sp.csr_matrix, sp.csr_matrix | None]:
     return sp.csr_matrix(prob.positive), exc
 
 
-class GlobalDualCD(Solver):
+class PathSumSolver(Solver):
+    """What the global solvers share: the leaves' paths (the tree's, or each leaf alone when
+    uncoupled) and the weights ``W = A S`` formed on request from the live sums ``S^T``."""
+
+    coupled: bool
+    _ST: np.ndarray | None
+    _paths: tuple[np.ndarray, np.ndarray] | None
+    _rows: tuple[np.ndarray, int] | None
+
+    def _leaf_paths(self, tax: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The leaves' paths ``A+(k)`` as CSR (``anc_ptr``, ``anc_idx``) over the columns of
+        ``S``; sets the node paths :attr:`coef` sums (uncoupled: leaf ``k`` is column ``k``
+        alone, and the leaves' rows of the nodes)."""
+        L = len(tax.leaves)
+        if self.coupled:
+            anc_ptr, anc_idx, self._paths = tree_paths(tax)
+            return anc_ptr, anc_idx
+        anc_ptr, anc_idx = np.arange(L + 1, dtype=np.int64), np.arange(L, dtype=np.int64)
+        self._paths = (anc_ptr, anc_idx)
+        self._rows = (tax.leaves, tax.n_nodes)
+        return anc_ptr, anc_idx
+
+    @property  # type: ignore[override]
+    def coef(self) -> np.ndarray | None:
+        """``W = A S`` at the last pass, shape (n_nodes, n_features), formed on request (every
+        node's path sum of ``S``; uncoupled: the leaves' rows, internal rows 0)."""
+        if self._ST is None or self._paths is None:
+            return None
+        W = np.ascontiguousarray(path_sums(self._ST, *self._paths).T)
+        if self._rows is None:
+            return W
+        rows, n_nodes = self._rows
+        out = np.zeros((n_nodes, W.shape[1]))
+        out[rows] = W
+        return out
+
+
+class GlobalDualCD(PathSumSolver):
     """Dual coordinate descent over every (example, leaf) pair of HR-SVM (module docstring).
 
     Each iteration is one pass; every ``certify_every`` passes the certificate (the bounds of
@@ -473,20 +510,6 @@ class GlobalDualCD(Solver):
         self.full_every = full_every
         self._duals: tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, int]] | None = None
 
-    @property  # type: ignore[override]
-    def coef(self) -> np.ndarray | None:
-        """``W = A S`` at the last pass, shape (n_nodes, n_features), formed on
-        request (every node's path sum of ``S``)."""
-        if self._ST is None or self._paths is None:
-            return None
-        W = np.ascontiguousarray(path_sums(self._ST, *self._paths).T)
-        if self._rows is None:
-            return W
-        rows, n_nodes = self._rows  # uncoupled: the leaves' rows, internal nodes 0
-        out = np.zeros((n_nodes, W.shape[1]))
-        out[rows] = W
-        return out
-
     @property
     def duals(self) -> sp.csr_matrix | None:
         """The duals of the last pass by example, shape (n_samples, n_leaves) (None before)."""
@@ -510,12 +533,7 @@ class GlobalDualCD(Solver):
         X, sq, labels, (pos_ptr, pos_idx, ex_ptr, ex_idx) = pass_inputs(prob)
         n, d = X.shape
         L = len(tax.leaves)
-        if self.coupled:
-            anc_ptr, anc_idx, self._paths = tree_paths(tax)
-        else:  # leaf k's path is its own column k of S alone
-            anc_ptr, anc_idx = np.arange(L + 1, dtype=np.int64), np.arange(L, dtype=np.int64)
-            self._paths = (anc_ptr, anc_idx)
-            self._rows = (tax.leaves, tax.n_nodes)
+        anc_ptr, anc_idx = self._leaf_paths(tax)
         ST = np.zeros((d, tax.n_nodes if self.coupled else L))
         a_ptr = np.zeros(n + 1, dtype=np.int64)
         a_idx, a_val = np.zeros(0, dtype=np.int64), np.zeros(0)

@@ -43,15 +43,9 @@ import scipy.sparse as sp
 from scipy.special import xlogy
 
 from hierlab.core._jit import choose, njit
-from hierlab.core.solver import Solver, SolverState
+from hierlab.core.solver import SolverState
 from hierlab.methods.hr import global_cd
-from hierlab.methods.hr.global_cd import (
-    block_rows,
-    leaf_scores,
-    pass_inputs,
-    path_sums,
-    tree_paths,
-)
+from hierlab.methods.hr.global_cd import PathSumSolver, block_rows, leaf_scores, pass_inputs
 from hierlab.methods.hr.model import HRProblem
 
 __all__ = ["GlobalLogisticCD", "logistic_bounds", "logistic_dual_pass"]
@@ -251,7 +245,7 @@ def _start(
     return alpha, ST
 
 
-class GlobalLogisticCD(Solver):
+class GlobalLogisticCD(PathSumSolver):
     """Dual coordinate descent over every (example, leaf) pair of HR-LR (module docstring).
 
     Each iteration is one pass; every ``certify_every`` passes :func:`logistic_bounds` at
@@ -300,20 +294,6 @@ class GlobalLogisticCD(Solver):
         self._paths: tuple[np.ndarray, np.ndarray] | None = None
         self._rows: tuple[np.ndarray, int] | None = None
 
-    @property  # type: ignore[override]
-    def coef(self) -> np.ndarray | None:
-        """``W = A S`` at the last pass, shape (n_nodes, n_features) (uncoupled: the
-        leaves' rows, internal rows 0)."""
-        if self._ST is None or self._paths is None:
-            return None
-        W = np.ascontiguousarray(path_sums(self._ST, *self._paths).T)
-        if self._rows is None:
-            return W
-        rows, n_nodes = self._rows
-        out = np.zeros((n_nodes, W.shape[1]))
-        out[rows] = W
-        return out
-
     def iterate(self, objective: Any) -> Iterator[SolverState]:
         """Yield one state per certified pass (``iteration`` counts passes); ``extra``: the
         certificate's ``primal`` and ``dual``, the pass's Newton steps ``newton`` and largest
@@ -323,12 +303,7 @@ class GlobalLogisticCD(Solver):
         X, sq, labels, (pos_ptr, pos_idx, ex_ptr, ex_idx) = pass_inputs(prob)
         n, L = X.shape[0], len(tax.leaves)
         C = float(prob.C)
-        if self.coupled:
-            anc_ptr, anc_idx, self._paths = tree_paths(tax)
-        else:  # leaf k's path is its own column k of S alone
-            anc_ptr, anc_idx = np.arange(L + 1, dtype=np.int64), np.arange(L, dtype=np.int64)
-            self._paths = (anc_ptr, anc_idx)
-            self._rows = (tax.leaves, tax.n_nodes)
+        anc_ptr, anc_idx = self._leaf_paths(tax)
         alpha, ST = _start(prob, X, labels, min(1e-3 * C, 1e-8), self.coupled)
         self.alpha = alpha
         self._ST = ST  # the live sums: coef is formed from them on request
