@@ -138,6 +138,25 @@ def test_argmax_rule_is_algorithm_1_with_documented_sign(seed, c):
     np.testing.assert_allclose(D @ G, G * lam, atol=1e-8 * lam[0])
 
 
+@pytest.mark.parametrize("split_rule", ["sign", "argmax"])
+def test_many_class_nodes_split_by_lanczos_as_by_the_dense_decomposition(
+    split_rule: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Above ``LANCZOS_MIN_CLASSES`` the top two eigenpairs come from ARPACK: the same
+    eigenvalues, eigenvectors (as oriented) and split as the dense ``eigh`` on 300 classes."""
+    from hierlab.methods.mftree import induction
+
+    D = class_similarity(3, 300)
+    dense = mftree_partition(D, split_rule=split_rule)
+    monkeypatch.setattr(induction, "LANCZOS_MIN_CLASSES", 100)
+    left, G, lam, kind = mftree_partition(D, split_rule=split_rule)
+    assert kind == dense[3] == "mftree"
+    np.testing.assert_array_equal(left, dense[0])
+    np.testing.assert_allclose(lam, dense[2], rtol=1e-10)
+    np.testing.assert_allclose(G, dense[1], atol=1e-8)
+    np.testing.assert_allclose(D @ G, G * lam, atol=1e-8 * lam[0])
+
+
 def brute_force_best(D: np.ndarray) -> float:
     """max over every 2-partition with two non-empty sides of tr(D B) (eq. 11)."""
     c = D.shape[0]
