@@ -231,7 +231,7 @@ class PegasosSGD(Solver):
             self.t, n_avg = int(state[4]), int(state[5])
             perm = perm[:0]  # no batches left for the loop below
         for idx, eta in self._batches(perm, lam):
-            losses, J, gJT = _column_gradient(objective, VT, idx, a)
+            losses, J, U, gJT = _column_gradient(objective, VT, idx, a)
             loss_sum += float(losses.sum())
             shrink = 1.0 - 2.0 * lam * eta
             if shrink > 0.0:
@@ -241,15 +241,16 @@ class PegasosSGD(Solver):
                     QT += (beta / q) * VT
                 VT[:] = 0.0
                 a, sq, beta = 1.0, 0.0, 0.0
-            if len(J):
-                VJ = VT[J]
+            if len(J) and len(U):  # only the active nodes move: the others' steps are 0
+                cells = np.ix_(J, U)
+                VJ = VT[cells]
                 sq -= float(np.sum(VJ * VJ))
                 dV = (-eta / a) * gJT
                 VJ += dV
-                VT[J] = VJ
+                VT[cells] = VJ
                 sq += float(np.sum(VJ * VJ))
                 if beta != 0.0:
-                    QT[J] -= (beta / q) * dV
+                    QT[cells] -= (beta / q) * dV
             nrm = abs(a) * float(np.sqrt(max(sq, 0.0)))
             if nrm > radius:
                 a *= radius / nrm
@@ -331,19 +332,22 @@ def _ball_radius(objective: Any) -> float:
 
 def _column_gradient(
     objective: Any, VT: np.ndarray, idx: np.ndarray, scale: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Batch losses and the mean-loss subgradient at ``W = scale * VT.T`` on the batch's columns.
 
     ``VT`` is ``W^T`` stored as (n_features, n_nodes) in C order (``X_b @ VT`` copies nothing).
-    Returns ``(losses, J, gJT)``: ``J`` the sorted columns present in the sparse rows ``idx``
-    and ``gJT`` of shape (len(J), n_nodes) the transposed subgradient there (zero elsewhere).
+    Returns ``(losses, J, U, gJT)``: ``J`` the sorted columns present in the sparse rows
+    ``idx``, ``U`` the sorted nodes where a row of the subgradient is nonzero (two paths per
+    row at most) and ``gJT`` of shape (len(J), len(U)) the transposed subgradient there (zero
+    elsewhere).
     """
     losses, G = objective.batch_loss(VT.T, idx, scale=scale)
     Xb = objective.X[idx]
     J, inv = np.unique(Xb.indices, return_inverse=True)
     XJ = sp.csr_matrix((Xb.data, inv.ravel(), Xb.indptr), shape=(Xb.shape[0], len(J)))
-    gJT = np.asarray(XJ.T @ G) / len(idx)
-    return losses, J, gJT
+    U = np.flatnonzero(np.any(G != 0.0, axis=0))
+    gJT = np.asarray(XJ.T @ G[:, U]) / len(idx)
+    return losses, J, U, gJT
 
 
 def _step_offset(objective: Any, eta0: float | str | None, rng: np.random.Generator) -> int:
@@ -423,9 +427,9 @@ def _calibration_value(objective: Any, rows: np.ndarray, eta0: float, bs: int = 
         idx = rows[s : s + bs]
         step = eta0 / (1.0 + 2.0 * lam * eta0 * t)
         if sparse:
-            _, J, gJT = _column_gradient(objective, W, idx, a)
+            _, J, U, gJT = _column_gradient(objective, W, idx, a)
             a *= 1.0 - 2.0 * lam * step
-            W[J] -= (step / a) * gJT
+            W[np.ix_(J, U)] -= (step / a) * gJT
         else:
             g, _ = objective.gradient(W, idx)
             W = (1.0 - 2.0 * lam * step) * W - step * g

@@ -264,16 +264,31 @@ def _batch_coefficients(
                 G[r, nn] /= div
 
 
-def _batch_gradient(
-    idx: Any, x: Any, G: Any, slot: Any, cols: Any, gbuf: Any
-) -> Any:  # pragma: no cover - compiled by numba
-    """The batch's sorted columns ``J`` (as ``np.unique``) and ``gbuf[:len(J)] = G^T X_B``.
+def _active_nodes(G: Any, b: int, U: Any) -> int:  # pragma: no cover - compiled by numba
+    """Fill ``U`` with the nodes (ascending) where a row of ``G[:b]`` is nonzero; their number.
 
-    Summed over the batch's rows in order, as scipy's ``XJ.T @ G``; ``slot`` (all -1 on entry
-    and on return) maps a column to its row of ``gbuf``, which must hold ``len(J)`` rows.
+    A subgradient row is nonzero on two paths at most: the other nodes' steps are exact zeros
+    (``v + 0 = v``), so the update skips them (O(nnz x path) instead of O(nnz x n_nodes))."""
+    nu = 0
+    for nn in range(G.shape[1]):
+        for r in range(b):
+            if G[r, nn] != 0.0:
+                U[nu] = nn
+                nu += 1
+                break
+    return nu
+
+
+def _batch_gradient(
+    idx: Any, x: Any, G: Any, slot: Any, cols: Any, gbuf: Any, U: Any, nu: int
+) -> Any:  # pragma: no cover - compiled by numba
+    """The batch's sorted columns ``J`` (as ``np.unique``) and ``gbuf[:len(J), :nu] = G^T
+    X_B`` on the active nodes ``U[:nu]``.
+
+    Summed over the batch's rows in order, as scipy's ``XJ.T @ G[:, U]``; ``slot`` (all -1 on
+    entry and on return) maps a column to its row of ``gbuf``, which must hold ``len(J)`` rows.
     """
     x_indptr, x_indices, x_data = x
-    m = G.shape[1]
     n_cols = 0
     for r in range(idx.shape[0]):
         i = idx[r]
@@ -286,43 +301,45 @@ def _batch_gradient(
     J = np.sort(cols[:n_cols])
     for jj in range(n_cols):
         slot[J[jj]] = jj
-        for nn in range(m):
-            gbuf[jj, nn] = 0.0
+        for uu in range(nu):
+            gbuf[jj, uu] = 0.0
     for r in range(idx.shape[0]):
         i = idx[r]
         for kk in range(x_indptr[i], x_indptr[i + 1]):
             sl = slot[x_indices[kk]]
             v = x_data[kk]
-            for nn in range(m):
-                gbuf[sl, nn] += v * G[r, nn]
+            for uu in range(nu):
+                gbuf[sl, uu] += v * G[r, U[uu]]
     for jj in range(n_cols):
         slot[J[jj]] = -1
     return J
 
 
 def _column_step(
-    VT: Any, QT: Any, J: Any, gbuf: Any, sqbuf: Any, coef: float, b: int, bq: float
+    VT: Any, QT: Any, J: Any, gbuf: Any, sqbuf: Any, coef: float, b: int, bq: float,
+    U: Any, nu: int,
 ) -> tuple[float, float]:  # pragma: no cover - compiled by numba
-    """``V_J += coef * gbuf / b`` and ``Q_J -= bq * dV`` (when ``bq != 0``).
+    """``V[J, U] += coef * gbuf / b`` and ``Q[J, U] -= bq * dV`` (when ``bq != 0``), on the
+    batch's columns ``J`` and active nodes ``U[:nu]``.
 
-    Returns ``(||V_J||^2 before, ||V_J||^2 after)``, each summed as ``np.sum`` of the
-    (len(J), n_nodes) block.
+    Returns ``(||V[J, U]||^2 before, after)``, each summed as ``np.sum`` of the (len(J), nu)
+    block.
     """
-    m = VT.shape[1]
     n_cols = J.shape[0]
-    size = n_cols * m
+    size = n_cols * nu
     for jj in range(n_cols):
-        for nn in range(m):
-            v = VT[J[jj], nn]
-            sqbuf[jj * m + nn] = v * v
+        for uu in range(nu):
+            v = VT[J[jj], U[uu]]
+            sqbuf[jj * nu + uu] = v * v
     before = _pairwise_sum_c(sqbuf, 0, size)
     for jj in range(n_cols):
         f = J[jj]
-        for nn in range(m):
-            dv = coef * (gbuf[jj, nn] / b)
+        for uu in range(nu):
+            nn = U[uu]
+            dv = coef * (gbuf[jj, uu] / b)
             v = VT[f, nn] + dv
             VT[f, nn] = v
-            sqbuf[jj * m + nn] = v * v
+            sqbuf[jj * nu + uu] = v * v
             if bq != 0.0:
                 QT[f, nn] -= bq * dv
     return before, _pairwise_sum_c(sqbuf, 0, size)
@@ -363,6 +380,7 @@ def _path_hinge_epoch(
     gbuf = np.zeros((width, m))
     sqbuf = np.zeros(width * m)
     losses = np.empty(batch_size)
+    U = np.empty(m, dtype=np.int64)
     loss_sum = 0.0
     for s in range(0, n, batch_size):
         t += 1
@@ -371,7 +389,8 @@ def _path_hinge_epoch(
         eta = 1.0 / (2.0 * lam * t)
         _batch_coefficients_c(idx, a, VT, x, h, p, G, losses)
         loss_sum += _pairwise_sum_c(losses, 0, b)
-        J = _batch_gradient_c(idx, x, G, slot, cols, gbuf)
+        nu = _active_nodes_c(G, b, U)
+        J = _batch_gradient_c(idx, x, G, slot, cols, gbuf, U, nu)
         # shrink (1 - 2 lam eta): a scalar product, or the restart of Pegasos' first step
         shrink = 1.0 - 2.0 * lam * eta
         if shrink > 0.0:
@@ -381,8 +400,10 @@ def _path_hinge_epoch(
                 QT += (beta / q) * VT
             VT[:] = 0.0
             a, sq, beta = 1.0, 0.0, 0.0
-        if J.shape[0] > 0:
-            before, after = _column_step_c(VT, QT, J, gbuf, sqbuf, -eta / a, b, beta / q)
+        if J.shape[0] > 0 and nu > 0:
+            before, after = _column_step_c(
+                VT, QT, J, gbuf, sqbuf, -eta / a, b, beta / q, U, nu
+            )
             sq = (sq - before) + after
         nrm = abs(a) * np.sqrt(max(sq, 0.0))
         if nrm > radius:
@@ -403,6 +424,7 @@ _block_sum_c: Any = njit(_block_sum)
 _pairwise_sum_c: Any = njit(_pairwise_sum)
 _row_loss_c: Any = njit(_row_loss)
 _batch_coefficients_c: Any = njit(_batch_coefficients)
+_active_nodes_c: Any = njit(_active_nodes)
 _batch_gradient_c: Any = njit(_batch_gradient)
 _column_step_c: Any = njit(_column_step)
 _epoch_jit: Any = njit(_path_hinge_epoch)
