@@ -52,7 +52,6 @@ from hierlab.solvers.dual_cd import solve_leaves_dual_cd
 
 __all__ = ["HRLRClassifier", "HRSVMClassifier", "OneVsRestLRClassifier", "OneVsRestSVMClassifier"]
 
-#: HR-SVM's parameters (HR-LR differs in the default of ``inner_tol`` only)
 #: the bias of every node (liblinear's): a constant feature of value 1, regularised with w
 _FIT_INTERCEPT = Param(
     "fit_intercept", "bool", True,
@@ -63,6 +62,7 @@ _FIT_INTERCEPT = Param(
     "there too); 20 Newsgroups unchanged within 0.1.",
 )  # fmt: skip
 
+#: HR-SVM's parameters (HR-LR's differ in the defaults of ``C`` and ``inner_tol``)
 _HR_PARAMETERS: tuple[Param, ...] = (
     Param(
         "C", "float", 1.0, low=0.0, low_open=True, log=True, symbol="C",
@@ -451,11 +451,16 @@ class HRSVMClassifier(_HRBase):
         runs them on a dask cluster).
     random_state : int, default 0
         Seed of the dual CD's random order (>= 0).
+    fit_intercept : bool, default True
+        Fit a bias ``b_n`` per node as liblinear does: eq. (2) on ``[X, 1]``, the bias
+        regularised with ``w_n`` (``b_n - b_{pi(n)}`` penalised). The paper has none (preset).
 
     Attributes
     ----------
     coef_ : ndarray of shape (n_nodes, n_features)
         ``w_n`` of every node (internal nodes by eq. 4, leaves by eq. 7).
+    intercept_ : ndarray of shape (n_nodes,)
+        ``b_n`` (0 without ``fit_intercept``); the scores are ``X coef_^T + intercept_``.
     dual_coef_ : scipy.sparse.csc_matrix of shape (n_samples, n_leaves)
         The leaves' dual variables ``alpha_in`` (nonzero on the support vectors only).
     objective_ : float
@@ -513,10 +518,10 @@ class HRLRClassifier(_HRBase):
     dual is nonzero on every (example, leaf) pair), except that ``C`` defaults to 10
     (:data:`LR_DEFAULT_C`: the logistic loss under-fits text at C = 1). ``solver="global-cd"``
     (the default) is dual coordinate descent over every pair at once with Yu et al.'s Newton
-    step per pair
-    (:mod:`hierlab.methods.hr.global_lr`); ``"block-cd"`` is the paper's Algorithm 1 with
-    leaves solved by L-BFGS on eq. (8): there ``inner_tol`` (default 0.01) is the starting
-    largest-|gradient| tolerance and ``max_inner_iter`` the L-BFGS iteration limit.
+    step per pair (:mod:`hierlab.methods.hr.global_lr`); ``"block-cd"`` is the paper's
+    Algorithm 1 with leaves solved by L-BFGS on eq. (8): there ``inner_tol`` (default 0.01) is
+    the starting largest-|gradient| tolerance and ``max_inner_iter`` the L-BFGS iteration
+    limit.
     ``shrinking`` has no effect, and ``random_state`` seeds global CD's orders only.
     """
 
@@ -753,11 +758,16 @@ class OneVsRestSVMClassifier(_OvRBase):
         joblib workers over the leaves (liblinear).
     random_state : int, default 0
         Seed of global-cd's orders of examples and leaves.
+    fit_intercept : bool, default True
+        Fit each leaf's bias as liblinear does (a constant feature 1, regularised with
+        ``w_n``); the paper's baseline has none (preset).
 
     Attributes
     ----------
     coef_ : ndarray of shape (n_nodes, n_features)
         Leaf rows hold the leaves' weights; internal rows 0.
+    intercept_ : ndarray of shape (n_nodes,)
+        The leaves' biases (0 without ``fit_intercept``; internal rows 0).
     objective_ : float
         ``sum_n 1/2 ||w_n||^2 + C sum hinge``.
     dual_bound_ : float
