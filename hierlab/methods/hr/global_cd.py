@@ -412,10 +412,11 @@ class PathSumSolver(Solver):
     """What the global solvers share: the leaves' paths (the tree's, or each leaf alone when
     uncoupled) and the weights ``W = A S`` formed on request from the live sums ``S^T``."""
 
-    coupled: bool
-    _ST: np.ndarray | None
-    _paths: tuple[np.ndarray, np.ndarray] | None
-    _rows: tuple[np.ndarray, int] | None
+    def __init__(self, coupled: bool = True) -> None:
+        self.coupled = coupled
+        self._ST: np.ndarray | None = None  # the live sums S^T, set by iterate
+        self._paths: tuple[np.ndarray, np.ndarray] | None = None
+        self._rows: tuple[np.ndarray, int] | None = None  # uncoupled: the leaves' rows
 
     def _leaf_paths(self, tax: Any) -> tuple[np.ndarray, np.ndarray]:
         """The leaves' paths ``A+(k)`` as CSR (``anc_ptr``, ``anc_idx``) over the columns of
@@ -498,13 +499,10 @@ class GlobalDualCD(PathSumSolver):
         full_every: int = 5,
         coupled: bool = True,
     ) -> None:
-        self.coupled = coupled
-        self._rows: tuple[np.ndarray, int] | None = None
+        super().__init__(coupled)
         self.max_iter = max_iter
         self.random_state = random_state
         self.use_jit = use_jit
-        self._ST: np.ndarray | None = None
-        self._paths: tuple[np.ndarray, np.ndarray] | None = None
         self.certify_every = certify_every
         self.shrinking = shrinking
         self.full_every = full_every

@@ -284,15 +284,12 @@ class GlobalLogisticCD(PathSumSolver):
         certify_every: int = 2,
         coupled: bool = True,
     ) -> None:
+        super().__init__(coupled)
         self.max_iter = max_iter
         self.random_state = random_state
         self.use_jit = use_jit
         self.certify_every = certify_every
-        self.coupled = coupled
         self.alpha: np.ndarray | None = None
-        self._ST: np.ndarray | None = None
-        self._paths: tuple[np.ndarray, np.ndarray] | None = None
-        self._rows: tuple[np.ndarray, int] | None = None
 
     def iterate(self, objective: Any) -> Iterator[SolverState]:
         """Yield one state per certified pass (``iteration`` counts passes); ``extra``: the
