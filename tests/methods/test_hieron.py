@@ -315,6 +315,33 @@ def test_sparse_input_equals_dense():
         np.testing.assert_allclose(a.coef.average, b.coef.average, atol=1e-10)
 
 
+
+def test_layout_follows_the_data_and_scores_form_the_average_in_blocks(monkeypatch):
+    """CSR rounds run on feature-major prototypes, dense rounds on node-major ones; switching
+    between them mid-stream changes no number, and the averaged scores formed a few nodes at
+    a time equal ``X (W - U / (T + 1))^T`` formed at once."""
+    import hierlab.methods.hieron.solver as hs
+
+    parent, X, y = small_problem(12, n=60, d=8)
+    X[np.abs(X) < 0.6] = 0.0
+    Xs = sp.csr_matrix(X)
+    a = HieronSolver(PathGeometry(parent), 8, update="max-loss", lookahead=False)
+    b = HieronSolver(PathGeometry(parent), 8, update="max-loss", lookahead=False)
+    list(a.iterate(HieronStream(X[:30], y[:30], epochs=1)))
+    list(b.iterate(HieronStream(Xs[:30], y[:30], epochs=1)))
+    assert a.W is not None and b.W is not None
+    assert a.W.flags.c_contiguous and b.W.flags.f_contiguous
+    list(a.iterate(HieronStream(Xs[30:], y[30:], epochs=1)))  # dense, then CSR
+    list(b.iterate(HieronStream(X[30:], y[30:], epochs=1)))  # CSR, then dense
+    assert a.W.flags.f_contiguous and b.W.flags.c_contiguous
+    np.testing.assert_allclose(a.coef.last, b.coef.last, atol=1e-12)
+    np.testing.assert_allclose(a.coef.average, b.coef.average, atol=1e-12)
+    whole = X @ a.coef.average.T
+    monkeypatch.setattr(hs, "SCORE_BLOCK_BYTES", 8 * 8 * 2)  # two nodes per block
+    for Z in (X, Xs):
+        np.testing.assert_allclose(a.scores(Z, averaged=True), whole, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(a.scores(Z), X @ a.coef.last.T, rtol=0, atol=1e-12)
+
 # ---------------------------------------------------------------------- averaging (eq. 13)
 @pytest.mark.parametrize("update", ["prediction", "max-loss"])
 @pytest.mark.parametrize("kernel", [None, Kernel("linear")])

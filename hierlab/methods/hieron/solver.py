@@ -70,6 +70,8 @@ __all__ = ["UPDATES", "GreedyHieronSolver", "HieronSolver"]
 
 #: the two choices of the competitor label in an update
 UPDATES = ("prediction", "max-loss")
+#: the averaged prototypes are formed for scoring this many bytes of nodes at a time
+SCORE_BLOCK_BYTES = 64 * 2**20
 
 
 class HieronSolver(Solver):
@@ -148,7 +150,7 @@ class HieronSolver(Solver):
             mask = np.full(self.n_nodes, -np.inf)
             mask[self.candidates] = 0.0
             self._cand_mask = mask
-        # primal state
+        # primal state (its memory layout follows the data: :meth:`_set_layout`)
         self.W = np.zeros((self.n_nodes, self.n_features)) if kernel is None else None
         self.U = np.zeros_like(self.W) if (kernel is None and track_average) else None
         # dual state: support set stored once, coefficients B (path sums) and their weighted sum
@@ -179,7 +181,7 @@ class HieronSolver(Solver):
         if self.kernel is None:
             assert self.W is not None
             avg = self.W - self.U / T1 if self.U is not None else None
-            return HieronCoef(last=self.W.copy(), average=avg, rounds=self.rounds)
+            return HieronCoef(last=self.W.copy(order="K"), average=avg, rounds=self.rounds)
         n = self._sv_n
         B = self._B[:n].copy()
         return HieronCoef(
@@ -211,6 +213,8 @@ class HieronSolver(Solver):
         sq = row_sq_norms(X)
         if self.kernel is not None:
             sq = self.kernel.diag(sq)
+        else:
+            self._set_layout(sparse)
         n = X.shape[0]
         rng = np.random.default_rng(stream.random_state)
         block = n if self.report_every is None else int(self.report_every)
@@ -261,6 +265,23 @@ class HieronSolver(Solver):
             },
             converged=converged,
         )
+
+    def _set_layout(self, sparse: bool) -> None:
+        """Prototypes feature-major (Fortran order) for CSR rows, node-major for dense ones.
+
+        A sparse row reads and writes the contiguous rows ``W.T[j]`` of its features (not one
+        entry per node, each in another row: at 1,000 nodes scoring a row took 0.6 ms), and
+        ``X @ W.T`` then multiplies a C-ordered matrix without copying ``W``; a dense row's
+        update writes whole rows ``W[v]``. Converted (one copy) only when the kind of data
+        changes between calls.
+        """
+        W = self.W
+        assert W is not None
+        if W.flags.f_contiguous if sparse else W.flags.c_contiguous:
+            return
+        convert = np.asfortranarray if sparse else np.ascontiguousarray
+        self.W = convert(W)
+        self.U = None if self.U is None else convert(self.U)
 
     # ------------------------------------------------------------------ one example
     def learn_one(self, x: np.ndarray, y: int) -> int:
@@ -494,10 +515,12 @@ class HieronSolver(Solver):
         assert W is not None
         indptr, indices, data = X.indptr, X.indices, X.data
 
+        WT = W.T  # (n_features, n_nodes), C-ordered: a feature's weights are contiguous
+
         def score(i: int) -> np.ndarray:
-            """``W^v . x_i`` from the columns of row ``i``."""
+            """``W^v . x_i`` from the rows of ``W^T`` of row ``i``'s features."""
             a0, a1 = indptr[i], indptr[i + 1]
-            return np.asarray(W[:, indices[a0:a1]] @ data[a0:a1])
+            return np.asarray(data[a0:a1] @ WT[indices[a0:a1]])
 
         def update(i: int, c: np.ndarray, a: float, t: int) -> None:
             """Eq. (7) on the columns of row ``i``."""
@@ -680,14 +703,11 @@ class HieronSolver(Solver):
         -------
         ndarray of shape (n_samples, n_nodes)
         """
-        coef = self.coef
-        if averaged and coef.average is None and coef.dual_average is None:
+        if averaged and not self.track_average:
             raise ParameterError("the averaged hypothesis was not tracked (track_average=False)")
         if self.kernel is None:
-            W = coef.average if averaged else coef.last
-            assert W is not None
-            out = X @ W.T
-            return np.asarray(out.toarray() if sp.issparse(out) else out)
+            return self._primal_scores(X, averaged)
+        coef = self.coef
         B = coef.dual_average if averaged else coef.dual_last
         assert B is not None
         SV = coef.support_vectors
@@ -697,6 +717,28 @@ class HieronSolver(Solver):
         for s0 in range(0, X.shape[0], chunk):
             K = self.kernel.matrix(X[s0 : s0 + chunk], SV)
             out[s0 : s0 + chunk] = K @ B
+        return out
+
+    def _primal_scores(self, X: Any, averaged: bool) -> np.ndarray:
+        """``X W^T`` of the last or the averaged prototypes, without copying ``W``.
+
+        The average ``W - U / (T + 1)`` is formed a block of nodes at a time (at most
+        :data:`SCORE_BLOCK_BYTES`), so scoring holds no third (nodes x features) array; each
+        entry is the same arithmetic as with the whole average formed first.
+        """
+        W, U = self.W, self.U
+        assert W is not None
+        if not averaged:
+            out = X @ W.T
+            return np.asarray(out.toarray() if sp.issparse(out) else out)
+        assert U is not None
+        T1 = self.rounds + 1
+        out = np.empty((X.shape[0], self.n_nodes))
+        step = max(1, SCORE_BLOCK_BYTES // max(1, 8 * self.n_features))
+        for b0 in range(0, self.n_nodes, step):
+            avg = W[b0 : b0 + step] - U[b0 : b0 + step] / T1
+            part = X @ avg.T
+            out[:, b0 : b0 + step] = part.toarray() if sp.issparse(part) else part
         return out
 
     def increments(self, averaged: bool = False) -> np.ndarray:
