@@ -61,6 +61,8 @@ FLAT_ROOT = "<root>"
 
 #: larger feature magnitudes are refused: squares and inner products would overflow float64
 MAX_ABS_FEATURE = 1e100
+#: ``predict`` scores about this many (row, node) pairs at a time (64 MB of float64)
+PREDICT_ENTRIES = 2**23
 
 
 def check_X(
@@ -270,7 +272,7 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self, "taxonomy_")
         X = check_X(X, self, reset=False)
-        ids = self._predict_ids(X)
+        ids = self._predicted_ids(X)
         if threshold is not None:
             t = float(threshold)
             if not 0.0 <= t <= 1.0:
@@ -286,6 +288,19 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
             return out
         return self._decode(np.asarray(ids, dtype=np.int64))
 
+    def _predicted_ids(self, X: np.ndarray | sp.csr_matrix) -> Any:
+        """:meth:`_predict_ids` a block of rows at a time (:func:`~hierlab.methods.probability.
+        row_blocks`: about :data:`PREDICT_ENTRIES` scores per block), so predicting many rows over
+        many classes never holds an (n_samples x n_nodes) score matrix (25,000 rows at 10^4
+        classes: 2.2 GB per copy)."""
+        blocks = row_blocks(X.shape[0], self.taxonomy_.n_nodes, PREDICT_ENTRIES, 64)
+        if len(blocks) <= 1:
+            return self._predict_ids(X)
+        parts = [self._predict_ids(X[idx[0] : idx[-1] + 1]) for idx in blocks]
+        if sp.issparse(parts[0]):
+            return sp.vstack(parts, format="csr")
+        return np.concatenate([np.asarray(p) for p in parts])
+
     def decision_path(self, X: Any) -> sp.csr_matrix:
         """0/1 indicator of the predicted path(s), shape (n_samples, n_nodes).
 
@@ -293,7 +308,7 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
         multi-label, the union over the predicted nodes).
         """
         check_is_fitted(self, "taxonomy_")
-        return self._closure(self._predict_ids(check_X(X, self, reset=False))).astype(np.int8)
+        return self._closure(self._predicted_ids(check_X(X, self, reset=False))).astype(np.int8)
 
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         """Accuracy with the ancestor rule: an internal label is right when it lies on the path.
@@ -302,7 +317,7 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self, "taxonomy_")
         truth = self._encode(y)  # node ids: int labels are names, not ids
-        pred = self._predict_ids(check_X(X, self, reset=False))
+        pred = self._predicted_ids(check_X(X, self, reset=False))
         if sp.issparse(truth) or sp.issparse(pred):  # subset 0/1 of the ancestor closures
             differ = (self._closure(truth) != self._closure(pred)).tocsr()
             return float(np.mean(np.diff(differ.indptr) == 0))

@@ -55,6 +55,8 @@ __all__ = ["FlatBlocks", "chain_most_violated", "chain_parents", "chain_path_sum
 _TABLE_CACHE = 64
 #: dual variables laid out densely at once when the blocks are normalised
 _NORMALISE_ENTRIES = 2**18
+#: how ``Delta`` enters a label's row (:class:`FlatBlocks`), in the compiled pass's numbering
+SCALINGS = ("slack", "margin", "ratio")
 
 
 def chain_parents(M: sp.csr_matrix) -> np.ndarray | None:
@@ -120,6 +122,19 @@ class FlatBlocks:
         last), built on request by the Python pass and as the reference.
     pair_delta : callable
         ``pair_delta(ys, cs) -> Delta``, elementwise, shape (k,).
+    scaling : {"slack", "margin", "ratio"}, default "slack"
+        How ``Delta`` enters a label's row: slack rescaling ``L = C Delta``, ``U = C Delta
+        (a_y - a_c)`` (seed 000); margin rescaling ``L = C Delta``, ``U = C (a_y - a_c)``
+        (seed 003 eq. 3/10); the ratio ``L = C``, ``U = C (a_y - a_c) / Delta`` (seed 003
+        eq. 13). The last two need a tree (``chain``); ``max_delta`` is then the largest
+        ``L / C``.
+    node_weight : ndarray of shape (m,), optional
+        Scale the entries of every row by a weight per node (seed 003's class attributes:
+        ``U = ... (C[y] - C[c])`` with ``C[c] = c o a_c``). Needs a tree.
+    delta_rows : DeltaRows, optional
+        Take ``Delta`` from weighted path lengths, ``T(W(y) + W(c) - 2 W(A+(y) ∩ A+(c)))`` as
+        :class:`~hierlab.core.losses.DeltaRows` does (to the bit), instead of ``dtab`` (seed
+        003's normalised loss). Needs a tree.
 
     Attributes
     ----------
@@ -141,7 +156,14 @@ class FlatBlocks:
         C: float,
         table: Callable[[int], tuple[Any, np.ndarray]],
         pair_delta: Callable[[np.ndarray, np.ndarray], np.ndarray],
+        *,
+        scaling: str = "slack",
+        node_weight: np.ndarray | None = None,
+        delta_rows: Any = None,
     ) -> None:
+        if scaling not in SCALINGS:
+            raise ParameterError(f"FlatBlocks: scaling must be one of {SCALINGS}, got {scaling!r}")
+        self.scaling = scaling
         self.y = np.asarray(y, dtype=np.int64)
         self.cand = np.asarray(cand, dtype=np.int64)
         for name, mat in (("M", M), ("anc", anc)):
@@ -171,6 +193,17 @@ class FlatBlocks:
             raise ParameterError("FlatBlocks: Delta must be positive between distinct labels")
         self.max_delta = float(max_delta)
         self.C = float(C)
+        self.node_weight = None if node_weight is None else np.asarray(node_weight, np.float64)
+        self.delta_rows = delta_rows
+        if (scaling != "slack" or node_weight is not None or delta_rows is not None) and not (
+            self.chain
+        ):
+            raise ParameterError(
+                "FlatBlocks: margin or ratio scaling, node weights and weighted losses need a "
+                "tree's ancestor chains"
+            )
+        if delta_rows is not None and self.zero_one:
+            raise ParameterError("FlatBlocks: delta_rows replaces dtab; pass dtab for both")
         self.table = table
         self.pair_delta = pair_delta
         pos = np.searchsorted(self.cand, self.y)
@@ -292,6 +325,14 @@ class FlatBlocks:
         out[blk, r] = a
         return out
 
+    def factors(self, delta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(L / C, U's factor)`` of labels with losses ``delta`` (see ``scaling``)."""
+        if self.scaling == "margin":
+            return delta, np.ones_like(delta)
+        if self.scaling == "ratio":
+            return np.ones_like(delta), 1.0 / delta
+        return delta, delta
+
     @property
     def max_loss(self) -> float:
         """The largest ``L`` of any label: ``C max Delta``."""
@@ -326,8 +367,10 @@ class FlatBlocks:
         real = r < self.rows[blk] - 1  # the null label has no row and no loss
         blk, r, a = blk[real], r[real], a[real]
         ys, cs = self.y[blk], self.candidate(blk, r)
-        d = self.pair_delta(ys, cs)
-        U = sp.csr_matrix(sp.diags(d) @ (self.M[ys] - self.M[cs]), dtype=np.float64)
+        d, u = self.factors(self.pair_delta(ys, cs))
+        U = sp.csr_matrix(sp.diags(u) @ (self.M[ys] - self.M[cs]), dtype=np.float64)
+        if self.node_weight is not None:
+            U = sp.csr_matrix(U @ sp.diags(self.node_weight))
         U.sum_duplicates()
         U.eliminate_zeros()
         U = sp.csr_matrix(U * self.C, dtype=np.float64)
@@ -405,10 +448,15 @@ class FlatBlocks:
 
     def kernel_args(self) -> tuple[Any, ...]:
         """The arrays :func:`_flat_pass_kernel` reads about the labels."""
+        dr = self.delta_rows
+        nw = self.node_weight
         return (
             self.y, self.cand, self.pos, self.rows, self.M.indptr, self.M.indices,
             self.anc.indptr, self.anc.indices, self.same, self.zero_one, self.dtab, self.C,
             self.identity, self.chain, self.m_par, self.a_par, self.a_len,
+            SCALINGS.index(self.scaling), nw if nw is not None else self.dtab[:0],
+            nw is not None, dr is not None, int(dr.code) if dr is not None else 0,
+            dr.Wn if dr is not None else self.dtab[:0],
         )  # fmt: skip
 
 
@@ -646,6 +694,61 @@ def _chain_delta(
         dvec[r] = dtab[a_len[yk] + a_len[c] - 2 * common[c]]
 
 
+def _chain_delta_weighted(
+    yk: int,
+    pk: int,
+    rows: int,
+    cand: np.ndarray,
+    an_ptr: np.ndarray,
+    an_idx: np.ndarray,
+    a_par: np.ndarray,
+    Wn: np.ndarray,
+    code: int,
+    on_y: np.ndarray,
+    wcommon: np.ndarray,
+    dvec: np.ndarray,
+) -> None:  # pragma: no cover - compiled by numba
+    """:func:`_chain_delta` for weighted path lengths: ``dvec[r] = T(W(y) + W(c) - 2 W(A+(y)
+    ∩ A+(c)))`` with ``W = Wn`` (:class:`~hierlab.core.losses.DeltaRows`; on a tree the common
+    part is the path of the lowest common ancestor, whose ``Wn`` is passed down from parents)
+    and ``T`` the transform of :data:`~hierlab.core.losses.TRANSFORM_CODES` ``code`` (1:
+    identity, 2: half, 3: square root): the numbers of ``DeltaRows.rows``, to the bit."""
+    for e in range(an_ptr[yk], an_ptr[yk + 1]):
+        on_y[an_idx[e]] = True
+    for c in range(wcommon.shape[0]):  # parents first
+        if on_y[c]:
+            wcommon[c] = Wn[c]
+        else:
+            p = a_par[c]
+            wcommon[c] = wcommon[p] if p >= 0 else 0.0
+    for e in range(an_ptr[yk], an_ptr[yk + 1]):
+        on_y[an_idx[e]] = False
+    for r in range(rows - 1):
+        c = cand[r + 1] if r >= pk else cand[r]
+        size = Wn[yk] + Wn[c] - 2.0 * wcommon[c]
+        if not size > 0.0:
+            size = 0.0
+        if code == 2:
+            size = size / 2.0
+        elif code == 3:
+            size = np.sqrt(size)
+        dvec[r] = size
+
+
+def _scale_factors(
+    dvec: np.ndarray, rows: int, scaling: int, lvec: np.ndarray, uvec: np.ndarray
+) -> None:  # pragma: no cover - compiled by numba
+    """``L / C`` and ``U``'s factor of every label of a block from its ``Delta`` (``dvec``):
+    margin rescaling (1) ``(Delta, 1)``, the ratio of eq. 13 (2) ``(1, 1 / Delta)``."""
+    for r in range(rows - 1):
+        if scaling == 1:
+            lvec[r] = dvec[r]
+            uvec[r] = 1.0
+        else:
+            lvec[r] = 1.0
+            uvec[r] = 1.0 / dvec[r]
+
+
 def _chain_scan(
     yk: int,
     pk: int,
@@ -653,27 +756,32 @@ def _chain_scan(
     cand: np.ndarray,
     m_par: np.ndarray,
     S: np.ndarray,
-    dvec: np.ndarray,
+    lvec: np.ndarray,
+    uvec: np.ndarray,
     C: float,
+    mw: np.ndarray,
+    use_mw: bool,
     path: np.ndarray,
     hbuf: np.ndarray,
 ) -> tuple[float, int]:  # pragma: no cover - compiled by numba
-    """The scan ``h_r = C Delta_r (1 - (a_y - a_c) . S)`` of a block's labels (the null label's
-    ``h = 0`` last) into ``hbuf``, with ``(a_y - a_c) . S = P_y - P_c`` from the path sums
-    ``P_c = P_parent(c) + S_c`` over the rows' chains: O(m) instead of a merge of two rows per
-    label. Returns ``(max h, its first label)``. The values equal the merged rows' up to
-    rounding (their sums run in another order), so labels that tie in exact arithmetic may be
-    ordered otherwise than by :func:`_row_dot`."""
+    """The scan ``h_r = C l_r - C u_r (a_y - a_c) . S`` of a block's labels (``l = u =
+    Delta`` for slack rescaling; the null label's ``h = 0`` last) into ``hbuf``, with ``(a_y -
+    a_c) . S = P_y - P_c`` from the path sums ``P_c = P_parent(c) + S_c`` (``+ mw_c S_c`` with
+    node weights) over the rows' chains: O(m) instead of a merge of two rows per label.
+    Returns ``(max h, its first label)``. The values equal the merged rows' up to rounding
+    (their sums run in another order), so labels that tie in exact arithmetic may be ordered
+    otherwise than by :func:`_row_dot`."""
     for c in range(path.shape[0]):  # parents first
         p = m_par[c]
-        path[c] = S[c] + path[p] if p >= 0 else S[c]
+        sc = S[c] * mw[c] if use_mw else S[c]
+        path[c] = sc + path[p] if p >= 0 else sc
     py = path[yk]
     hmax = -np.inf
     ia = 0
     for r in range(rows - 1):
         c = cand[r + 1] if r >= pk else cand[r]
-        dc = dvec[r] * C
-        h = C * dvec[r] - dc * (py - path[c])
+        dc = uvec[r] * C
+        h = C * lvec[r] - dc * (py - path[c])
         hbuf[r] = h
         if h > hmax:
             hmax = h
@@ -760,6 +868,12 @@ def _flat_pass_kernel(
     m_par: np.ndarray,
     a_par: np.ndarray,
     a_len: np.ndarray,
+    scaling: int,
+    mw: np.ndarray,
+    use_mw: bool,
+    wdelta: bool,
+    dcode: int,
+    Wn: np.ndarray,
     act_r: np.ndarray,
     act_a: np.ndarray,
     act_n: np.ndarray,
@@ -805,8 +919,12 @@ def _flat_pass_kernel(
     hbuf = np.empty(cand.shape[0] + 1)
     fast = chain and not (identity and zero_one)
     dvec = np.ones(cand.shape[0] + 1)  # Delta(y_k, c) of each label of the visited block
+    # L / C and U's factor per label: Delta both for slack rescaling (the same array)
+    lvec = dvec if scaling == 0 else np.ones(cand.shape[0] + 1)
+    uvec = dvec if scaling == 0 else np.ones(cand.shape[0] + 1)
     path = np.zeros(m if fast else 0)  # P_c
     common = np.zeros(m if fast else 0, dtype=np.int64)  # |a_y ∩ a_c|
+    wcommon = np.zeros(m if wdelta else 0)  # W(A+(y) ∩ A+(c))
     on_y = np.zeros(m if fast else 0, dtype=np.bool_)
     steps = 0
     for oi in range(order.shape[0]):
@@ -819,8 +937,14 @@ def _flat_pass_kernel(
         stop = eps
         yk = y[k]
         if fast and not zero_one:  # every label's Delta, once per visit
-            _CHAIN_DELTA(yk, pos[k], rows, cand, an_ptr, an_idx, a_par, a_len, dtab, on_y,
-                         common, dvec)  # fmt: skip
+            if wdelta:
+                _CHAIN_DELTA_WEIGHTED(yk, pos[k], rows, cand, an_ptr, an_idx, a_par, Wn, dcode,
+                                      on_y, wcommon, dvec)  # fmt: skip
+            else:
+                _CHAIN_DELTA(yk, pos[k], rows, cand, an_ptr, an_idx, a_par, a_len, dtab, on_y,
+                             common, dvec)  # fmt: skip
+            if scaling != 0:
+                _SCALE_FACTORS(dvec, rows, scaling, lvec, uvec)
         for it in range(inner):
             # the pair: a = argmax h, v = argmin h over labels with mass (first wins)
             hmax = -np.inf
@@ -840,7 +964,9 @@ def _flat_pass_kernel(
                     hmax = 0.0
                     ia = rows - 1
             if fast:  # the chains' path sums: (a_y - a_c) . S = P_y - P_c
-                hmax, ia = _CHAIN_SCAN(yk, pos[k], rows, cand, m_par, S, dvec, C, path, hbuf)
+                hmax, ia = _CHAIN_SCAN(
+                    yk, pos[k], rows, cand, m_par, S, lvec, uvec, C, mw, use_mw, path, hbuf
+                )  # fmt: skip
             for r in range(0 if (identity and zero_one) or fast else rows):  # the general scan
                 if r == rows - 1:
                     h = 0.0 - 0.0  # the null label: L = 0, U = 0
@@ -882,17 +1008,18 @@ def _flat_pass_kernel(
                     k, r, y, cand, pos, m_ptr, m_idx, an_ptr, an_idx, same, zero_one, dtab,
                     ridx, rsgn,
                 )  # fmt: skip
-                dc = d * C
+                dc = (uvec[r] if fast else d) * C  # the same number for slack rescaling
                 for e in range(ne):
                     j = ridx[e]
                     if not mark[j]:
                         mark[j] = True
                         touched[nt] = j
                         nt += 1
+                    g = rsgn[e] * dc * mw[j] if use_mw else rsgn[e] * dc
                     if which == 0:
-                        db[j] += rsgn[e] * dc
+                        db[j] += g
                     else:
-                        db[j] -= rsgn[e] * dc
+                        db[j] -= g
             q = CURVATURE(db, touched, nt, Pf, pdiag, use_pdiag, Pd, sq)
             if not q < np.inf:
                 return -1, act_r, act_a
@@ -949,6 +1076,8 @@ _COUNT_DIFF: Any = njit(_count_diff)
 _ROW_DOT: Any = njit(_row_dot)
 _LABEL_ROW: Any = njit(_label_row)
 _CHAIN_DELTA: Any = njit(_chain_delta)
+_CHAIN_DELTA_WEIGHTED: Any = njit(_chain_delta_weighted)
+_SCALE_FACTORS: Any = njit(_scale_factors)
 _CHAIN_SCAN: Any = njit(_chain_scan)
 _PATH_SUMS_ROWS: Any = njit(_path_sums_rows)
 _MOST_VIOLATED_ROWS: Any = njit(_most_violated_rows)

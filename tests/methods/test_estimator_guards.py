@@ -230,3 +230,33 @@ def test_registry_schema_refuses_out_of_range_parameters() -> None:
     with pytest.raises(ParameterError, match="C"):
         hierlab.make_estimator("flatmult", C=0.0)
     assert spec.param("alpha").high is not None
+
+
+@pytest.mark.parametrize("method", ["hieron", "hr-svm", "topdown"])
+def test_predict_in_row_blocks_equals_one_block(method: str, monkeypatch) -> None:
+    """``predict``, ``decision_path`` and ``score`` score a block of rows at a time; the
+    answers are those of one block (single label, and multi-label's sparse sets)."""
+    import hierlab.methods.base as base
+
+    rng = np.random.default_rng(5)
+    tax = Taxonomy([("r", "a"), ("r", "b"), ("a", "a1"), ("a", "a2"), ("b", "b1"), ("b", "b2")])
+    leaves = tax.names[tax.leaves]
+    y = leaves[rng.integers(0, len(leaves), 300)].astype(object)
+    X = rng.normal(size=(300, 6)) + 2.0 * np.eye(6)[np.searchsorted(leaves, y) % 6]
+    cases = [(X, y)]
+    if method == "hr-svm":
+        Y = np.empty(300, dtype=object)
+        Y[:] = [(a, b) if a != b else (a,) for a, b in zip(y, np.roll(y, 1), strict=True)]
+        cases.append((sp.csr_matrix(X), Y))
+    for Xf, Yf in cases:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est = hierlab.make_estimator(method, taxonomy=tax).fit(Xf, Yf)
+        whole = (est.predict(Xf), est.decision_path(Xf).toarray(), est.score(Xf, Yf))
+        with monkeypatch.context() as mp:
+            mp.setattr(base, "PREDICT_ENTRIES", 1)  # blocks of 64 rows
+            assert len(base.row_blocks(300, tax.n_nodes, base.PREDICT_ENTRIES, 64)) == 5
+            blocked = (est.predict(Xf), est.decision_path(Xf).toarray(), est.score(Xf, Yf))
+        assert list(whole[0]) == list(blocked[0])
+        np.testing.assert_array_equal(whole[1], blocked[1])
+        assert whole[2] == blocked[2]

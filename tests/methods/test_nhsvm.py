@@ -822,8 +822,9 @@ def test_auto_solver_is_bcfw_where_its_tables_fit(
     tree: Taxonomy, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``solver="auto"``: BCFW, certified to ``tol=None`` = 1e-2, on single-label sparse
-    rows (stored dense or CSR); Pegasos for dense rows, multi-label data and above the table
-    budget; ``solver_`` and ``algorithm_`` say which ran."""
+    rows (stored dense or CSR), on a tree at any size (no tables); Pegasos for dense rows,
+    multi-label data and, on a DAG, above the table budget; ``solver_`` and ``algorithm_``
+    say which ran."""
     import hierlab.methods.nhsvm.estimators as est_module
 
     rng = np.random.default_rng(3)
@@ -848,7 +849,13 @@ def test_auto_solver_is_bcfw_where_its_tables_fit(
         dense = HSVMClassifier(taxonomy=tree, lam=lam, epochs=3).fit(X + 0.01, y)
         monkeypatch.setattr(est_module, "AUTO_DUAL_MAX_BYTES", 1)
         big = NHSVMClassifier(taxonomy=tree, lam=lam, epochs=3).fit(Xs, y)
-    for fitted in (multi, dense, big):
+        assert big.solver_ == "bcfw"  # a tree: the labels are formed on the fly
+        dag = Taxonomy.from_edges(
+            [("r", "a"), ("r", "b"), ("a", "x"), ("b", "x"), ("a", "u"), ("b", "w")], root="r"
+        )
+        y_dag = np.array(["x", "u", "w"] * 20, dtype=object)
+        big_dag = NHSVMClassifier(taxonomy=dag, lam=lam, epochs=3).fit(Xs, y_dag)
+    for fitted in (multi, dense, big_dag):
         assert fitted.solver_ == "pegasos" and "auto" in fitted.algorithm_
         assert np.isnan(fitted.lower_bound_)
 

@@ -247,7 +247,8 @@ def _check_chain_scan(obj, fb, seed, delta_fn, scan_fn) -> None:
                  fb.a_len, fb.dtab, on_y, common, dvec)  # fmt: skip
         np.testing.assert_array_equal(dvec[: rows - 1] * fb.C, L[:-1])
         assert not on_y.any()
-        hmax, ia = scan_fn(fb.y[k], fb.pos[k], rows, fb.cand, fb.m_par, S, dvec, fb.C, path, hbuf)
+        hmax, ia = scan_fn(fb.y[k], fb.pos[k], rows, fb.cand, fb.m_par, S, dvec, dvec, fb.C,
+                           S[:0], False, path, hbuf)  # fmt: skip
         np.testing.assert_allclose(hbuf[:rows], want, rtol=0, atol=1e-12)
         assert hmax == hbuf[:rows].max() and ia == int(np.argmax(hbuf[:rows]))
 

@@ -19,8 +19,13 @@ with ``sigma = 2 lam``. :class:`HingeDualModel` exposes exactly that: the model 
 (:class:`~hierlab.solvers.bcfw.BCFW`) solves HSVM and NHSVM with a certified duality gap;
 :func:`hinge_problem` builds that ``Objective``.
 
-The dual tables are dense, ``(n_candidates + 1) x n_nodes`` per distinct training label:
-meant for taxonomies of up to a few hundred nodes (Pegasos handles the large ones).
+On a tree BCFW keeps no tables (:meth:`HingeDualModel.implicit_blocks`): a block's labels are
+formed when it is visited from the ancestor chains (:mod:`hierlab.solvers.bcfw_flat`, margin
+rescaling or eq. 13's ratio, the class attributes as node weights, ``Δ`` from weighted path
+lengths), and its dual variables are the labels with mass only, so memory is O(m D + n) beside
+``W``, not (labels x candidates x path). The explicit tables (:meth:`HingeDualModel.
+dual_blocks`, ``(n_candidates + 1)`` sparse rows per distinct training label) remain the
+reference and serve DAGs.
 """
 
 from __future__ import annotations
@@ -29,12 +34,39 @@ import numpy as np
 import scipy.sparse as sp
 
 from hierlab.core.exceptions import ParameterError
+from hierlab.core.losses import DeltaRows
 from hierlab.core.model import DualBlocks, LinearModel, per_label_blocks, sparse_table
 from hierlab.core.objective import Objective
 from hierlab.core.regularizers import L2
 from hierlab.methods.nhsvm.model import HierarchicalHinge
+from hierlab.solvers.bcfw_flat import FlatBlocks, chain_parents
 
-__all__ = ["HingeDualModel", "hinge_problem"]
+__all__ = ["HingeDualModel", "hinge_problem", "implicit_labels"]
+
+
+def _sorted_ancestors(hinge: HierarchicalHinge) -> sp.csr_matrix:
+    """The taxonomy's ancestor matrix as sorted 0/1 CSR rows (a copy)."""
+    A = sp.csr_matrix(hinge.taxonomy.ancestor_matrix, dtype=np.float64, copy=True)
+    A.sort_indices()
+    A.data[:] = 1.0
+    return A
+
+
+def _label_delta(hinge: HierarchicalHinge) -> DeltaRows:
+    """The ``Δ`` of the labels' rows: ``Δ`` (margin) or ``Δ~`` (eq. 13)."""
+    return hinge.delta_rows_n if hinge.variant == "eq13" else hinge.delta_rows
+
+
+def implicit_labels(hinge: HierarchicalHinge) -> bool:
+    """Whether BCFW can form ``hinge``'s labels on the fly (no tables): single label, a tree
+    numbered parents first (its ancestor rows are chains), and for eq. 13 a positive ``Δ~``
+    between distinct labels (every non-root node weighted)."""
+    if hinge.multilabel or not hinge.taxonomy.is_tree:
+        return False
+    if chain_parents(_sorted_ancestors(hinge)) is None:
+        return False
+    rows = _label_delta(hinge)
+    return hinge.variant != "eq13" or bool(np.all(rows.w[1:] > 0.0))
 
 
 class HingeDualModel(LinearModel):
@@ -109,32 +141,80 @@ class HingeDualModel(LinearModel):
         """Effective node vectors ``c_n W_n`` (what scores a label's nodes)."""
         return np.asarray(self.hinge.c[:, None] * W)
 
-    def dual_blocks(self, y: np.ndarray) -> DualBlocks:
-        """One block per example; per distinct label ``v`` the rows of every candidate leaf:
+    def label_table(self, v: int, weight: float = 1.0) -> tuple[sp.csr_matrix, np.ndarray]:
+        """The rows of label ``v`` against every candidate leaf ``l`` (increasing):
 
         margin (eq. 3/10): ``U = C[v] - C[l]``, ``L = Δ(l, v)`` for ``l != v``;
         eq. (13): ``U = (C[v] - C[l]) / Δ~(l, v)``, ``L = 1`` for ``Δ~(l, v) > 0``;
-        each times ``1/N``, plus the null row. Then ``max_r (L_r - U_r . P_i) = max(0,
-        max_l q_i(l))``.
+        then the null row, everything times ``weight``.
         """
         h = self.hinge
-        n = len(y)
         cand = np.asarray(h.candidates)
         eq13 = h.variant == "eq13"
+        keep = cand != v
+        d = _label_delta(h).row(v)  # Δ(v, .) or Δ~(v, .)
+        if eq13:
+            keep &= d > 0.0
+        rows = int(keep.sum())
+        # C[v] - C[l] per kept candidate, sparse (a label touches its and v's root paths)
+        U = sp.csr_matrix(np.ones((rows, 1))) @ h.C[v] - h.C_cand[keep]
+        if eq13:
+            return sparse_table(sp.diags(1.0 / d[keep]) @ U, np.ones(rows), weight)
+        return sparse_table(U, d[keep], weight)
 
-        def make(v: int) -> tuple[sp.csr_matrix, np.ndarray]:
-            keep = cand != v
-            d = (h.delta_rows_n if eq13 else h.delta_rows).row(v)  # Δ(v, .) or Δ~(v, .)
-            if eq13:
-                keep &= d > 0.0
-            rows = int(keep.sum())
-            # C[v] - C[l] per kept candidate, sparse (a label touches its and v's root paths)
-            U = sp.csr_matrix(np.ones((rows, 1))) @ h.C[v] - h.C_cand[keep]
-            if eq13:
-                return sparse_table(sp.diags(1.0 / d[keep]) @ U, np.ones(rows), 1.0 / n)
-            return sparse_table(U, d[keep], 1.0 / n)
+    def dual_blocks(self, y: np.ndarray) -> DualBlocks:
+        """One block per example, one table per distinct label (:meth:`label_table`, times
+        ``1/N``). Then ``max_r (L_r - U_r . P_i) = max(0, max_l q_i(l))``."""
+        n = len(y)
+        return per_label_blocks(
+            np.asarray(y, dtype=np.int64), lambda v: self.label_table(v, 1.0 / n)
+        )
 
-        return per_label_blocks(np.asarray(y, dtype=np.int64), make)
+    def pair_delta(self, ys: np.ndarray, cs: np.ndarray) -> np.ndarray:
+        """``Δ(ys[i], cs[i])`` (``Δ~`` for eq. 13) elementwise, shape (k,): the numbers of
+        :class:`~hierlab.core.losses.DeltaRows` (the common part's weights summed root first)."""
+        rows = _label_delta(self.hinge)
+        ys, cs = np.asarray(ys, dtype=np.int64), np.asarray(cs, dtype=np.int64)
+        if rows.code == 0:
+            return (ys != cs).astype(np.float64)
+        A = _sorted_ancestors(self.hinge)
+        inter = np.asarray(A[ys].multiply(A[cs]) @ rows.w).ravel()
+        size = rows.Wn[ys] + rows.Wn[cs] - 2.0 * inter
+        size = np.where(size > 0.0, size, 0.0)
+        return size if rows.code == 1 else size / 2.0 if rows.code == 2 else np.sqrt(size)
+
+    def implicit_blocks(self, y: np.ndarray, C: float) -> FlatBlocks | None:
+        """The blocks of :meth:`dual_blocks` without their tables (for BCFW), or None where
+        :func:`implicit_labels` says they cannot be formed on the fly.
+
+        Each label's row is formed when its block is visited (:class:`~hierlab.solvers.
+        bcfw_flat.FlatBlocks`): the ancestor chains as rows, the class attributes ``c`` as node
+        weights, margin rescaling (``L = Δ``, ``U = c o (a_y - a_l)``) or eq. 13's ratio
+        (``L = 1``, ``U = c o (a_y - a_l) / Δ~``), each times ``C / N``.
+        """
+        h = self.hinge
+        if not implicit_labels(h):
+            return None
+        A = _sorted_ancestors(h)
+        rows = _label_delta(h)
+        eq13 = h.variant == "eq13"
+        zero_one = rows.code == 0
+        # dtab is read for the unweighted counts only; the weighted Δ comes from ``rows``
+        dtab = None if zero_one else np.ones(2 * int(h.taxonomy.max_depth) + 3)
+        return FlatBlocks(
+            np.asarray(y, dtype=np.int64),
+            np.asarray(h.candidates, dtype=np.int64),
+            A,
+            A,
+            dtab,
+            1.0 if eq13 else float(h.max_loss),
+            float(C) / len(h.y),
+            self.label_table,
+            self.pair_delta,
+            scaling="ratio" if eq13 else "margin",
+            node_weight=h.c,
+            delta_rows=None if zero_one else rows,
+        )
 
 
 def hinge_problem(hinge: HierarchicalHinge) -> Objective:

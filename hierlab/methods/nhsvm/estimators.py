@@ -37,7 +37,7 @@ from hierlab.core.solver import Callback, Solver, SolverResult
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.methods.base import HierarchicalClassifier, check_X
 from hierlab.methods.nhsvm.cards import HSVM_CARD, NHSVM13_CARD, NHSVM_CARD, SSVM_CARD
-from hierlab.methods.nhsvm.dual import hinge_problem
+from hierlab.methods.nhsvm.dual import hinge_problem, implicit_labels
 from hierlab.methods.nhsvm.model import (
     ALPHA_RULES,
     FIXED_LOSSES,
@@ -371,7 +371,10 @@ def resolve_solver(solver: str, hinge: HierarchicalHinge) -> str:
     """The solver ``solver="auto"`` stands for on ``hinge``'s training data.
 
     BCFW (certified) for single-label sparse rows (text: at most :data:`AUTO_MAX_DENSITY` of
-    the entries of X non-zero, dense or CSR storage alike) while its explicit dual tables,
+    the entries of X non-zero, dense or CSR storage alike). On a tree it forms the labels on
+    the fly and keeps the labels with mass only (:func:`~hierlab.methods.nhsvm.dual.
+    implicit_labels`): O(m D + n) beside ``W`` at any number of classes. On a DAG it needs
+    explicit dual tables, so it is chosen there while they,
     estimated as ``labels x candidates x 2 (path length)`` sparse entries of 12 bytes (three
     times that while they are built: the peak of the set-up), take
     no more than the weights (``n_nodes x n_features`` floats) or
@@ -400,6 +403,8 @@ def resolve_solver(solver: str, hinge: HierarchicalHinge) -> str:
         return solver
     if hinge.multilabel or density(hinge.X) > AUTO_MAX_DENSITY:
         return "pegasos"
+    if implicit_labels(hinge):  # no tables on a tree: O(m D + n) beside W
+        return "bcfw"
     n_cand = len(hinge.candidates)
     path = float(np.diff(hinge.C_cand.indptr).mean()) if n_cand else 0.0
     # 12 bytes per entry (value and column), about three times over while they are built
