@@ -389,6 +389,12 @@ class BCFW(Solver):
         return self._dual.flat_alpha()
 
     @property
+    def implicit_blocks_(self) -> FlatBlocks | None:
+        """The implicit blocks (labels formed on the fly, :mod:`.bcfw_flat`) of the last run,
+        or None when it used explicit tables."""
+        return self._dual.flat
+
+    @property
     def alpha_sparse_(self) -> sp.csr_matrix:
         """The dual variables as a sparse row of shape (1, n_alpha) (the flat layout): the
         labels with mass only, what a warm start (``dual_init``) needs."""

@@ -212,6 +212,32 @@ def test_joint_bound_is_below_every_feasible_value_and_the_fixed_alpha_dual(seed
         assert bound <= _joint_value(tax, X, y, U, np.where(alpha > 0, alpha, 1), lam, "hamming")
 
 
+@pytest.mark.parametrize("kind", ["dense", "csr"])
+def test_joint_bound_from_the_implicit_blocks_equals_the_tables(kind: str) -> None:
+    """The bound read from BCFW's implicit blocks (labels with mass, no tables) equals the one
+    from its padded dual point and the unit tables, at any dual point BCFW reaches."""
+    rng = np.random.default_rng(8)
+    tax = random_tree(rng, 9)
+    X = rng.normal(size=(40, 4))
+    X[np.abs(X) < 0.5] = 0.0
+    y = tax.leaves[rng.integers(0, len(tax.leaves), size=40)]
+    alpha = normalization_alpha(tax) * rng.uniform(0.3, 1.0, size=tax.n_nodes)
+    alpha[0] = 0.0
+    Xf = sp.csr_matrix(X) if kind == "csr" else X
+    hinge = HierarchicalHinge(Xf, y, tax, np.sqrt(alpha), 0.05, "hamming")
+    model = HingeDualModel(hinge)
+    problem = Objective(model, L2(model.active_rows(hinge.y), sigma=0.1), Xf, hinge.y, C=1.0)
+    for epochs in (1, 4):
+        bcfw = BCFW(max_iter=epochs)
+        list(bcfw.iterate(problem))
+        flat = bcfw.implicit_blocks_
+        assert flat is not None
+        got, g_got = shared_dual_bound(hinge, None, tax, flat=flat)
+        want, g_want = shared_dual_bound(hinge, bcfw.alpha_, tax)
+        assert got == pytest.approx(want, rel=1e-12, abs=1e-14)
+        np.testing.assert_allclose(g_got, g_want, rtol=1e-10, atol=1e-14)
+        np.testing.assert_array_equal(hinge.c, np.sqrt(alpha))
+
 def test_bcfw_warm_start_resumes_from_the_dual_point() -> None:
     tax, X, y = _problem(5, n=40)
     hinge = HierarchicalHinge(X, y, tax, np.ones(tax.n_nodes), 0.05, "hamming")

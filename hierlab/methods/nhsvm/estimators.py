@@ -161,11 +161,12 @@ _SOLVER = Param(
     choices=SOLVERS,
     help="BCFW on the dual (single label, certified gap), Pegasos SGD (the paper; any label "
     "space), or auto: BCFW where it fits",
-    note="auto: BCFW for single-label sparse data (text) while its dual tables stay small (up "
-    "to about a thousand leaves), else Pegasos; the fitted `solver_` says which ran. bcfw: "
-    "block-coordinate Frank-Wolfe on the dual of the same objective (single label), with a "
-    "certified lower bound; its tables grow with (labels x leaves). pegasos: the paper's SGD, "
-    "every label space, no certificate.",
+    note="auto: BCFW for single-label sparse data (text) on a tree at any size, on a DAG while "
+    "its dual tables stay small (up to about a thousand leaves), else Pegasos; the fitted "
+    "`solver_` says which ran. bcfw: block-coordinate Frank-Wolfe on the dual of the same "
+    "objective (single label), with a certified lower bound; on a tree each label is formed "
+    "when its example is visited, on a DAG its tables grow with (labels x leaves). pegasos: "
+    "the paper's SGD, every label space, no certificate.",
 )
 
 _INFERENCE = Param(
@@ -244,13 +245,15 @@ _SHARED = {
     ),
     "solver": replace(
         _SOLVER,
-        default="pegasos",
-        choices=("pegasos", "bcfw"),
-        note="pegasos: Section 7.2's alternation with SGD epochs on V. bcfw: exact, "
-        "warm-started V-steps by block-coordinate Frank-Wolfe with a certified lower bound on "
-        "the joint optimum.",
-        help="Pegasos epochs on V (the paper) or exact V-steps by BCFW with a certified "
-        "lower bound on the joint optimum",
+        default="auto",
+        choices=("auto", "pegasos", "bcfw"),
+        note="auto: bcfw on sparse rows (text), pegasos on dense ones or with alpha_floor > 0; "
+        "the fitted `solver_` says which ran. pegasos: Section 7.2's alternation with SGD "
+        "epochs on V. bcfw: exact, warm-started V-steps by block-coordinate Frank-Wolfe with "
+        "a certified lower bound on the joint optimum (IPC titles: 0.478 exact accuracy in "
+        "1.5x LinearSVC's time against Pegasos' 0.455 in 0.75x).",
+        help="auto (BCFW on text, else Pegasos), Pegasos epochs on V (the paper) or exact "
+        "V-steps by BCFW with a certified lower bound on the joint optimum",
     ),
 }
 _ROUNDS = Param(
@@ -835,10 +838,12 @@ class SharedSVMClassifier(HSVMClassifier):
         (relative). BCFW: the certified relative gap of the joint problem (then ``tol > 0``).
     random_state : int, numpy Generator or None, default 0
         Seed of the Pegasos sampling order (None: fresh randomness each fit).
-    solver : {"pegasos", "bcfw"}, default "pegasos"
+    solver : {"auto", "pegasos", "bcfw"}, default "auto"
         Section 7.2's alternation with SGD epochs on ``V``, or with exact V-steps by BCFW
         (warm-started) and a certified lower bound on the joint optimum
-        (:mod:`hierlab.methods.nhsvm.shared_dual`); ``lower_bound_`` holds it.
+        (:mod:`hierlab.methods.nhsvm.shared_dual`); ``lower_bound_`` holds it. ``"auto"``:
+        BCFW on sparse rows (at most :data:`AUTO_MAX_DENSITY` non-zero), Pegasos on dense ones
+        and with ``alpha_floor > 0``; ``solver_`` says which ran.
     alpha_floor : float, default 0.0
         Not in seed 003: ``beta`` in ``[0, 1]``; every alpha step keeps ``alpha >= beta
         alpha0`` (eq. 20 with these bounds, :func:`~hierlab.methods.nhsvm.shared_alpha.
@@ -876,7 +881,7 @@ class SharedSVMClassifier(HSVMClassifier):
         batch_size: int = 64,
         tol: float = 1e-3,
         random_state: Any = 0,
-        solver: str = "pegasos",
+        solver: str = "auto",
         alpha_floor: float = 0.0,
     ) -> None:
         # not HSVM's constructor: SSVM has neither ``epochs`` nor the multi-label parameters
@@ -898,6 +903,9 @@ class SharedSVMClassifier(HSVMClassifier):
         alpha0 = normalization_alpha(self.taxonomy_, rule=self.alpha_init, rho=2.0)
         obj = self._objective(X, Y, np.sqrt(alpha0), None)
         self._solver_used = str(self.solver)
+        if self._solver_used == "auto":
+            dense = density(X) > AUTO_MAX_DENSITY
+            self._solver_used = "pegasos" if dense or float(self.alpha_floor) > 0 else "bcfw"
         solver = self._alternation(alpha0)
         if isinstance(solver, SharedSVMDual):
             result = self._run_certified(solver, obj, callbacks)
@@ -909,14 +917,19 @@ class SharedSVMClassifier(HSVMClassifier):
         self._set_fitted(obj, np.asarray(result.coef), c, solver.alpha)
 
     def _what_ran(self) -> tuple[str, str]:
-        steps = "BCFW V-steps" if self.solver == "bcfw" else "Pegasos epochs on V"
-        return self.solver, (
-            f"Shared SVM, Algorithm 1 of seed 003 (closed-form alpha) alternating with {steps}"
+        used = self._solver_used
+        steps = "BCFW V-steps" if used == "bcfw" else "Pegasos epochs on V"
+        chosen = ""
+        if self.solver == "auto":
+            chosen = " (solver='auto': sparse rows)" if used == "bcfw" else " (solver='auto')"
+        return used, (
+            f"Shared SVM, Algorithm 1 of seed 003 (closed-form alpha) alternating with "
+            f"{steps}{chosen}"
         )
 
     def _alternation(self, alpha0: np.ndarray) -> SharedSVMDual | SharedSVMSolver:
-        """The alternating solver of ``solver``: exact BCFW V-steps, or Pegasos epochs."""
-        if self.solver == "bcfw":
+        """The alternating solver that runs: exact BCFW V-steps, or Pegasos epochs."""
+        if self._solver_used == "bcfw":
             if float(self.alpha_floor) > 0.0:
                 raise ParameterError(
                     "alpha_floor > 0 changes eq. (14), whose optimum solver='bcfw' certifies; "

@@ -43,6 +43,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from hierlab.core.exceptions import ParameterError, TaxonomyError
 from hierlab.core.model import DualBlocks
@@ -51,6 +52,7 @@ from hierlab.core.taxonomy import Taxonomy
 from hierlab.methods.nhsvm.dual import HingeDualModel, hinge_problem
 from hierlab.methods.nhsvm.shared_alpha import AlphaAlternation, alpha_step, shared_norm_objective
 from hierlab.solvers.bcfw import BCFW
+from hierlab.solvers.bcfw_flat import FlatBlocks
 
 __all__ = ["SharedSVMDual", "max_antichain_weight", "shared_dual_bound", "unit_blocks"]
 
@@ -97,8 +99,27 @@ def unit_blocks(hinge: Any) -> DualBlocks:
         hinge.set_attributes(c)
 
 
+def _flat_terms(hinge: Any, flat: FlatBlocks) -> tuple[sp.csr_matrix, float]:
+    """``B`` (n, n_nodes) with ``G = X^T B`` and ``beta . L`` from BCFW's implicit blocks (the
+    labels with mass only, rows ``(A[l_i] - A[l]) / N`` and losses ``Δ / N``): what the unit
+    tables give, without forming them."""
+    blk, r, a = flat.mass()
+    real = r < flat.rows[blk] - 1  # the null label has no row and no loss
+    blk, r, a = blk[real], r[real], a[real]
+    ys, cs = flat.y[blk], flat.candidate(blk, r)
+    n = len(hinge.y)
+    A = sp.csr_matrix(hinge.taxonomy.ancestor_matrix, dtype=np.float64)
+    mass = sp.csr_matrix((a / n, (blk, np.arange(len(a)))), shape=(n, len(a)))
+    B = sp.csr_matrix(mass @ (A[ys] - A[cs]))
+    return B, float(a @ flat.pair_delta(ys, cs)) / n
+
+
 def shared_dual_bound(
-    hinge: Any, beta: np.ndarray, taxonomy: Taxonomy, blocks: DualBlocks | None = None
+    hinge: Any,
+    beta: np.ndarray | None,
+    taxonomy: Taxonomy,
+    blocks: DualBlocks | None = None,
+    flat: FlatBlocks | None = None,
 ) -> tuple[float, np.ndarray]:
     """The joint lower bound ``D(beta)`` on the Shared SVM optimum (module docstring).
 
@@ -107,13 +128,17 @@ def shared_dual_bound(
     hinge : HierarchicalHinge
         The single-label problem (its training ``X``, labels, ``Δ`` and ``lam``); its class
         attributes are restored on return.
-    beta : ndarray of shape (n_samples, max_labels)
+    beta : ndarray of shape (n_samples, max_labels), or None with ``flat``
         Dual variables in the row layout of :class:`~hierlab.solvers.bcfw.BCFW` (its
         ``alpha_``: the rows of each example's table, then zero padding).
     taxonomy : Taxonomy
     blocks : DualBlocks, optional
         :func:`unit_blocks` of ``hinge`` (built when not given; they do not depend on alpha,
         so a solver builds them once).
+    flat : FlatBlocks, optional
+        BCFW's implicit blocks (:attr:`~hierlab.solvers.bcfw.BCFW.implicit_blocks_`): the
+        dual variables are read from their active sets, no table is formed (O(labels with
+        mass) instead of (labels x candidates) and (examples x nodes)).
 
     Returns
     -------
@@ -122,18 +147,26 @@ def shared_dual_bound(
     g_sq : ndarray of shape (n_nodes,)
         ``||g_n(beta)||^2``.
     """
-    if blocks is None:
-        blocks = unit_blocks(hinge)
-    n, m = len(hinge.y), taxonomy.n_nodes
-    B = np.zeros((n, m))
-    ell = 0.0
-    for t, (U, L) in enumerate(blocks.tables):
-        rows = np.flatnonzero(blocks.block_table == t)
-        b = beta[rows, : len(L)]
-        B[blocks.block_example[rows]] += b @ U
-        ell += float((b @ L).sum())
-    G = hinge.X.T @ B  # (d, m): g_n in column n
-    g_sq = np.asarray(np.einsum("ij,ij->j", G, G)).ravel()
+    B: Any
+    if flat is not None:
+        B, ell = _flat_terms(hinge, flat)
+    else:
+        if blocks is None:
+            blocks = unit_blocks(hinge)
+        assert beta is not None
+        n, m = len(hinge.y), taxonomy.n_nodes
+        B = np.zeros((n, m))
+        ell = 0.0
+        for t, (U, L) in enumerate(blocks.tables):
+            rows = np.flatnonzero(blocks.block_table == t)
+            b = beta[rows, : len(L)]
+            B[blocks.block_example[rows]] += b @ U
+            ell += float((b @ L).sum())
+    GT = B.T @ hinge.X  # (m, d): g_n in row n
+    if sp.issparse(GT):
+        g_sq = np.asarray(sp.csr_matrix(GT).multiply(GT).sum(axis=1)).ravel()
+    else:
+        g_sq = np.asarray(np.einsum("ij,ij->i", GT, GT)).ravel()
     g_sq[0] = 0.0  # the root is on every path: its g is 0 up to rounding
     return ell - max_antichain_weight(g_sq, taxonomy) / (4.0 * hinge.lam), g_sq
 
@@ -191,7 +224,7 @@ class SharedSVMDual(AlphaAlternation):
         lower: float | None = None
         beta = None
         epoch = 0
-        blocks1 = unit_blocks(objective)
+        blocks1: DualBlocks | None = None  # the unit tables, where the labels are explicit
         for rnd in range(1, self.rounds + 1):
             c = np.sqrt(alpha)
             objective.set_attributes(c)
@@ -211,8 +244,14 @@ class SharedSVMDual(AlphaAlternation):
                 yield SolverState(epoch, 0.0, upper, lower, extra)
                 if inner_gap <= self.inner_tol * abs(float(state.upper)):
                     break
-            beta = bcfw.alpha_
-            bound, _ = shared_dual_bound(objective, beta, tax, blocks1)
+            flat = bcfw.implicit_blocks_
+            if flat is not None:  # a warm start from the labels with mass
+                beta = bcfw.alpha_sparse_
+                bound, _ = shared_dual_bound(objective, None, tax, flat=flat)
+            else:
+                beta = bcfw.alpha_
+                blocks1 = unit_blocks(objective) if blocks1 is None else blocks1
+                bound, _ = shared_dual_bound(objective, beta, tax, blocks1)
             lower = bound if lower is None else max(lower, bound)
             # alpha step at the V-step's best U; J can only decrease (eq. 20 is minimised)
             V = np.asarray(bcfw.coef)
