@@ -146,7 +146,9 @@ def test_compiled_epoch_is_bit_identical_to_numpy(
         lambda t: NHSVMClassifier(
             taxonomy=t, lam=0.05, epochs=4, batch_size=8, variant="eq13", solver="pegasos"
         ),
-        lambda t: SharedSVMClassifier(taxonomy=t, lam=0.05, rounds=2, epochs_per_alpha=2),
+        lambda t: SharedSVMClassifier(
+            taxonomy=t, lam=0.05, rounds=2, epochs_per_alpha=2, solver="pegasos"
+        ),
     ],
 )
 @pytest.mark.parametrize("dense", [False, True])
