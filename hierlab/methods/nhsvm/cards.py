@@ -70,8 +70,8 @@ HSVM_CARD = _pegasos_card(
     "vector machines.* CIKM 2004; as reviewed in " + _CITE_003,
     presets=(
         "Default: C = 1 (lambda = 0.5), the 0/1 loss, `solver='auto'` (BCFW to a 1% certified "
-        "gap on text; `hierlab bench --defaults`: IPC titles, 645 leaves, 70/30: exact accuracy "
-        "0.471 against LinearSVC's 0.480 in 1.4x its time, 1.3 GB; 20 Newsgroups 0.854 against "
+        "gap on text; `hierlab bench`: IPC titles, 645 leaves, 70/30: exact accuracy "
+        "0.471 against LinearSVC's 0.480 in 0.9x its time, 1.1 GB; 20 Newsgroups 0.854 against "
         "0.862 in 1.5x). `paper` is Cai & Hofmann's Hamming loss of eq. (2), trained by Pegasos "
         "SGD as seed 003 does (IPC: 0.454; 30 Pegasos epochs with the 0/1 loss: 0.476 in "
         "1.35x)."
@@ -107,8 +107,8 @@ NHSVM_CARD = _pegasos_card(
         "`paper` trains by Pegasos SGD with the weights of eq. (6) at rho = 2 and T = 1.5 "
         "on DAGs (Section 8), on the LP relaxation. The default has the same weights at C = 1 "
         "with `solver='auto'` (BCFW to a 1% certified gap on text). lambda is the paper's (the "
-        "loss summed over the rows; C = 1/(2 lambda)). Measured by `hierlab bench --defaults` "
-        "on IPC titles (645 leaves, 70/30): 0.409 in 0.63x LinearSVC's time (Pegasos: 0.410 in "
+        "loss summed over the rows; C = 1/(2 lambda)). Measured by `hierlab bench` "
+        "on IPC titles (645 leaves, 70/30): 0.408 in 0.47x LinearSVC's time (Pegasos: 0.410 in "
         "1.46x); the normalised margin costs exact accuracy there against LinearSVC's 0.480 "
         "(0.431 at C = 10 or 100). 20 Newsgroups: 0.857 against 0.862, 1.2x."
     ),
@@ -135,7 +135,7 @@ NHSVM13_CARD = _pegasos_card(
     presets=(
         "`paper` trains by Pegasos SGD with the weights of eq. (6) at rho = 2 (Section "
         "8). The default: the same weights at C = 1, `solver='auto'` (BCFW to a 1% certified "
-        "gap on text). `hierlab bench --defaults`: IPC titles (645 leaves) 0.435 in 0.67x "
+        "gap on text). `hierlab bench`: IPC titles (645 leaves) 0.435 in 0.47x "
         "LinearSVC's time (LinearSVC 0.480); 20 Newsgroups 0.858 against 0.862, 1.2x."
     ),
 )
@@ -161,23 +161,27 @@ SSVM_CARD = MethodCard(
     prediction=r"\hat l(x) = \arg\max_{l}\sum_{n \in \bar{\mathcal A}(l)} U_n x",
     symbols=r"$U_n = \sqrt{\alpha_n}V_n$; for fixed $U$ the optimal $\alpha$ of eq. (20) "
     r"has the $O(M)$ closed form of Algorithm 1 (trees, single label).",
-    solver="Alternation (Section 7.2): `epochs_per_alpha` Pegasos epochs on V, then "
-    "alpha in closed form (Algorithm 1), for at most `rounds` rounds. `solver='bcfw'`: "
-    "each V-step is solved exactly by block-coordinate Frank-Wolfe on its dual, "
-    "warm-started from the previous round's dual point.",
-    bounds="No certificate with Pegasos (the default): `upper` is the eq. (14) objective of "
+    solver="Alternation (Section 7.2): a V-step, then alpha in closed form (Algorithm 1), "
+    "for at most `rounds` rounds. `solver='auto'` (the default) solves each V-step exactly "
+    "by block-coordinate Frank-Wolfe on its dual (at most `epochs_per_alpha` epochs, "
+    "warm-started from the previous round's dual point, each label formed when its example "
+    "is visited) on sparse rows (text), and runs `epochs_per_alpha` Pegasos epochs on V "
+    "(the paper's) on dense rows; `solver='bcfw'` or `'pegasos'` forces one.",
+    bounds="No certificate with Pegasos: `upper` is the eq. (14) objective of "
     "the best state "
     "so far (after each epoch, and after each alpha step, which never increases it). "
-    "BCFW: `lower` is certified for the joint problem. The dual point of the last V-step "
+    "BCFW (the default on text): `lower` is certified for the joint problem. The dual "
+    "point of the last V-step "
     "gives a lower bound for every alpha at once: the linear maximum over the alpha "
     "polytope is its heaviest antichain (a bottom-up pass). The gap closes as the rounds "
     "converge (minimax theorem).",
     citation=_CITE_003,
     presets=(
         "`paper` alternates Algorithm 1's closed-form alpha with Pegasos epochs on V from "
-        "the eq. (6) weights; it is also the default (C = 1, 5 rounds of 5 epochs; "
-        "`hierlab bench --defaults`: IPC titles, 645 leaves: exact accuracy 0.455 in 1.4x "
-        "LinearSVC's time, LinearSVC 0.480; 20 Newsgroups 0.860 against 0.862, in 6x). `bcfw` "
-        "makes the V-steps exact and certified (IPC 0.478, 20 Newsgroups 0.858, slower)."
+        "the eq. (6) weights (C = 1, 5 rounds of 5 epochs; `hierlab bench`: IPC titles, 645 "
+        "leaves: exact accuracy 0.455 in 0.75x LinearSVC's time, LinearSVC 0.480; 20 "
+        "Newsgroups 0.860 against 0.862, in 5.4x). The default (`solver='auto'`: BCFW "
+        "V-steps on text) is certified and more accurate on many classes: IPC 0.478 in 1.5x, "
+        "20 Newsgroups 0.858 in 3.8-4.5x."
     ),
 )
