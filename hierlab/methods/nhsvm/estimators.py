@@ -66,6 +66,8 @@ AUTO_DUAL_MAX_BYTES = 1 * 2**30
 AUTO_MAX_DENSITY = 0.1
 #: ``tol=None``: BCFW's certified relative gap, and Pegasos' relative per-epoch improvement
 BCFW_TOL, PEGASOS_TOL = 1e-2, 1e-4
+#: Shared SVM's defaults: the certified joint gap of BCFW's alternation, Pegasos' improvement
+SSVM_BCFW_TOL, SSVM_PEGASOS_TOL = 5e-2, 1e-3
 LABEL_SPACES = ("auto", "leaves", "closed")
 VARIANTS = ("eq10", "eq13")
 
@@ -237,11 +239,14 @@ _SHARED = {
     "loss": replace(_LOSS, default="zero_one", help="fixed structural error Δ(l, l_i) of eq. 14"),
     "tol": replace(
         _TOL,
-        default=1e-3,
-        help="relative: Pegasos' per-round improvement, or BCFW's certified joint gap",
+        default=None,
+        help="relative: Pegasos' per-round improvement (None: 1e-3), or BCFW's certified "
+        "joint gap (None: 5e-2)",
         note="Relative tolerance: Pegasos stops when an alpha round improves the objective by "
-        "less than tol, BCFW when the certified gap of the joint problem is below tol times "
-        "the objective.",
+        "less than tol (None: 1e-3), BCFW when the certified gap of the joint problem is "
+        "below tol times the objective (None: 5e-2). The alternation's joint gap closes "
+        "slowly while the model settles early (20 Newsgroups: 10% after 3 rounds, 5% after "
+        "4, 1% after 8, the exact accuracy 0.858 throughout).",
     ),
     "solver": replace(
         _SOLVER,
@@ -833,9 +838,10 @@ class SharedSVMClassifier(HSVMClassifier):
     alpha_init : {"eq6", "eq7"}, default "eq6"
         Starting weights (eq. 6 with rho = 2, or eq. 7).
     batch_size : int, default 64
-    tol : float, default 1e-3
+    tol : float, optional
         Pegasos: stop when an alpha round improves the objective by less than ``tol``
-        (relative). BCFW: the certified relative gap of the joint problem (then ``tol > 0``).
+        (relative; None: 1e-3). BCFW: the certified relative gap of the joint problem (then
+        ``tol > 0``; None: :data:`SSVM_BCFW_TOL`).
     random_state : int, numpy Generator or None, default 0
         Seed of the Pegasos sampling order (None: fresh randomness each fit).
     solver : {"auto", "pegasos", "bcfw"}, default "auto"
@@ -879,7 +885,7 @@ class SharedSVMClassifier(HSVMClassifier):
         epochs_per_alpha: int = 5,
         alpha_init: str = "eq6",
         batch_size: int = 64,
-        tol: float = 1e-3,
+        tol: float | None = None,
         random_state: Any = 0,
         solver: str = "auto",
         alpha_floor: float = 0.0,
@@ -915,6 +921,13 @@ class SharedSVMClassifier(HSVMClassifier):
         obj.set_attributes(c)
         self.alpha_history_ = solver.alpha_history
         self._set_fitted(obj, np.asarray(result.coef), c, solver.alpha)
+
+    def _tol(self) -> float:
+        """``tol``, or for None :data:`SSVM_BCFW_TOL` (BCFW's joint gap) or 1e-3 (Pegasos'
+        improvement per round)."""
+        if self.tol is not None:
+            return float(self.tol)
+        return SSVM_BCFW_TOL if self._solver_used == "bcfw" else SSVM_PEGASOS_TOL
 
     def _what_ran(self) -> tuple[str, str]:
         used = self._solver_used
