@@ -316,12 +316,10 @@ def test_sparse_input_equals_dense():
 
 
 
-def test_layout_follows_the_data_and_scores_form_the_average_in_blocks(monkeypatch):
+def test_layout_follows_the_data_and_averaged_scores_need_no_average():
     """CSR rounds run on feature-major prototypes, dense rounds on node-major ones; switching
-    between them mid-stream changes no number, and the averaged scores formed a few nodes at
-    a time equal ``X (W - U / (T + 1))^T`` formed at once."""
-    import hierlab.methods.hieron.solver as hs
-
+    between them mid-stream changes no number, and the averaged scores ``X W^T - X U^T / (T +
+    1)`` equal ``X (W - U / (T + 1))^T`` of the formed average."""
     parent, X, y = small_problem(12, n=60, d=8)
     X[np.abs(X) < 0.6] = 0.0
     Xs = sp.csr_matrix(X)
@@ -337,7 +335,6 @@ def test_layout_follows_the_data_and_scores_form_the_average_in_blocks(monkeypat
     np.testing.assert_allclose(a.coef.last, b.coef.last, atol=1e-12)
     np.testing.assert_allclose(a.coef.average, b.coef.average, atol=1e-12)
     whole = X @ a.coef.average.T
-    monkeypatch.setattr(hs, "SCORE_BLOCK_BYTES", 8 * 8 * 2)  # two nodes per block
     for Z in (X, Xs):
         np.testing.assert_allclose(a.scores(Z, averaged=True), whole, rtol=0, atol=1e-12)
         np.testing.assert_allclose(a.scores(Z), X @ a.coef.last.T, rtol=0, atol=1e-12)
