@@ -668,6 +668,31 @@ def _label_row(
     return nt, d
 
 
+def _common_lengths(
+    yk: int,
+    an_ptr: np.ndarray,
+    an_idx: np.ndarray,
+    a_par: np.ndarray,
+    lens: np.ndarray,
+    on_y: np.ndarray,
+    common: np.ndarray,
+) -> None:  # pragma: no cover - compiled by numba
+    """``common[c]`` = ``lens`` of the lowest common ancestor of ``y_k`` and ``c`` on a tree
+    (the length, or weight, of ``A+(y) ∩ A+(c)`` when ``lens`` holds the paths' lengths or
+    weights), passed down from parents: an ancestor of ``y_k`` keeps its own, any other node
+    its parent's. ``on_y`` (all False) is restored."""
+    for e in range(an_ptr[yk], an_ptr[yk + 1]):
+        on_y[an_idx[e]] = True
+    for c in range(common.shape[0]):  # parents first
+        if on_y[c]:
+            common[c] = lens[c]
+        else:
+            p = a_par[c]
+            common[c] = common[p] if p >= 0 else 0
+    for e in range(an_ptr[yk], an_ptr[yk + 1]):
+        on_y[an_idx[e]] = False
+
+
 def _chain_delta(
     yk: int,
     pk: int,
@@ -686,16 +711,7 @@ def _chain_delta(
     a tree's ancestor chains (:func:`chain_parents`): ``|A+(y) Δ A+(c)| = |a_y| + |a_c| - 2
     |a_y ∩ a_c|``, the common part's length passed down from parents (an ancestor of ``y``
     keeps its own, any other node its parent's). O(m); ``on_y`` (all False) is restored."""
-    for e in range(an_ptr[yk], an_ptr[yk + 1]):
-        on_y[an_idx[e]] = True
-    for c in range(common.shape[0]):  # parents first
-        if on_y[c]:
-            common[c] = a_len[c]
-        else:
-            p = a_par[c]
-            common[c] = common[p] if p >= 0 else 0
-    for e in range(an_ptr[yk], an_ptr[yk + 1]):
-        on_y[an_idx[e]] = False
+    _COMMON_LENGTHS(yk, an_ptr, an_idx, a_par, a_len, on_y, common)
     for r in range(rows - 1):
         c = cand[r + 1] if r >= pk else cand[r]
         dvec[r] = dtab[a_len[yk] + a_len[c] - 2 * common[c]]
@@ -720,16 +736,7 @@ def _chain_delta_weighted(
     part is the path of the lowest common ancestor, whose ``Wn`` is passed down from parents)
     and ``T`` the transform of :data:`~hierlab.core.losses.TRANSFORM_CODES` ``code`` (1:
     identity, 2: half, 3: square root): the numbers of ``DeltaRows.rows``, to the bit."""
-    for e in range(an_ptr[yk], an_ptr[yk + 1]):
-        on_y[an_idx[e]] = True
-    for c in range(wcommon.shape[0]):  # parents first
-        if on_y[c]:
-            wcommon[c] = Wn[c]
-        else:
-            p = a_par[c]
-            wcommon[c] = wcommon[p] if p >= 0 else 0.0
-    for e in range(an_ptr[yk], an_ptr[yk + 1]):
-        on_y[an_idx[e]] = False
+    _COMMON_LENGTHS(yk, an_ptr, an_idx, a_par, Wn, on_y, wcommon)
     for r in range(rows - 1):
         c = cand[r + 1] if r >= pk else cand[r]
         size = Wn[yk] + Wn[c] - 2.0 * wcommon[c]
@@ -1083,6 +1090,7 @@ _COUNT_DIFF: Any = njit(_count_diff)
 _ROW_DOT: Any = njit(_row_dot)
 _LABEL_ROW: Any = njit(_label_row)
 _CHAIN_DELTA: Any = njit(_chain_delta)
+_COMMON_LENGTHS: Any = njit(_common_lengths)
 _CHAIN_DELTA_WEIGHTED: Any = njit(_chain_delta_weighted)
 _SCALE_FACTORS: Any = njit(_scale_factors)
 _CHAIN_SCAN: Any = njit(_chain_scan)
