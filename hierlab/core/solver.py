@@ -97,6 +97,10 @@ class Solver(ABC):
     """
 
     coef: Any = None
+    #: True where :attr:`coef` is formed on access (copies of the model: Hieron's prototypes
+    #: and their average): :func:`solve` then leaves ``SolverResult.coef`` None instead of
+    #: forming it once more at the peak of the fit; ask the solver when it is wanted
+    coef_on_request: bool = False
 
     @abstractmethod
     def iterate(self, objective: Any) -> Iterator[SolverState]:
@@ -110,7 +114,8 @@ class SolverResult:
     Attributes
     ----------
     coef : Any
-        The best iterate (for RDA: the one that gave ``upper``).
+        The best iterate (for RDA: the one that gave ``upper``); None for a solver whose
+        ``coef_on_request`` is set (read its ``coef``).
     history : list of SolverState
         Every state the solver yielded.
     converged : bool
@@ -208,7 +213,10 @@ def solve(
             close()
     converged = reason in ("gap", "converged")
     result = SolverResult(
-        coef=solver.coef, history=history, converged=converged, stop_reason=reason
+        coef=None if solver.coef_on_request else solver.coef,
+        history=history,
+        converged=converged,
+        stop_reason=reason,
     )
     if warn and not converged and reason != "callback" and history:
         message = _unconverged_message(solver, history[-1], tol, rtol, budget)

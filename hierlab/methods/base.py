@@ -183,6 +183,9 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
     _induces_taxonomy: bool = False
     #: subclasses explained by class means (MF-Tree) set this: ``fit`` keeps ``node_means_``
     _explain_by_class_means: bool = False
+    #: False where :meth:`_node_scores` does not read :meth:`_score_weights` (Hieron scores
+    #: with its engine): :meth:`_weights_fixed` then forms nothing
+    _scores_from_weights: bool = True
     #: the constructor parameter that caps the solver's iterations (named by its
     #: ``ConvergenceWarning``)
     _budget_param: ClassVar[str] = "max_iter"
@@ -371,7 +374,7 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
         formed once (with a C-ordered ``W^T`` for CSR rows), not once per row block: path-sum
         models form ``A @ coef_`` (n_nodes x n_features) in ``_score_weights``, and scipy
         copies a transposed ``W`` on every CSR product. Same values, bit for bit."""
-        if "_fixed_weights" in self.__dict__:
+        if "_fixed_weights" in self.__dict__ or not self._scores_from_weights:
             yield
             return
         wb = self._score_weights()

@@ -138,6 +138,7 @@ class _HieronParams(HierarchicalClassifier):
     """What the Hieron estimators share: the kernel, the hypothesis and prediction by scores."""
 
     _budget_param = "epochs"
+    _scores_from_weights = False  # the engine scores (eq. 3, kernels included)
     update: str
     average: bool
     epochs: int

@@ -172,6 +172,8 @@ class HieronSolver(Solver):
         self.epoch = 0
 
     # ------------------------------------------------------------------ the contract
+    coef_on_request = True  # coef copies the prototypes: formed when asked for
+
     @property  # type: ignore[override]
     def coef(self) -> HieronCoef:
         """The last and averaged hypotheses (computed on access)."""
@@ -273,16 +275,17 @@ class HieronSolver(Solver):
         update writes whole rows ``W[v]``. Converted (one copy) only when the kind of data
         changes between calls.
         """
-        W = self.W
-        assert W is not None
-        if W.flags.f_contiguous if sparse else W.flags.c_contiguous:
+        assert self.W is not None
+        if self.W.flags.f_contiguous if sparse else self.W.flags.c_contiguous:
             return
         order: Literal["C", "F"] = "F" if sparse else "C"
-        if self.rounds == 0 and not W.any():  # untouched zeros: allocate, do not copy
-            self.W = np.zeros(W.shape, order=order)
-            self.U = None if self.U is None else np.zeros(W.shape, order=order)
+        if self.rounds == 0 and not self.W.any():  # untouched zeros: allocate, do not copy
+            shape, averaged = self.W.shape, self.U is not None
+            self.W = self.U = None  # released first
+            self.W = np.zeros(shape, order=order)
+            self.U = np.zeros(shape, order=order) if averaged else None
             return
-        self.W = np.asarray(W, order=order)
+        self.W = np.asarray(self.W, order=order)
         self.U = None if self.U is None else np.asarray(self.U, order=order)
 
     # ------------------------------------------------------------------ one example
@@ -839,6 +842,8 @@ class GreedyHieronSolver(Solver):
         self.iteration = 0
         self.rounds = 0
         self.mistakes = 0.0
+
+    coef_on_request = True  # every local solver's prototypes, copied when asked for
 
     @property  # type: ignore[override]
     def coef(self) -> dict[int, tuple[np.ndarray, HieronCoef]]:
