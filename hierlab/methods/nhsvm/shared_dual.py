@@ -51,7 +51,7 @@ from hierlab.core.solver import SolverState
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.methods.nhsvm.dual import HingeDualModel, hinge_problem
 from hierlab.methods.nhsvm.shared_alpha import AlphaAlternation, alpha_step, shared_norm_objective
-from hierlab.solvers.bcfw import BCFW
+from hierlab.solvers.bcfw import BCFW, DENSE_B_ENTRIES
 from hierlab.solvers.bcfw_flat import FlatBlocks
 
 __all__ = ["SharedSVMDual", "max_antichain_weight", "shared_dual_bound", "unit_blocks"]
@@ -162,11 +162,13 @@ def shared_dual_bound(
             b = beta[rows, : len(L)]
             B[blocks.block_example[rows]] += b @ U
             ell += float((b @ L).sum())
-    GT = B.T @ hinge.X  # (m, d): g_n in row n
-    if sp.issparse(GT):
-        g_sq = np.asarray(sp.csr_matrix(GT).multiply(GT).sum(axis=1)).ravel()
+    if sp.issparse(B) and B.shape[0] * B.shape[1] <= DENSE_B_ENTRIES:
+        B = B.toarray()  # one sparse-dense product (as BCFW's X^T B)
+    G = hinge.X.T @ B  # (d, m): g_n in column n
+    if sp.issparse(G):
+        g_sq = np.asarray(sp.csc_matrix(G).multiply(G).sum(axis=0)).ravel()
     else:
-        g_sq = np.asarray(np.einsum("ij,ij->i", GT, GT)).ravel()
+        g_sq = np.asarray(np.einsum("ij,ij->j", G, G)).ravel()
     g_sq[0] = 0.0  # the root is on every path: its g is 0 up to rounding
     return ell - max_antichain_weight(g_sq, taxonomy) / (4.0 * hinge.lam), g_sq
 
