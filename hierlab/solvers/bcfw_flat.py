@@ -342,7 +342,8 @@ class FlatBlocks:
 
     @property
     def max_loss(self) -> float:
-        """The largest ``L`` of any label: ``C max Delta``."""
+        """The largest ``L`` of any label: ``C max_delta`` (``C max Delta`` but for eq. 13's
+        ratio, whose ``L`` is ``C``)."""
         return self.C * self.max_delta
 
     def candidate(self, blocks: np.ndarray, r: np.ndarray) -> np.ndarray:
