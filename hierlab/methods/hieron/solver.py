@@ -53,6 +53,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from hierlab.core.exceptions import DataError, ParameterError
+from hierlab.core.model import dense
 from hierlab.core.solver import Solver, SolverState
 from hierlab.methods.hieron.model import (
     TIE_RTOL,
@@ -735,10 +736,10 @@ class HieronSolver(Solver):
         """
         W, U = self.W, self.U
         assert W is not None
-        out = np.asarray(_dense(X @ W.T))
+        out = dense(X @ W.T)
         if averaged:
             assert U is not None
-            out -= np.asarray(_dense(X @ U.T)) / (self.rounds + 1)
+            out -= dense(X @ U.T) / (self.rounds + 1)
         return out
 
     def increments(self, averaged: bool = False) -> np.ndarray:
@@ -767,11 +768,6 @@ class HieronSolver(Solver):
         B = coef.dual_average if averaged else coef.dual_last
         assert B is not None
         return increments_from_prototypes(B.T, self.geometry.parent).T
-
-
-def _dense(A: Any) -> np.ndarray:
-    """``A`` as an ndarray (a sparse product's result densified)."""
-    return np.asarray(A.toarray() if sp.issparse(A) else A)
 
 
 def _track(rate: float, rounds: int, updates: int) -> tuple[float, int]:
