@@ -476,18 +476,22 @@ def test_ovr_baselines_equal_liblinear_per_leaf(fit_intercept: bool) -> None:
     assert ovr.score(X, y) > 0.5
 
 
+@pytest.mark.parametrize("blocks", [False, True])
 @pytest.mark.parametrize("fit_intercept", [False, True])
 @pytest.mark.parametrize("sparse", [False, True])
 def test_ovr_lr_global_cd_equals_logistic_regression_per_leaf(
-    sparse: bool, fit_intercept: bool
+    sparse: bool, fit_intercept: bool, blocks: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The one-vs-rest LR's default (every leaf's logistic dual at once, uncoupled global CD)
-    reaches each leaf's own L2-regularised logistic regression (scikit-learn's L-BFGS to a
-    tiny tolerance, on ``[X, 1]`` without its own intercept when ``fit_intercept``: the bias
-    regularised as liblinear's), certified, with the internal rows at 0; liblinear per leaf
-    (the paper preset) gives the same weights."""
+    """The one-vs-rest LR's default (every leaf's logistic dual by uncoupled global CD, all
+    at once or, ``blocks``, two leaves at a time as on many classes) reaches each leaf's own
+    L2-regularised logistic regression (scikit-learn's L-BFGS to a tiny tolerance, on
+    ``[X, 1]`` without its own intercept when ``fit_intercept``: the bias regularised as
+    liblinear's), certified, with the internal rows at 0; liblinear per leaf (the paper
+    preset) gives the same weights."""
     tax = _tree()
     X, y = _hier_data(tax, seed=5)
+    if blocks:  # duals of two leaves per block
+        monkeypatch.setattr(global_lr, "ALPHA_ENTRIES", 2 * X.shape[0])
     Xin = sp.csr_matrix(X) if sparse else X
     kw = {"C": 0.5, "fit_intercept": fit_intercept}
     glob = OneVsRestLRClassifier(taxonomy=tax, gap_tol=1e-12, max_iter=20000, **kw).fit(Xin, y)
@@ -601,7 +605,7 @@ def test_global_dual_cd_compiled_equals_python(
     assert runs[0][2] == runs[1][2]
 
 
-def test_global_certificate_equals_the_models_bounds() -> None:
+def test_global_certificate_equals_the_models_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
     """The lean bounds (no dense (n_samples, n_leaves) array) are the model's J(W) and
     D(alpha) at random feasible duals, with ``W = A S(alpha)``."""
     tax = _tree()
@@ -620,6 +624,9 @@ def test_global_certificate_equals_the_models_bounds() -> None:
     WLT = global_cd.path_sums(ST, ptr, idx)
     np.testing.assert_allclose(WLT, (tax.ancestor_matrix @ S)[tax.leaves].T, atol=1e-12)
     np.testing.assert_array_equal(global_cd._path_sums_numpy(ST, ptr, idx), WLT)
+    for chunk in (1, 7, 10**6):  # by node, a block of features at a time: the same sums
+        monkeypatch.setattr(global_cd, "CHUNK", chunk)
+        np.testing.assert_array_equal(global_cd.path_sums_by_node(ST, ptr, idx), WLT.T)
     primal, dual = global_cd._bounds(
         prob, sp.csr_matrix(X), np.ascontiguousarray(S.T), float(dense.sum()), ptr, idx
     )
@@ -766,3 +773,47 @@ def test_global_logistic_cd_compiled_equals_python(
     np.testing.assert_array_equal(runs[0][0], runs[1][0])
     np.testing.assert_array_equal(runs[0][1], runs[1][1])
     assert runs[0][2] == runs[1][2]
+
+
+def test_leaf_blocks_cover_the_leaves_in_balanced_blocks() -> None:
+    for n, L, size in ((10, 7, 2), (10, 7, None), (3, 1000, 1), (10**5, 10**4, None)):
+        blocks = global_lr.leaf_blocks(n, L, size)
+        np.testing.assert_array_equal(np.concatenate(blocks), np.arange(L))
+        sizes = [len(b) for b in blocks]
+        assert max(sizes) - min(sizes) <= 1 and len(blocks) <= global_lr.MAX_BLOCKS
+        want = size if size is not None else max(1, global_lr.ALPHA_ENTRIES // n)
+        assert len(blocks) == min(global_lr.MAX_BLOCKS, -(-L // want))
+
+
+@pytest.mark.parametrize("leaf_block", [1, 2, 4])
+def test_uncoupled_logistic_cd_in_leaf_blocks_certifies_the_whole_problem(
+    leaf_block: int,
+) -> None:
+    """One-vs-rest LR solved a block of leaves at a time reaches the all-at-once optimum, and
+    every state certifies the whole problem: ``upper`` is the one-vs-rest objective of the
+    ``coef`` it reports (the blocks not started at ``W = 0``), ``lower`` at most the optimum."""
+    tax = _tree()
+    X, Y = _labels_with_internal_and_empty_rows(tax)
+    C = 0.7
+    prob = HRProblem.from_labels(sp.csr_matrix(X), Y, tax, C, "logistic")
+    L = len(tax.leaves)
+    one = solve(GlobalLogisticCD(max_iter=3000, coupled=False), prob, rtol=1e-11)
+    assert one.converged and one.history[-1].extra.get("n_blocks") is None
+    opt = one.history[-1].upper
+    solver = GlobalLogisticCD(
+        max_iter=3000, coupled=False, leaf_block=leaf_block, block_rtol=1e-11, certify_every=1
+    )
+    seen: list[tuple[float, float, np.ndarray]] = []
+    res = solve(solver, prob, [lambda s: seen.append((s.upper, s.lower, solver.coef))], rtol=1e-11)
+    assert res.converged and solver.alpha is None
+    assert res.history[-1].extra["n_blocks"] == -(-L // leaf_block)
+    # both within sqrt(2 gap) of the optimum (the objective is 1-strongly convex in W)
+    radius = sum(np.sqrt(2.0 * r.history[-1].gap) for r in (one, res))
+    assert np.linalg.norm(res.coef - one.coef) <= radius
+    signs, w = prob.signs(np.arange(L)), prob.weights(np.arange(L))
+    for upper, lower, coef in seen:
+        W = coef[tax.leaves]
+        J = 0.5 * (W**2).sum() + C * (w * np.logaddexp(0.0, -signs * (X @ W.T))).sum()
+        assert upper == pytest.approx(J, rel=1e-10)
+        assert lower <= opt * (1 + 1e-12) <= upper * (1 + 1e-9)
+    assert np.all(res.coef[tax.internal_nodes] == 0)

@@ -710,12 +710,15 @@ class _OvRBase(_LeafScorer):
 
     def _fit_global(self, problem: HRProblem, callbacks: Sequence[Callback]) -> None:
         """Every leaf's problem at once by uncoupled global dual CD, certified."""
-        kind = GlobalDualCD if self._kind == "svm" else GlobalLogisticCD
-        solver = kind(
-            max_iter=int(self.max_iter), random_state=int(getattr(self, "random_state", 0)),
-            coupled=False,
-        )  # fmt: skip
         gap_tol = float(getattr(self, "gap_tol", 1e-2))
+        max_iter, seed = int(self.max_iter), int(getattr(self, "random_state", 0))
+        solver = (
+            GlobalDualCD(max_iter=max_iter, random_state=seed, coupled=False)
+            if self._kind == "svm"
+            else GlobalLogisticCD(  # the leaves in blocks: no (n_samples, n_leaves) duals
+                max_iter=max_iter, random_state=seed, coupled=False, block_rtol=gap_tol
+            )
+        )
         result = self._run_solver(solver, problem, callbacks, tol=0.0, rtol=gap_tol)
         self.coef_ = np.asarray(result.coef)
         final = result.final
