@@ -16,6 +16,7 @@ from hierlab.core.exceptions import ParameterError
 from hierlab.core.registry import get_method, make_estimator
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.evaluation.metrics import tree_similarity_mse
+from hierlab.methods.mftree import induction
 from hierlab.methods.mftree.estimators import CMTLClassifier, MFTreeClassifier
 from hierlab.methods.mftree.induce import (
     CMTLTree,
@@ -68,10 +69,16 @@ def random_data(seed: int, c: int, n: int, d: int, sparse: bool = False):
 
 
 # ---------------------------------------------------------------------------- fast == reference
+@pytest.mark.parametrize("lanczos", [False, True])
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("tau", [0, 2])
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_fast_linear_path_equals_explicit_kernel_reference(seed, tau, sparse):
+def test_fast_linear_path_equals_explicit_kernel_reference(seed, tau, sparse, lanczos, monkeypatch):
+    """The class-sum path equals the explicit kernel; ``lanczos``: nodes of more than four
+    classes split by Lanczos, the fast path multiplying by ``D`` from the class sums
+    (``_mftree_operator``, as above 1,000 classes) instead of forming it."""
+    if lanczos:
+        monkeypatch.setattr(induction, "LANCZOS_MIN_CLASSES", 4)
     X, y = random_data(seed, c=11, n=260, d=12, sparse=sparse)
     fast = MFTree(tau=tau).fit(X, y)
     ref = MFTreeReference(tau=tau).fit(X, y)

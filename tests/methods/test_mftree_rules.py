@@ -225,12 +225,21 @@ def test_unknown_rules_are_refused():
 
 
 # ---------------------------------------------------------------------------- routing
+@pytest.mark.parametrize("lanczos", [False, True])
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("tau", [0, 2])
 @pytest.mark.parametrize(
     "split_rule,routing", [("sign", "argmax"), ("argmax", "argmax"), ("argmax", "sign")]
 )
-def test_fast_path_equals_algorithm_2_reference(split_rule, routing, tau, sparse):
+def test_fast_path_equals_algorithm_2_reference(
+    split_rule, routing, tau, sparse, lanczos, monkeypatch
+):
+    """``lanczos``: nodes of more than four classes by Lanczos, ``D`` applied from the class
+    sums on the fast path (as above 1,000 classes)."""
+    if lanczos:
+        from hierlab.methods.mftree import induction
+
+        monkeypatch.setattr(induction, "LANCZOS_MIN_CLASSES", 4)
     X, y = random_data(5, c=10, n=220, d=9, sparse=sparse)
     fast = MFTree(tau=tau, split_rule=split_rule, routing=routing).fit(X, y)
     ref = MFTreeReference(tau=tau, split_rule=split_rule, routing=routing).fit(X, y)

@@ -170,6 +170,8 @@ class MFTreeClassifier(_InducedTreeClassifier):
 
     def _node_scores(self, X: np.ndarray | sp.csr_matrix) -> np.ndarray:
         """Routing scores (Algorithm 2) of every node's split, given to its two children."""
+        if self.tree_.feature_map_ is None:  # linear: X W^T + b of _score_weights, the same
+            return super()._node_scores(X)  # sums, W formed once for a calibration
         Z = self.tree_._map(X)
         r = Z @ self.coef_.T
         r = (r.toarray() if sp.issparse(r) else np.asarray(r)) + self.intercept_[None, :]

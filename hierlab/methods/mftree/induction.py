@@ -56,8 +56,10 @@ the class sums (``c x d``), ``n`` the class sizes, ``N = 1^T n`` and ``C = I - n
 
     D = (Y^T H X)(Y^T H X)^T = C (S S^T) C^T.
 
-The class-sum Gram matrix ``S S^T`` is formed once (for the MF-Tree part below depth ``tau``:
-once per subtree); every node's ``D`` is then ``O(c_node^2)`` from a sub-block. Routing is
+The class-sum Gram matrix ``S S^T`` is formed once per subtree of at most
+:data:`LANCZOS_MIN_CLASSES` classes (below depth ``tau``); every node's ``D`` is then
+``O(c_node^2)`` from a sub-block. A node of more classes never forms ``D``: Lanczos multiplies
+by it as ``C S (S^T C^T v)``, ``O(nnz(S))`` a product, so no memory grows with ``c^2``. Routing is
 ``p_1 = w . x + b`` with ``w = (C^T g1)^T S`` and ``b = -w . mu`` (``mu`` the node's mean).
 No ``n x n`` kernel is ever formed. Non-linear kernels (RBF) go through an explicit approximate
 feature map (``Nystroem`` or ``RBFSampler``) and then the same path.
@@ -84,6 +86,7 @@ import numpy as np
 import pandas as pd
 import scipy.linalg as sla
 import scipy.sparse as sp
+from scipy.sparse.linalg import LinearOperator
 from sklearn.base import BaseEstimator
 from sklearn.kernel_approximation import Nystroem, RBFSampler
 from sklearn.metrics.pairwise import linear_kernel, rbf_kernel
@@ -105,8 +108,9 @@ __all__ = [
 _KERNELS = ("linear", "rbf")
 _APPROX = ("nystroem", "rff")
 _DEGENERATE = 1e-12
-#: classes at a node above which the top two eigenvectors of ``D`` come from Lanczos (ARPACK,
-#: O(c^2) per product) instead of a dense decomposition (O(c^3): 50 s of a 5,000-class fit)
+#: classes at a node above which the top two eigenvectors of ``D`` come from Lanczos (ARPACK)
+#: instead of a dense decomposition (O(c^3): 50 s of a 5,000-class fit); the linear path then
+#: never forms ``D`` (c x c: 800 MB at 10^4 classes) but multiplies by it from the class sums
 LANCZOS_MIN_CLASSES = 1000
 #: the columns of ``split_info_``
 _SPLIT_COLUMNS = (
@@ -228,12 +232,12 @@ def _halves(c: int) -> np.ndarray:
     return left
 
 
-def split_trace(D: np.ndarray, left: np.ndarray) -> float:
+def split_trace(D: np.ndarray | LinearOperator, left: np.ndarray) -> float:
     """``tr(D B)`` of a 2-partition: ``1_L^T D 1_L + 1_R^T D 1_R`` (eq. 11).
 
     Parameters
     ----------
-    D : ndarray of shape (c, c)
+    D : ndarray or LinearOperator of shape (c, c)
         The node's class similarity ``Y^T K Y``.
     left : ndarray of bool, shape (c,)
 
@@ -244,10 +248,12 @@ def split_trace(D: np.ndarray, left: np.ndarray) -> float:
     """
     lv = left.astype(np.float64)
     rv = 1.0 - lv
+    if isinstance(D, LinearOperator):
+        return float(lv @ D.matvec(lv) + rv @ D.matvec(rv))
     return float(lv @ D @ lv + rv @ D @ rv)
 
 
-def _top_two_lanczos(D: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _top_two_lanczos(D: np.ndarray | LinearOperator) -> tuple[np.ndarray, np.ndarray]:
     """The two largest eigenpairs of the symmetric ``D`` by Lanczos (ascending, as ``eigh``),
     from a fixed start vector (deterministic; ``D 1 = 0``, so not the constant vector)."""
     from scipy.sparse.linalg import eigsh
@@ -259,22 +265,26 @@ def _top_two_lanczos(D: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _eigen_split(
-    D: np.ndarray, scale: float | None, split_rule: str
+    D: np.ndarray | LinearOperator, scale: float | None, split_rule: str
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, str, str]:
-    """:func:`mftree_partition` and the rule it used (``"sign"``, ``"argmax"``, ``"halves"``)."""
+    """:func:`mftree_partition` and the rule it used (``"sign"``, ``"argmax"``, ``"halves"``);
+    ``D`` may be a symmetric LinearOperator (Lanczos, ``scale`` given)."""
     c = D.shape[0]
     if c < 2:
         raise DataError("a node needs at least two classes to be partitioned")
     if split_rule not in ("sign", "argmax"):
         raise ParameterError(f"split_rule must be 'sign' or 'argmax', got {split_rule!r}")
-    D = (D + D.T) / 2.0
-    if c <= 64:  # small: a full decomposition has the least overhead
-        w, V = np.linalg.eigh(D)
-        w, V = w[-2:], V[:, -2:]
-    elif c <= LANCZOS_MIN_CLASSES:
-        w, V = sla.eigh(D, subset_by_index=[c - 2, c - 1])
-    else:
+    if isinstance(D, LinearOperator):
         w, V = _top_two_lanczos(D)
+    else:
+        D = (D + D.T) / 2.0
+        if c <= 64:  # small: a full decomposition has the least overhead
+            w, V = np.linalg.eigh(D)
+            w, V = w[-2:], V[:, -2:]
+        elif c <= LANCZOS_MIN_CLASSES:
+            w, V = sla.eigh(D, subset_by_index=[c - 2, c - 1])
+        else:
+            w, V = _top_two_lanczos(D)
     g1 = _orient(V[:, 1])
     g2 = _orient(V[:, 0])
     lam = np.array([w[1], w[0]])
@@ -922,8 +932,9 @@ class _LinearSplitter:
 
     ``split`` is the callback of :func:`_grow`; it fills ``routing`` (creation index ->
     ``(u, b)``: the node's routing vector is ``u^T S`` over its classes, its offset ``b``). The
-    MF-Tree part forms one class-sum Gram block per MF-Tree subtree (the root when ``tau = 0``,
-    else each node at depth ``tau``), so every node's ``D`` is ``O(c_node^2)``.
+    MF-Tree part forms one class-sum Gram block per MF-Tree subtree of at most
+    :data:`LANCZOS_MIN_CLASSES` classes, so every node's ``D`` is ``O(c_node^2)``; a node of
+    more classes multiplies by ``D`` from the class sums (:meth:`_mftree_operator`).
 
     Parameters
     ----------
@@ -998,7 +1009,10 @@ class _LinearSplitter:
         return self._grams[block_root]
 
     def _mftree(self, node: int, cls: np.ndarray) -> tuple[Any, Any, Any, str]:
-        """Algorithm 1 with ``D = C gram C^T``, ``C = I - n 1^T / N``, in ``O(c^2)``."""
+        """Algorithm 1 with ``D = C gram C^T``, ``C = I - n 1^T / N``, in ``O(c^2)`` (above
+        :data:`LANCZOS_MIN_CLASSES` classes: :meth:`_mftree_operator`, ``O(nnz(S))``)."""
+        if len(cls) > LANCZOS_MIN_CLASSES:
+            return self._mftree_operator(node, cls)
         parent = self.tree.parent[node]
         self._block_of[node] = self._block_of[parent] if parent in self._block_of else node
         Gb, pos = self._gram(self._block_of[node])
@@ -1020,6 +1034,47 @@ class _LinearSplitter:
             uL, uR = np.ascontiguousarray(_mean_indicator(left, nk).T)
             u = uL - uR
             b = -0.5 * float(uL @ gram @ uL - uR @ gram @ uR)
+        self.routing[node] = (u, b)
+        return left, G, lam, kind
+
+    def _mftree_operator(self, node: int, cls: np.ndarray) -> tuple[Any, Any, Any, str]:
+        """:meth:`_mftree` without a (c x c) matrix: Lanczos on ``D v = C S (S^T C^T v)``,
+        two products with the node's class sums ``S`` (``O(nnz(S))`` each, against ``O(c^2)``
+        for a formed ``D`` and its 8 c^2 bytes: 800 MB at 10^4 classes); ``tr(D)`` from the
+        rows' norms. The same ``D``, the same rank-one corrections as the Gram path."""
+        Sc = self.S[cls]
+        nk = self.counts[cls]
+        N = nk.sum()
+        a = nk / N
+
+        def gram_times(v: np.ndarray) -> np.ndarray:  # S S^T v
+            return np.asarray(Sc @ np.asarray(Sc.T @ v).ravel()).ravel()
+
+        r = gram_times(np.ones(len(cls)))  # gram 1
+        tot = float(r.sum())
+
+        def d_times(v: np.ndarray) -> np.ndarray:  # D v = C gram C^T v
+            v = np.asarray(v, dtype=np.float64).ravel()
+            av, rv = float(a @ v), float(r @ v)
+            return gram_times(v) - a * rv - r * av + tot * av * a
+
+        c = len(cls)
+        D = LinearOperator((c, c), matvec=d_times, rmatvec=d_times, dtype=np.float64)
+        sq = np.asarray(Sc.multiply(Sc).sum(axis=1)).ravel() if sp.issparse(Sc) else (
+            np.einsum("ij,ij->i", Sc, Sc)
+        )
+        trace = float(sq.sum()) - 2.0 * float(a @ r) + tot * float(a @ a)
+        left, G, lam, kind, rule = _eigen_split(D, trace, self.split_rule)
+        self.info[node] = {"rule": rule, "hsic": _hsic(split_trace(D, left), N), "n_examples": N}
+        if kind == "mftree":
+            g = G[:, 0] if self.route_by == "sign" else G[:, 0] - G[:, 1]
+            u = g - float(nk @ g) / N
+            b = -float(u @ r) / N
+        else:  # halves: ||S^T u||^2 for u^T gram u
+            uL, uR = np.ascontiguousarray(_mean_indicator(left, nk).T)
+            u = uL - uR
+            sL, sR = _weighted_rows(uL, Sc), _weighted_rows(uR, Sc)
+            b = -0.5 * (float(sL @ sL) - float(sR @ sR))
         self.routing[node] = (u, b)
         return left, G, lam, kind
 
