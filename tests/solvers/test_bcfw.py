@@ -191,3 +191,33 @@ def test_checkpoints_every_k_epochs_certify_the_same_optimum(method: str) -> Non
         assert final[a].lower <= final[b].upper * (1 + 1e-12)
     with pytest.raises(ParameterError):
         BCFW(certify_every=0)
+
+
+@pytest.mark.parametrize("method", list(ESTIMATORS))
+def test_certify_below_checkpoints_where_the_running_gap_estimate_allows_a_stop(
+    method: str,
+) -> None:
+    """``certify_below``: infinity certifies every epoch; 0 the first, the last, and only
+    epochs whose every block had a zero Frank-Wolfe gap (no step: the exact gap is 0 too); a
+    run to ``rtol`` with ``certify_below=rtol`` stops on a certified gap, at an optimum the
+    every-epoch run's bounds contain, with fewer checkpoints."""
+    tree = next(iter(TREES))
+    certified = {}
+    for below in (0.0, np.inf):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = solve(BCFW(max_iter=10, certify_below=below), _objective(method, tree, 1))
+        certified[below] = [s for s in res.history if s.extra.get("exact", True)]
+    assert [s.iteration for s in certified[np.inf]] == list(range(1, 11))
+    first, *middle, last = certified[0.0]
+    assert first.iteration == 1 and last.iteration == 10
+    assert all(s.gap <= 1e-9 * abs(s.upper) for s in middle)
+    runs = {}
+    for below in (None, 1e-4):
+        obj = _objective(method, tree, 1)
+        res = solve(BCFW(max_iter=5000, certify_below=below), obj, rtol=1e-4)
+        assert res.converged and res.history[-1].gap <= 1e-4 * res.history[-1].upper
+        runs[below] = res
+    a, b = runs[None].history[-1], runs[1e-4].history[-1]
+    assert a.lower <= b.upper * (1 + 1e-12) and b.lower <= a.upper * (1 + 1e-12)
+    assert len(runs[1e-4].history) < len(runs[None].history)
