@@ -817,3 +817,115 @@ def test_uncoupled_logistic_cd_in_leaf_blocks_certifies_the_whole_problem(
         assert upper == pytest.approx(J, rel=1e-10)
         assert lower <= opt * (1 + 1e-12) <= upper * (1 + 1e-9)
     assert np.all(res.coef[tax.internal_nodes] == 0)
+
+
+# ---------------------------------------------------------------------- the squared hinge
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_hr_svm_squared_hinge_matches_direct_solve(fit_intercept: bool, sparse: bool) -> None:
+    """``loss="squared_hinge"``: eq. (2) with ``(1 - y z)_+^2`` (a smooth objective) by BFGS;
+    the certified gap closes and the model's own certificate (dual point ``2 C (1 - y z)_+``)
+    agrees with the solver's."""
+    tax = _tree()
+    X0, y = _hier_data(tax, n=60, d=12, seed=1, density=0.5)
+    X = np.hstack([X0, np.ones((X0.shape[0], 1))]) if fit_intercept else X0
+    C = 0.5
+    N, d = tax.n_nodes, X.shape[1]
+    Y = np.where(tax.index(y)[:, None] == tax.leaves[None, :], 1.0, -1.0)
+
+    def J(z: np.ndarray) -> float:
+        W = z.reshape(N, d)
+        P = np.where((tax.parent >= 0)[:, None], W[np.maximum(tax.parent, 0)], 0.0)
+        t = np.maximum(0.0, 1.0 - Y * (X @ W[tax.leaves].T))
+        return 0.5 * np.sum((W - P) ** 2) + C * np.sum(t * t)
+
+    ref = minimize(J, np.zeros(N * d), method="BFGS", options={"gtol": 1e-9})
+    est = HRSVMClassifier(
+        taxonomy=tax, C=C, loss="squared_hinge", max_iter=5000, tol=1e-10,
+        fit_intercept=fit_intercept,
+    ).fit(sp.csr_matrix(X0) if sparse else X0, y)  # fmt: skip
+    assert est.converged_ and "squared hinge" in est.algorithm_
+    W = np.hstack([est.coef_, est.intercept_[:, None]]) if fit_intercept else est.coef_
+    np.testing.assert_allclose(W.ravel(), ref.x, atol=1e-4)
+    assert est.objective_ == pytest.approx(ref.fun, rel=1e-8)
+    assert est.dual_bound_ <= ref.fun * (1 + 1e-12)
+    cert = HRProblem.from_labels(X, tax.index(y), tax, C, "squared_hinge").certificate(W)
+    assert cert["primal"] == pytest.approx(est.objective_, rel=1e-10)
+    assert cert["dual"] <= ref.fun * (1 + 1e-12) and cert["dual"] == pytest.approx(
+        ref.fun, rel=1e-6
+    )
+
+
+def test_squared_hinge_bounds_equal_the_definitions() -> None:
+    """:func:`global_cd._bounds` with the squared hinge at random duals ``alpha >= 0``: the
+    primal of ``W = A S`` and ``sum alpha - sum alpha^2 / (4 C) - 1/2 ||S||^2``, on multi-label
+    rows with switched-off pairs."""
+    tax = _tree()
+    X, Y = _labels_with_internal_and_empty_rows(tax)
+    C = 0.7
+    prob = HRProblem.from_labels(sp.csr_matrix(X), Y, tax, C, "squared_hinge")
+    rng = np.random.default_rng(4)
+    n, L = X.shape[0], len(tax.leaves)
+    a = 3.0 * C * prob.weights(np.arange(L)) * rng.uniform(size=(n, L))
+    Ys = prob.signs(np.arange(L))
+    S = np.asarray(tax.ancestor_matrix[tax.leaves].T @ (X.T @ (a * Ys)).T)
+    anc = sp.csr_matrix(tax.ancestor_matrix[tax.leaves])
+    anc.sort_indices()
+    ptr, idx = anc.indptr.astype(np.int64), anc.indices.astype(np.int64)
+    primal, dual = global_cd._bounds(
+        prob, sp.csr_matrix(X), np.ascontiguousarray(S.T), float(a.sum()), ptr, idx, chunk=7,
+        alpha_sq=float((a * a).sum()),
+    )  # fmt: skip
+    W = np.asarray(tax.ancestor_matrix @ S)
+    assert primal == pytest.approx(prob.certificate(W)["primal"], rel=1e-12)
+    assert dual == pytest.approx(a.sum() - (a * a).sum() / (4 * C) - 0.5 * (S**2).sum(), rel=1e-12)
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_ovr_svm_squared_hinge_equals_linearsvc_per_leaf(fit_intercept: bool) -> None:
+    """The one-vs-rest L2-loss SVM by global CD is ``LinearSVC(loss="squared_hinge")`` per leaf
+    (on ``[X, 1]`` with the bias), certified; the paper's solvers refuse the squared hinge."""
+    tax = _tree()
+    X, y = _hier_data(tax, seed=5)
+    glob = OneVsRestSVMClassifier(
+        taxonomy=tax, C=0.5, loss="squared_hinge", gap_tol=1e-12, max_iter=20000,
+        fit_intercept=fit_intercept,
+    ).fit(sp.csr_matrix(X), y)  # fmt: skip
+    assert glob.converged_ and "squared hinge" in glob.algorithm_
+    Xb = np.hstack([X, np.ones((X.shape[0], 1))]) if fit_intercept else X
+    ids = tax.index(y)
+    for leaf in tax.leaves:
+        yk = np.where(ids == leaf, 1, -1)
+        ref = LinearSVC(C=0.5, loss="squared_hinge", fit_intercept=False, tol=1e-12, max_iter=10**6)
+        w = ref.fit(Xb, yk).coef_[0]
+        ours = np.append(glob.coef_[leaf], glob.intercept_[leaf]) if fit_intercept else (
+            glob.coef_[leaf]
+        )
+        np.testing.assert_allclose(ours, w, atol=1e-6 * np.abs(w).max())
+    for est in (
+        OneVsRestSVMClassifier(taxonomy=tax, loss="squared_hinge", solver="liblinear"),
+        HRSVMClassifier(taxonomy=tax, loss="squared_hinge", solver="block-cd"),
+    ):
+        with pytest.raises(ParameterError, match="squared_hinge"):
+            est.fit(X, y)
+
+
+def test_squared_hinge_global_cd_on_multilabel_excluded_pairs_and_an_empty_row() -> None:
+    """Global CD with the squared hinge closes the certified gap on multi-label rows with
+    switched-off pairs; an empty row's duals sit at their optimum ``2 C``; the model's own
+    certificate at the solution agrees (its dual point ``2 C c (1 - y z)_+``)."""
+    tax = _tree()
+    X, Y = _labels_with_internal_and_empty_rows(tax)
+    C = 0.7
+    prob = HRProblem.from_labels(sp.csr_matrix(X), Y, tax, C, "squared_hinge")
+    solver = GlobalDualCD(max_iter=5000)
+    res = solve(solver, prob, rtol=1e-11)
+    assert res.converged
+    a = solver.duals.toarray()
+    off = prob.excluded.toarray()
+    assert np.all(a >= 0) and np.all(a[off] == 0)
+    np.testing.assert_array_equal(a[5, ~off[5]], 2 * C)
+    cert = prob.certificate(res.coef)
+    assert cert["primal"] == pytest.approx(res.history[-1].upper, rel=1e-12)
+    assert cert["dual"] <= cert["primal"]
+    assert cert["dual"] == pytest.approx(cert["primal"], rel=1e-8)

@@ -37,6 +37,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.svm import LinearSVC
 from sklearn.utils.validation import check_is_fitted
 
+from hierlab.core.exceptions import ParameterError
 from hierlab.core.params import Param
 from hierlab.core.registry import register
 from hierlab.core.solver import Callback, Solver, SolverState
@@ -60,6 +61,15 @@ _FIT_INTERCEPT = Param(
     "(645 leaves) with a constant feature added: one-vs-rest SVM 0.396 -> 0.459 exact "
     "accuracy, HR-SVM 0.449 -> 0.467 (LinearSVC without its intercept loses 2.5 points "
     "there too); 20 Newsgroups unchanged within 0.1.",
+)  # fmt: skip
+
+#: the SVMs' leaf loss: the paper's hinge or its square (liblinear's L2-loss SVM)
+SVM_LOSSES = ("hinge", "squared_hinge")
+_SVM_LOSS = Param(
+    "loss", "str", "hinge", choices=SVM_LOSSES,
+    help="The leaves' loss: the hinge (seed 001) or its square (LinearSVC's default)",
+    note="squared_hinge is liblinear's L2-loss SVM, (1 - y w.x)_+^2, solved by the global dual "
+    "CD only (no upper bound on the duals, 1/(2C) on the diagonal: Hsieh et al. 2008).",
 )  # fmt: skip
 
 #: HR-SVM's parameters (HR-LR's differ in the defaults of ``C`` and ``inner_tol``)
@@ -147,6 +157,7 @@ _OVR_SVM_PARAMETERS: tuple[Param, ...] = (
         "IPC titles 10 s (10 passes to the 1% gap) against liblinear's 218 s, which is the "
         "paper preset.",
     ),
+    _SVM_LOSS,
     replace(_OVR_PARAMETERS[1], used_when=_LIBLINEAR_ONLY),
     Param(
         "gap_tol", "float", 1e-2, low=0.0, low_open=True, log=True,
@@ -195,6 +206,7 @@ _OVR_LR_PARAMETERS: tuple[Param, ...] = tuple(
     if p.name == "solver"
     else p
     for p in _OVR_SVM_PARAMETERS
+    if p.name != "loss"
 )
 
 #: HR-SVM's solvers: the paper's block CD (Algorithm 1) or dual CD over every leaf at once
@@ -221,6 +233,7 @@ _SVM_MAX_ITER = Param(
 _HR_SVM_PARAMETERS: tuple[Param, ...] = (
     _HR_PARAMETERS[0],
     _SOLVER_PARAM,
+    _SVM_LOSS,
     *(
         _SVM_MAX_ITER
         if p.name == "max_iter"
@@ -259,7 +272,21 @@ _HR_LR_PARAMETERS: tuple[Param, ...] = tuple(
     if p.name == "inner_tol"
     else p
     for p in _HR_SVM_PARAMETERS
+    if p.name != "loss"
 )
+
+
+def _leaf_loss(est: Any, default: str, global_cd: bool) -> str:
+    """The estimator's leaf loss (its ``loss`` parameter, else ``default``); the squared hinge
+    only with the global dual CD (seed 001's block CD and liblinear per leaf solve the paper's
+    hinge)."""
+    loss = str(getattr(est, "loss", default))
+    if loss == "squared_hinge" and not global_cd:
+        raise ParameterError(
+            f"loss='squared_hinge' is solved by solver='global-cd' only, not "
+            f"solver={getattr(est, 'solver', None)!r} (the paper's solvers take the hinge)"
+        )
+    return loss
 
 
 class _LeafScorer(HierarchicalClassifier):
@@ -364,9 +391,10 @@ class _HRBase(_LeafScorer):
         self, X: np.ndarray | sp.csr_matrix, Y: Any, callbacks: Sequence[Callback]
     ) -> None:
         self.multilabel_ = sp.issparse(Y)
-        problem = HRProblem.from_labels(X, Y, self.taxonomy_, float(self.C), self._loss)
+        loss = _leaf_loss(self, self._loss, self._solver_name() == "global-cd")
+        problem = HRProblem.from_labels(X, Y, self.taxonomy_, float(self.C), loss)
         solver: BlockCoordinateDescent | GlobalDualCD | GlobalLogisticCD
-        if self._solver_name() == "global-cd" and self._loss == "hinge":
+        if self._solver_name() == "global-cd" and loss != "logistic":
             solver = GlobalDualCD(max_iter=int(self.max_iter), random_state=int(self.random_state))
         elif self._solver_name() == "global-cd":
             solver = GlobalLogisticCD(
@@ -403,7 +431,10 @@ class _HRBase(_LeafScorer):
 
     def _what_ran(self) -> tuple[str, str]:
         if self._solver_name() == "global-cd":
-            eq = "eq. (2)" if self._loss == "hinge" else "eq. (3), a Newton step per pair"
+            eq = {
+                "hinge": "eq. (2)", "squared_hinge": "eq. (2) with the squared hinge",
+                "logistic": "eq. (3), a Newton step per pair",
+            }[str(getattr(self, "loss", self._loss))]  # fmt: skip
             return "global-cd", (
                 f"dual coordinate descent over every (example, leaf) pair of {eq} at once "
                 "(the internal nodes move with each step), certified by the dual of seed 001"
@@ -494,6 +525,7 @@ class HRSVMClassifier(_HRBase):
         n_jobs: int | None = None,
         random_state: int = 0,
         fit_intercept: bool = True,
+        loss: str = "hinge",
     ) -> None:
         super().__init__(
             taxonomy=taxonomy,
@@ -509,6 +541,7 @@ class HRSVMClassifier(_HRBase):
             fit_intercept=fit_intercept,
         )
         self.solver = solver
+        self.loss = loss
 
 
 class HRLRClassifier(_HRBase):
@@ -661,7 +694,8 @@ class _OvRBase(_LeafScorer):
     ) -> None:
         self.multilabel_ = sp.issparse(Y)
         tax = self.taxonomy_
-        loss = "hinge" if self._kind == "svm" else "logistic"
+        glob = getattr(self, "solver", "liblinear") == "global-cd"
+        loss = _leaf_loss(self, "hinge", glob) if self._kind == "svm" else "logistic"
         C, tol, max_iter = float(self.C), float(self.tol), int(self.max_iter)
         # global CD is liblinear's dual CD too: the same feature scales make it spin
         check_liblinear_scale(X, type(self).__name__)
@@ -726,7 +760,11 @@ class _OvRBase(_LeafScorer):
         self.dual_bound_ = final.lower if final is not None else None
 
     def _what_ran(self) -> tuple[str, str]:
-        model = "linear SVM (hinge)" if self._kind == "svm" else "logistic regression"
+        model = (
+            f"linear SVM ({str(getattr(self, 'loss', 'hinge')).replace('_', ' ')})"
+            if self._kind == "svm"
+            else "logistic regression"
+        )
         if getattr(self, "solver", "liblinear") == "global-cd":
             return "global-cd", (
                 f"one-vs-rest {model} per leaf (seed 001's baseline), every leaf's dual at once "
@@ -792,6 +830,7 @@ class OneVsRestSVMClassifier(_OvRBase):
         n_jobs: int | None = None,
         random_state: int = 0,
         fit_intercept: bool = True,
+        loss: str = "hinge",
     ) -> None:
         super().__init__(
             taxonomy=taxonomy, C=C, tol=tol, max_iter=max_iter, n_jobs=n_jobs,
@@ -800,6 +839,8 @@ class OneVsRestSVMClassifier(_OvRBase):
         self.solver = solver
         self.gap_tol = gap_tol
         self.random_state = random_state
+        if self._kind == "svm":  # the logistic baseline has no loss parameter
+            self.loss = loss
 
 
 class OneVsRestLRClassifier(OneVsRestSVMClassifier):

@@ -18,6 +18,11 @@ move with every step instead of waiting for an outer round, which is what the wi
 data need (block CD's eq. 4 averages a parent over hundreds of children, and the outer rounds
 crawl).
 
+The squared hinge ``(1 - y_in w_n^T x_i)_+^2`` (liblinear's L2-loss SVM, LinearSVC's default) is
+the same solver with Hsieh et al.'s other case: no upper bound on ``alpha_in`` and ``1/(2C)``
+added to the diagonal, so ``G = y_in w_n^T x_i - 1 + alpha_in / (2C)``, the curvature grows by
+``1/(2C)``, and the dual loses ``sum alpha_in^2 / (4C)``.
+
 One pass visits every example once, in a random order; for example ``i`` it forms the node scores
 ``p = S x_i`` (shape (n_nodes,)) once, then visits every leaf (a random order per pass): the leaf's
 score is the path sum of ``p``, and a step updates ``p`` on the path in ``O(depth)``. ``S`` itself
@@ -138,16 +143,18 @@ def _scores_on_paths(
 
 
 def _visit_leaves(
-    vis: np.ndarray, s: float, C: float, hi: float, lo: float, anc_ptr: np.ndarray,
+    vis: np.ndarray, s: float, C: float, dii: float, hi: float, lo: float, anc_ptr: np.ndarray,
     anc_idx: np.ndarray, a: np.ndarray, sign: np.ndarray, off: np.ndarray, p: np.ndarray,
     acc: np.ndarray, mark: np.ndarray, touched: np.ndarray, act: np.ndarray, pg: np.ndarray,
     record: bool,
 ) -> tuple[int, int]:  # pragma: no cover - compiled by numba
     """Coordinates ``(i, k)`` for the leaves ``vis`` of one example (the module docstring's
-    step); ``a`` updated in place. A coordinate stays active (written to ``act`` when
-    ``record``) unless it sits at a bound with its gradient beyond the thresholds (``alpha = 0``,
-    ``G > hi``; ``alpha = C``, ``G < lo``: shrinking). ``pg`` holds the running largest and
-    smallest projected gradients. Returns the sizes of ``touched`` and ``act``."""
+    step; the squared hinge: ``C`` is infinite and ``dii = 1 / (2 C)`` adds ``dii alpha_in`` to
+    the gradient and ``dii`` to the curvature); ``a`` updated in place. A coordinate stays
+    active (written to ``act`` when ``record``) unless it sits at a bound with its gradient
+    beyond the thresholds (``alpha = 0``, ``G > hi``; ``alpha = C``, ``G < lo``: shrinking).
+    ``pg`` holds the running largest and smallest projected gradients. Returns the sizes of
+    ``touched`` and ``act``."""
     nt, na = 0, 0
     for k in vis:
         if off[k] or s <= 0.0:
@@ -156,7 +163,7 @@ def _visit_leaves(
         P = 0.0  # the leaf's score: the path sum of p
         for e in range(anc_ptr[k], anc_ptr[k + 1]):
             P += p[anc_idx[e]]
-        G = y * P - 1.0
+        G = y * P - 1.0 + dii * ak
         if (ak <= 0.0 and G > hi) or (ak >= C and G < lo):
             continue  # shrunk: its projected gradient is 0, it would not move
         if record:
@@ -164,8 +171,8 @@ def _visit_leaves(
             na += 1
         g = min(G, 0.0) if ak <= 0.0 else (max(G, 0.0) if ak >= C else G)
         pg[0], pg[1] = max(pg[0], g), min(pg[1], g)
-        if g != 0.0:  # clipped Newton step, curvature |A+(k)| ||x_i||^2
-            new = min(max(ak - G / ((anc_ptr[k + 1] - anc_ptr[k]) * s), 0.0), C)
+        if g != 0.0:  # clipped Newton step, curvature |A+(k)| ||x_i||^2 (+ dii)
+            new = min(max(ak - G / ((anc_ptr[k + 1] - anc_ptr[k]) * s + dii), 0.0), C)
             dy = (new - ak) * y
             a[k] = new
             if dy != 0.0:
@@ -175,13 +182,14 @@ def _visit_leaves(
 
 def _write_row(
     i: int, vis: np.ndarray, a_ptr: np.ndarray, a_idx: np.ndarray, a: np.ndarray, s: float,
-    C: float, off: np.ndarray, buf_idx: np.ndarray, buf_val: np.ndarray, nnz: int,
+    C: float, dii: float, off: np.ndarray, buf_idx: np.ndarray, buf_val: np.ndarray, nnz: int,
 ) -> int:  # pragma: no cover - compiled by numba
     """Example ``i``'s nonzero duals (visited leaves, then its other old ones) into the buffers,
-    ``a`` cleared; an empty row's visited duals sit at the box's top. Returns the new ``nnz``."""
+    ``a`` cleared; an empty row's visited duals sit at their optimum (the box's top, or ``1 /
+    dii`` for the squared hinge). Returns the new ``nnz``."""
     for k in vis:
         if s <= 0.0 and not off[k]:
-            a[k] = C  # G = -1 whatever S
+            a[k] = C if dii <= 0.0 else min(C, 1.0 / dii)  # G = -1 + dii a whatever S
         if a[k] != 0.0:
             buf_idx[nnz], buf_val[nnz] = k, a[k]
             nnz += 1
@@ -211,7 +219,7 @@ def _global_pass(
     order: np.ndarray, leaf_order: np.ndarray, indptr: np.ndarray, indices: np.ndarray,
     data: np.ndarray, sq: np.ndarray, pos_ptr: np.ndarray, pos_idx: np.ndarray,
     ex_ptr: np.ndarray, ex_idx: np.ndarray, anc_ptr: np.ndarray, anc_idx: np.ndarray, C: float,
-    a_ptr: np.ndarray, a_idx: np.ndarray, a_val: np.ndarray, ST: np.ndarray,
+    dii: float, a_ptr: np.ndarray, a_idx: np.ndarray, a_val: np.ndarray, ST: np.ndarray,
     full: bool, record: bool, act_ptr: np.ndarray, act_idx: np.ndarray, hi: float, lo: float,
     out_ptr: np.ndarray, out_act_ptr: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float]:  # pragma: no cover - numba
@@ -222,7 +230,8 @@ def _global_pass(
     ``p`` on their paths only; the active lists are written when ``record``. Reads the duals
     from the CSR-by-example ``(a_ptr, a_idx, a_val)``; returns the new ones (indices and
     values, ``out_ptr`` filled), the new active leaves (``out_act_ptr`` filled) and the pass's
-    largest and smallest projected gradients.
+    largest and smallest projected gradients. ``C`` is the box's top (infinite for the squared
+    hinge, whose ``dii = 1 / (2 C)``; 0 for the hinge).
     ``ST`` (n_features, n_nodes) is ``S^T``, updated in place.
     """
     m, L, n = ST.shape[1], anc_ptr.shape[0] - 1, order.shape[0]
@@ -246,11 +255,11 @@ def _global_pass(
         else:
             vis = act_idx[act_ptr[i] : act_ptr[i + 1]]
             SCORES_ON_PATHS(i, vis, anc_ptr, anc_idx, indptr, indices, data, ST, p, pmark, nodes)
-        nt, na = VISIT(vis, s, C, hi, lo, anc_ptr, anc_idx, a, sign, off, p, acc, mark, touched,
-                       act, pg, record)  # fmt: skip
+        nt, na = VISIT(vis, s, C, dii, hi, lo, anc_ptr, anc_idx, a, sign, off, p, acc, mark,
+                       touched, act, pg, record)  # fmt: skip
         buf_idx, buf_val = GROWN(buf_idx, buf_val, nnz, vis.shape[0] + a_ptr[i + 1] - a_ptr[i])
         at[0, i] = nnz
-        nnz = WRITE_ROW(i, vis, a_ptr, a_idx, a, s, C, off, buf_idx, buf_val, nnz)
+        nnz = WRITE_ROW(i, vis, a_ptr, a_idx, a, s, C, dii, off, buf_idx, buf_val, nnz)
         ln[0, i] = nnz - at[0, i]
         act_buf, act_val = GROWN(act_buf, act_val, nact, na)
         act_buf[nact : nact + na] = act[:na]
@@ -359,8 +368,11 @@ def block_rows(n_leaves: int, chunk: int | None = None) -> int:
 def _bounds(
     prob: HRProblem, X: sp.csr_matrix, ST: np.ndarray, alpha_sum: float, anc_ptr: np.ndarray,
     anc_idx: np.ndarray, chunk: int | None = None, labels: tuple[Any, Any] | None = None,
+    alpha_sq: float = 0.0,
 ) -> tuple[float, float]:
-    """``J(W)`` at ``W = A S`` and ``D(alpha) = sum alpha - 1/2 ||S||^2`` (model.py's bounds).
+    """``J(W)`` at ``W = A S`` and ``D(alpha) = sum alpha - 1/2 ||S||^2`` (model.py's bounds;
+    the squared hinge ``(1 - y z)_+^2``: also ``- sum alpha^2 / (4 C)``, ``alpha_sq`` the sum of
+    the squared duals).
 
     The regulariser is ``1/2 ||B W||^2 = 1/2 ||S||^2`` (``B = A^{-1}``); the hinge losses are
     summed over blocks of ``chunk`` rows (default :func:`block_rows`: 32 MB of scores), every
@@ -381,18 +393,23 @@ def _bounds(
     """
     reg = 0.5 * float(np.einsum("ij,ij->", ST, ST))
     pos, exc = labels if labels is not None else _label_rows(prob)
+    power = 2 if prob.loss == "squared_hinge" else 1
+
+    def f(t: np.ndarray) -> float:  # the hinge (or its square) summed
+        return float((np.maximum(0.0, t) ** power).sum())
+
     loss = 0.0
     chunk = block_rows(ST.shape[1], chunk)
     for r in range(0, X.shape[0], chunk):
         Z = leaf_scores(X[r : r + chunk], ST, anc_ptr, anc_idx)
-        loss += float(np.maximum(0.0, 1.0 + Z).sum())
+        loss += f(1.0 + Z)
         ii, kk = pos[r : r + chunk].nonzero()
         z = Z[ii, kk]
-        loss += float((np.maximum(0.0, 1.0 - z) - np.maximum(0.0, 1.0 + z)).sum())
+        loss += f(1.0 - z) - f(1.0 + z)
         if exc is not None:
             ii, kk = exc[r : r + chunk].nonzero()
-            loss -= float(np.maximum(0.0, 1.0 + Z[ii, kk]).sum())
-    return reg + prob.C * loss, alpha_sum - reg
+            loss -= f(1.0 + Z[ii, kk])
+    return reg + prob.C * loss, alpha_sum - reg - alpha_sq / (4.0 * prob.C)
 
 
 def pass_inputs(
@@ -553,12 +570,14 @@ class GlobalDualCD(PathSumSolver):
         # shrink a pair at a bound whose gradient points out of the box at all (thresholds 0:
         # on IPC titles Hsieh et al.'s last-pass thresholds kept almost every pair active)
         hi, lo = (0.0, 0.0) if self.shrinking else (np.inf, -np.inf)
+        squared = prob.loss == "squared_hinge"  # no box top; dii = 1 / (2 C) on the diagonal
+        top, dii = (np.inf, 0.5 / float(prob.C)) if squared else (float(prob.C), 0.0)
         for t in range(1, self.max_iter + 1):
             out_ptr, out_act_ptr = np.zeros(n + 1, dtype=np.int64), np.zeros(n + 1, np.int64)
             full = not self.shrinking or (t - 1) % self.full_every == 0
             a_idx, a_val, act_idx, pg_max, pg_min = global_dual_pass(
                 rng.permutation(n), rng.permutation(L), X.indptr, X.indices, X.data, sq,
-                pos_ptr, pos_idx, ex_ptr, ex_idx, anc_ptr, anc_idx, float(prob.C),
+                pos_ptr, pos_idx, ex_ptr, ex_idx, anc_ptr, anc_idx, top, dii,
                 a_ptr, a_idx, a_val, ST, full, self.shrinking, act_ptr, act_idx,
                 hi, lo, out_ptr, out_act_ptr, use_jit=self.use_jit,
             )  # fmt: skip
@@ -567,8 +586,9 @@ class GlobalDualCD(PathSumSolver):
             if t % self.certify_every and t < self.max_iter:
                 continue
             primal, dual = _bounds(
-                prob, X, ST, float(a_val.sum()), anc_ptr, anc_idx, labels=labels
-            )
+                prob, X, ST, float(a_val.sum()), anc_ptr, anc_idx, labels=labels,
+                alpha_sq=float(a_val @ a_val) if squared else 0.0,
+            )  # fmt: skip
             best_lower = max(best_lower, dual)
             extra = {"primal": primal, "dual": dual, "pg_spread": float(pg_max - pg_min)}
             yield SolverState(

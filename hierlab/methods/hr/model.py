@@ -16,11 +16,14 @@ duality gives, for any ``0 <= alpha_in <= C c_in``,
     D(alpha) = sum_{n in T, i} phi(alpha_in) - 1/2 sum_j ||S_j||^2,
     S_j = sum_{leaves n below j} sum_i alpha_in y_in x_i,
 
-with ``phi(a) = a`` for the hinge and ``phi(a) = C H(a / C)`` (binary entropy in nats) for the
-logistic loss. ``D(alpha) <= J*`` for every feasible ``alpha``: it is a certified lower bound of
-the *global* optimum, equal to it at the fixed point of the block scheme (where the leaves' duals
-are optimal and ``W = A A^T U``). For HR-SVM ``alpha`` is the leaves' dual iterate; for HR-LR it
-is ``alpha_in = C c_in sigma(-y_in w_n^T x_i)`` (the logistic loss's own dual point at ``W``).
+with ``phi(a) = a`` for the hinge, ``phi(a) = a - a^2 / (4 C)`` (``alpha_in >= 0``, no upper
+bound) for the squared hinge ``(1 - y z)_+^2`` and ``phi(a) = C H(a / C)`` (binary entropy in
+nats) for the logistic loss. ``D(alpha) <= J*`` for every feasible ``alpha``: it is a
+certified lower bound of the *global* optimum, equal to it at the fixed point of the block
+scheme (where the leaves' duals are optimal and ``W = A A^T U``). For HR-SVM ``alpha`` is the
+leaves' dual iterate; for HR-LR it is ``alpha_in = C c_in sigma(-y_in w_n^T x_i)`` (the
+logistic loss's own dual point at ``W``), for the squared hinge ``alpha_in = 2 C c_in (1 - y_in
+w_n^T x_i)_+``.
 :meth:`HRProblem.certificate` computes both values and the KKT residuals.
 
 The leaf block of eq. (3), eq. (8), is :func:`logistic_leaf_objective`; the solvers are in
@@ -43,8 +46,9 @@ from hierlab.solvers.dual_cd import projected_gradient
 
 __all__ = ["LEAF_LOSSES", "HRProblem", "LeafDuals", "leaf_labels", "logistic_leaf_objective"]
 
-#: the losses of the leaves: the hinge (HR-SVM, eq. 2) and the logistic loss (HR-LR, eq. 3)
-LEAF_LOSSES = ("hinge", "logistic")
+#: the losses of the leaves: the hinge (HR-SVM, eq. 2), its square (liblinear's L2-loss SVM)
+#: and the logistic loss (HR-LR, eq. 3)
+LEAF_LOSSES = ("hinge", "squared_hinge", "logistic")
 
 
 class LeafDuals:
@@ -197,7 +201,7 @@ class HRProblem:
     excluded : csc_matrix of bool, shape (n_samples, n_leaves), or None
         Pairs with ``c_in = 0``.
     C : float
-    loss : {"hinge", "logistic"}
+    loss : {"hinge", "squared_hinge", "logistic"}
     """
 
     X: Any
@@ -270,7 +274,7 @@ class HRProblem:
         kkt_internal = float(np.abs(R[internal]).max()) if len(internal) else 0.0
         A_leaf = tax.ancestor_matrix[leaves]  # (n_leaves, n_nodes)
         tally = _DualTally(S=np.zeros((tax.n_nodes, self.X.shape[1])))
-        have_dual = self.loss == "logistic" or alpha is not None
+        have_dual = self.loss != "hinge" or alpha is not None
         for s in range(0, len(leaves), chunk):
             cols = np.arange(s, min(s + chunk, len(leaves)))
             a, Yc = self._chunk_dual(W, alpha, cols, tally)
@@ -322,6 +326,12 @@ class HRProblem:
             tally.phi += float(a.sum())
             pg = projected_gradient(yz - 1.0, a, Cw)
             tally.kkt_pg = max(tally.kkt_pg, float(np.abs(pg).max()) if pg.size else 0.0)
+            return a, Yc
+        if self.loss == "squared_hinge":  # the dual point at W: 2 C c (1 - y z)_+
+            t = np.maximum(0.0, 1.0 - yz)
+            tally.loss += float((Cw * t * t).sum())
+            a = 2.0 * Cw * t
+            tally.phi += float((a - a * a / (4.0 * self.C)).sum())
             return a, Yc
         tally.loss += float((Cw * np.logaddexp(0.0, -yz)).sum())
         a = Cw * expit(-yz)

@@ -279,6 +279,11 @@ class BlockCoordinateDescent(Solver):
         (``inner_passes`` for dual CD, ``inner_iters`` for L-BFGS).
         """
         prob: HRProblem = objective
+        if prob.loss not in ("hinge", "logistic"):
+            raise ParameterError(
+                f"block coordinate descent (seed 001's solver) solves the hinge and the logistic "
+                f"loss, not {prob.loss!r}: use the global dual CD (solver='global-cd')"
+            )
         tax = prob.taxonomy
         W = np.zeros((tax.n_nodes, prob.X.shape[1]))
         alpha = LeafDuals(prob.X.shape[0], len(tax.leaves)) if prob.loss == "hinge" else None
