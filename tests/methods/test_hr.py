@@ -238,7 +238,7 @@ def test_flat_hr_svm_matches_direct_solve() -> None:
     W_ref = _direct_hr_svm(tax, X, y, C=0.5)
     est = HRSVMClassifier(
         taxonomy=tax, solver="block-cd", C=0.5, max_iter=3000, tol=1e-9, inner_tol=1e-3,
-        fit_intercept=False,
+        fit_intercept=False, loss="hinge",
     ).fit(X, y)
     assert est.converged_
     np.testing.assert_allclose(est.coef_, W_ref, atol=1e-4 * np.abs(W_ref).max())
@@ -266,7 +266,7 @@ def test_hr_svm_deeper_tree_matches_direct_solve(solver: str) -> None:
     tax, X, y, W_ref = _deeper_tree_and_its_optimum()
     est = HRSVMClassifier(
         taxonomy=tax, solver=solver, C=0.3, max_iter=5000, tol=1e-9, inner_tol=1e-3,
-        fit_intercept=False,
+        fit_intercept=False, loss="hinge",
     ).fit(X, y)
     np.testing.assert_allclose(est.coef_, W_ref, atol=1e-4 * np.abs(W_ref).max())
     assert np.all(est.intercept_ == 0)
@@ -281,7 +281,7 @@ def test_hr_svm_intercept_is_eq2_with_a_constant_feature(solver: str) -> None:
     Xb = np.hstack([X, np.ones((X.shape[0], 1))])
     W_ref = _direct_hr_svm(tax, Xb, y, C=0.3)
     est = HRSVMClassifier(
-        taxonomy=tax, solver=solver, C=0.3, max_iter=5000, tol=1e-9, inner_tol=1e-3
+        taxonomy=tax, solver=solver, C=0.3, max_iter=5000, tol=1e-9, inner_tol=1e-3, loss="hinge"
     ).fit(sp.csr_matrix(X), y)
     scale = np.abs(W_ref).max()
     np.testing.assert_allclose(est.coef_, W_ref[:, :-1], atol=1e-4 * scale)
@@ -310,7 +310,7 @@ def test_hr_svm_dual_coef_gives_the_leaves_by_eq7() -> None:
     x_i`` (eq. 7) at the fitted weights, and ``0 <= alpha <= C``."""
     tax = _tree()
     X, y = _hier_data(tax, seed=3)
-    est = HRSVMClassifier(taxonomy=tax, C=0.5, max_iter=500, tol=1e-8).fit(X, y)
+    est = HRSVMClassifier(taxonomy=tax, C=0.5, max_iter=500, tol=1e-8, loss="hinge").fit(X, y)
     alpha = est.dual_coef_
     assert sp.issparse(alpha) and alpha.shape == (X.shape[0], len(tax.leaves))
     assert 0 < alpha.nnz < alpha.shape[0] * alpha.shape[1]
@@ -383,6 +383,8 @@ def test_serial_joblib_and_dask_give_the_same_weights(cls: type) -> None:
     X, y = _hier_data(tax, n=100, seed=9)
     Xs = sp.csr_matrix(X)
     kw: dict = {"C": 1.0, "max_iter": 12, "tol": 1e-7, "inner_tol": 1e-3, "solver": "block-cd"}
+    if cls is HRSVMClassifier:  # block CD (the paper's) solves the hinge
+        kw["loss"] = "hinge"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         serial = cls(taxonomy=tax, n_jobs=1, **kw).fit(Xs, y)
@@ -448,7 +450,7 @@ def test_ovr_baselines_equal_liblinear_per_leaf(fit_intercept: bool) -> None:
     ``fit_intercept`` (the default): liblinear per leaf and global CD alike."""
     tax = _tree()
     X, y = _hier_data(tax, seed=5)
-    kw = {"C": 0.5, "fit_intercept": fit_intercept}
+    kw = {"C": 0.5, "fit_intercept": fit_intercept, "loss": "hinge"}
     ovr = OneVsRestSVMClassifier(taxonomy=tax, solver="liblinear", **kw).fit(X, y)
     # global CD to a tiny certified gap, against liblinear run to a tiny tolerance
     glob = OneVsRestSVMClassifier(taxonomy=tax, gap_tol=1e-12, max_iter=20000, **kw).fit(X, y)
@@ -642,7 +644,7 @@ def test_hr_svm_global_cd_option_reaches_block_cds_optimum(sparse: bool) -> None
     tax = _tree()
     X, y = _hier_data(tax, seed=9)
     X = sp.csr_matrix(X) if sparse else X
-    kw = {"taxonomy": tax, "C": 0.5, "max_iter": 3000, "tol": 1e-9}
+    kw = {"taxonomy": tax, "C": 0.5, "max_iter": 3000, "tol": 1e-9, "loss": "hinge"}
     glob = HRSVMClassifier(solver="global-cd", **kw).fit(X, y)
     block = HRSVMClassifier(solver="block-cd", inner_tol=1e-4, **kw).fit(X, y)
     assert glob.solver_ == "global-cd" and block.solver_ == "block-cd"
@@ -883,31 +885,46 @@ def test_squared_hinge_bounds_equal_the_definitions() -> None:
 
 @pytest.mark.parametrize("fit_intercept", [False, True])
 def test_ovr_svm_squared_hinge_equals_linearsvc_per_leaf(fit_intercept: bool) -> None:
-    """The one-vs-rest L2-loss SVM by global CD is ``LinearSVC(loss="squared_hinge")`` per leaf
-    (on ``[X, 1]`` with the bias), certified; the paper's solvers refuse the squared hinge."""
+    """The one-vs-rest L2-loss SVM (the default loss) by global CD, and by liblinear per leaf,
+    is ``LinearSVC(loss="squared_hinge")`` per leaf (on ``[X, 1]`` with the bias), certified;
+    HR-SVM's block CD (the paper's) refuses the squared hinge."""
     tax = _tree()
     X, y = _hier_data(tax, seed=5)
     glob = OneVsRestSVMClassifier(
-        taxonomy=tax, C=0.5, loss="squared_hinge", gap_tol=1e-12, max_iter=20000,
-        fit_intercept=fit_intercept,
+        taxonomy=tax, C=0.5, gap_tol=1e-12, max_iter=20000, fit_intercept=fit_intercept,
     ).fit(sp.csr_matrix(X), y)  # fmt: skip
-    assert glob.converged_ and "squared hinge" in glob.algorithm_
+    assert glob.loss == "squared_hinge" and glob.converged_ and "squared hinge" in glob.algorithm_
+    lib = OneVsRestSVMClassifier(
+        taxonomy=tax, C=0.5, solver="liblinear", tol=1e-10, max_iter=10**5,
+        fit_intercept=fit_intercept,
+    ).fit(X, y)  # fmt: skip
     Xb = np.hstack([X, np.ones((X.shape[0], 1))]) if fit_intercept else X
     ids = tax.index(y)
     for leaf in tax.leaves:
         yk = np.where(ids == leaf, 1, -1)
         ref = LinearSVC(C=0.5, loss="squared_hinge", fit_intercept=False, tol=1e-12, max_iter=10**6)
         w = ref.fit(Xb, yk).coef_[0]
-        ours = np.append(glob.coef_[leaf], glob.intercept_[leaf]) if fit_intercept else (
-            glob.coef_[leaf]
-        )
-        np.testing.assert_allclose(ours, w, atol=1e-6 * np.abs(w).max())
-    for est in (
-        OneVsRestSVMClassifier(taxonomy=tax, loss="squared_hinge", solver="liblinear"),
-        HRSVMClassifier(taxonomy=tax, loss="squared_hinge", solver="block-cd"),
-    ):
-        with pytest.raises(ParameterError, match="squared_hinge"):
-            est.fit(X, y)
+        for est in (glob, lib):
+            ours = np.append(est.coef_[leaf], est.intercept_[leaf]) if fit_intercept else (
+                est.coef_[leaf]
+            )
+            np.testing.assert_allclose(ours, w, atol=1e-6 * np.abs(w).max())
+    assert glob.objective_ == pytest.approx(lib.objective_, rel=1e-9)
+    with pytest.raises(ParameterError, match="loss='hinge'"):
+        HRSVMClassifier(taxonomy=tax, solver="block-cd").fit(X, y)
+
+
+def test_one_class_squared_hinge_leaf_is_its_minimum() -> None:
+    """liblinear refuses a one-class leaf; its squared-hinge problem is solved by L-BFGS: the
+    gradient ``w - 2 C sum (1 - y w.x)_+ y x`` vanishes there (and the global CD agrees)."""
+    from hierlab.methods.hr.estimators import _one_class_squared_hinge
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 5))
+    y = np.ones(30)
+    w = _one_class_squared_hinge(X, y, 0.7, 1e-4)
+    t = np.maximum(0.0, 1.0 - X @ w)
+    np.testing.assert_allclose(w - 2 * 0.7 * X.T @ (t * y), 0.0, atol=1e-6)
 
 
 def test_squared_hinge_global_cd_on_multilabel_excluded_pairs_and_an_empty_row() -> None:
@@ -929,3 +946,32 @@ def test_squared_hinge_global_cd_on_multilabel_excluded_pairs_and_an_empty_row()
     assert cert["primal"] == pytest.approx(res.history[-1].upper, rel=1e-12)
     assert cert["dual"] <= cert["primal"]
     assert cert["dual"] == pytest.approx(cert["primal"], rel=1e-8)
+
+
+def test_logistic_cd_without_kept_duals_releases_them_before_forming_w() -> None:
+    """``keep_duals=False`` (HR-LR's estimator): the same weights, and the dense duals are gone
+    (no reference left) when :func:`solve` forms ``coef``, so they never coexist with ``W``."""
+    import weakref
+
+    tax = _tree()
+    X, Y = _labels_with_internal_and_empty_rows(tax)
+    prob = HRProblem.from_labels(sp.csr_matrix(X), Y, tax, 0.7, "logistic")
+    kept = solve(GlobalLogisticCD(max_iter=50), prob, rtol=1e-6)
+    seen: list[weakref.ref] = []
+    alive_at_coef: list[bool] = []
+
+    class Probe(GlobalLogisticCD):
+        @property  # type: ignore[override]
+        def coef(self) -> np.ndarray | None:
+            alive_at_coef.append(bool(seen) and seen[0]() is not None)
+            return super().coef
+
+    solver = Probe(max_iter=50, keep_duals=False)
+
+    def watch(state: object) -> None:
+        if not seen:
+            seen.append(weakref.ref(solver.alpha))
+
+    res = solve(solver, prob, [watch], rtol=1e-6)
+    np.testing.assert_array_equal(res.coef, kept.coef)
+    assert solver.alpha is None and alive_at_coef and not any(alive_at_coef)

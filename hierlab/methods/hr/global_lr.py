@@ -305,6 +305,10 @@ class GlobalLogisticCD(PathSumSolver):
     block_rtol : float, default 1e-2
         Uncoupled, in several blocks: the relative gap at which a block is done. Give
         :func:`~hierlab.core.solver.solve` an ``rtol`` no smaller.
+    keep_duals : bool, default True
+        False: :attr:`alpha` is released when the run ends, before :func:`~hierlab.core.
+        solver.solve` forms ``coef`` (an estimator that does not read the duals: HR-LR at 10^4
+        leaves and 7.5 x 10^4 examples holds 6 GB of them).
 
     Attributes
     ----------
@@ -323,6 +327,7 @@ class GlobalLogisticCD(PathSumSolver):
         coupled: bool = True,
         leaf_block: int | None = None,
         block_rtol: float = 1e-2,
+        keep_duals: bool = True,
     ) -> None:
         super().__init__(coupled)
         self.max_iter = max_iter
@@ -331,6 +336,7 @@ class GlobalLogisticCD(PathSumSolver):
         self.certify_every = certify_every
         self.leaf_block = leaf_block
         self.block_rtol = block_rtol
+        self.keep_duals = keep_duals
         self.alpha: np.ndarray | None = None
 
     def iterate(self, objective: Any) -> Iterator[SolverState]:
@@ -338,6 +344,14 @@ class GlobalLogisticCD(PathSumSolver):
         certificate's ``primal`` and ``dual``, the pass's Newton steps ``newton`` and largest
         ``|g'|`` ``gmax``, and the inner tolerance ``inner_eps`` it used (in blocks: also the
         ``block`` and ``n_blocks``)."""
+        try:
+            yield from self._iterate(objective)
+        finally:  # the run's end (or solve closing it): the generator's duals go with it
+            if not self.keep_duals:
+                self.alpha = None
+
+    def _iterate(self, objective: Any) -> Iterator[SolverState]:
+        """:meth:`iterate`'s states."""
         prob: HRProblem = objective
         X, sq, labels, parts = pass_inputs(prob)
         n, L = X.shape[0], len(prob.taxonomy.leaves)
