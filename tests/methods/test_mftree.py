@@ -11,6 +11,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
+from sklearn.svm import LinearSVC
 
 from hierlab.core.exceptions import ParameterError
 from hierlab.core.registry import get_method, make_estimator
@@ -313,6 +314,21 @@ def test_spectral_bipartition_recovers_blocks():
     assert groups == {frozenset({0, 1, 2}), frozenset({3, 4, 5})}
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_spectral_bipartition_by_lanczos_equals_the_dense_decomposition(seed, monkeypatch):
+    """Above ``LANCZOS_MIN_CLASSES`` classes the normalised cut's eigenvector comes from
+    Lanczos on ``Dg^{-1/2} A Dg^{-1/2}``: the same split as the dense ``eigh`` of ``L``."""
+    rng = np.random.default_rng(seed)
+    c = 40
+    groups = rng.integers(0, 3, size=c)
+    A = rng.uniform(size=(c, c)) * 0.1 + (groups[:, None] == groups[None, :])
+    A = (A + A.T) / 2.0
+    np.fill_diagonal(A, 0.0)
+    dense = spectral_bipartition(A)
+    monkeypatch.setattr(induction, "LANCZOS_MIN_CLASSES", 10)
+    np.testing.assert_array_equal(spectral_bipartition(A), dense)
+
+
 def test_confusion_affinity():
     yt = np.array([0, 0, 0, 0, 1, 1, 2])
     yp = np.array([0, 1, 1, 0, 1, 0, 2])
@@ -323,7 +339,9 @@ def test_confusion_affinity():
 
 def test_cmtl_tree_groups_confused_classes():
     X, y, _ = hierarchical_blobs(n_groups=2, per_group=3, spread=8.0, within=0.8, seed=3)
-    t = CMTLTree(random_state=0).fit(X, y)
+    # liblinear's less exact optimum confuses every class with a sibling here (hierlab's
+    # default, solved to its 1% gap, confuses only two pairs and leaves two classes free)
+    t = CMTLTree(random_state=0, estimator=LinearSVC(C=1.0)).fit(X, y)
     _assert_one_leaf_per_class(t.taxonomy_, sorted(set(y)))
     root_left = {str(c) for c in t.classes_[t.node_classes_[1]]}
     assert root_left in [{f"c{g}_{k}" for k in range(3)} for g in range(2)]
