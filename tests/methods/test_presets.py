@@ -48,8 +48,8 @@ PAPER_ALGORITHM = {
     "epochs on V",
     "mftree": "MF-Tree of seed 004: HSIC splits by the top eigenvectors of D, classes split by "
     "argmax_j G_kj as printed (Algorithm 1); routing by p = G^T Y^T k, argmax p (Algorithm 2)",
-    "cmtl": "CMTL label tree (Bengio et al. 2010): spectral splits of held-out confusions, one "
-    "LinearSVC per internal node",
+    "cmtl": "CMTL label tree (Bengio et al. 2010): spectral splits of held-out confusions (of a "
+    "one-vs-rest SVM unless an estimator is given), one LinearSVC per internal node",
     "topdown": "top-down: one LinearSVC per internal node, routing from the root",
     "ovr-svm": "one-vs-rest linear SVM (hinge) per leaf by liblinear (seed 001's baseline)",
     "ovr-lr": "one-vs-rest logistic regression per leaf by liblinear (seed 001's baseline)",

@@ -72,8 +72,10 @@ CMTL_CARD = MethodCard(
     prediction=r"v \leftarrow 0;\ \text{while } v \notin \mathcal L:\ v \leftarrow "
     r"\text{right child if } w_v^\top x + b_v > 0 \text{ else left child}",
     symbols="Each internal node has one LinearSVC trained on the full training set.",
-    solver="liblinear for the confusion classifiers and the node classifiers; eigenvectors "
-    "for the splits.",
+    solver="The confusions' one-vs-rest classifier is LinearSVC's model (squared hinge, "
+    "regularised bias, C) by hierlab's certified global dual CD (ovr-svm: every class in one "
+    "pass over the examples); liblinear for the node classifiers; eigenvectors for the "
+    "splits (Lanczos above 1,000 classes).",
     bounds=ONE_SHOT_BOUNDS,
     citation="S. Bengio, J. Weston, D. Grangier. *Label embedding trees for large "
     "multi-class tasks.* NIPS 2010; baseline of " + CITE_004,

@@ -278,8 +278,9 @@ class CMTLClassifier(_InducedTreeClassifier):
 
     def _what_ran(self) -> tuple[str, str]:
         return "liblinear", (
-            "CMTL label tree (Bengio et al. 2010): spectral splits of held-out confusions, "
-            "one LinearSVC per internal node"
+            "CMTL label tree (Bengio et al. 2010): spectral splits of held-out confusions "
+            "(of a one-vs-rest SVM unless an estimator is given), one LinearSVC per internal "
+            "node"
         )
 
 

@@ -189,5 +189,7 @@ TREELOSS_CARD = MethodCard(
     bounds=_RDA_BOUNDS,
     citation="L. Cai, T. Hofmann. *Hierarchical document categorization with support "
     "vector machines.* CIKM 2004; as the TREELOSS baseline of " + _CITE_000,
-    presets=_PAPER_PRESET,
+    presets=_PAPER_PRESET + " TREELOSS's default is C = 0.3, not 1: exact accuracy at C = 0.1 "
+    "/ 0.3 / 0.5 / 1, 20 Newsgroups 0.854 / 0.860 / 0.856 / 0.854, IPC titles 0.464 / 0.467 "
+    "/ 0.461 / 0.447.",
 )
