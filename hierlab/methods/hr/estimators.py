@@ -443,7 +443,7 @@ class _HRBase(_LeafScorer):
                 "logistic": "eq. (3), a Newton step per pair",
             }[str(getattr(self, "loss", self._loss))]  # fmt: skip
             return "global-cd", (
-                f"dual coordinate descent over every (example, leaf) pair of {eq} at once "
+                f"dual coordinate descent of {eq}, every (example, leaf) pair at once "
                 "(the internal nodes move with each step), certified by the dual of seed 001"
             )
         leaves = "dual CD leaves (eq. 5-7)" if self._loss == "hinge" else "L-BFGS leaves (eq. 8)"
