@@ -197,9 +197,8 @@ def alpha_step(
     else:
         alpha = shared_alpha(U, taxonomy)
     alpha[0] = 0.0
-    s = np.sqrt(alpha)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        V = np.where(s[:, None] > 0.0, U / np.where(s > 0, s, 1.0)[:, None], 0.0)
+    s = np.sqrt(alpha)[:, None]
+    V = np.divide(U, s, out=np.zeros_like(U), where=s > 0.0)  # one array, no U / s temporary
     return alpha, V
 
 

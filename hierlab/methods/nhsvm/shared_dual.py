@@ -251,18 +251,19 @@ class SharedSVMDual(AlphaAlternation):
                 if inner_gap <= self.inner_tol * abs(float(state.upper)):
                     break
             flat = bcfw.implicit_blocks_
-            if flat is not None:  # a warm start from the labels with mass
-                beta = bcfw.alpha_sparse_
+            beta = bcfw.alpha_sparse_ if flat is not None else bcfw.alpha_  # the warm start
+            V = np.asarray(bcfw.coef)
+            del bcfw  # its dual's (features x nodes) sums go before the bound and the alpha step
+            if flat is not None:  # the bound from the labels with mass
                 bound, _ = shared_dual_bound(objective, None, tax, flat=flat)
             else:
-                beta = bcfw.alpha_
                 blocks1 = unit_blocks(objective) if blocks1 is None else blocks1
                 bound, _ = shared_dual_bound(objective, beta, tax, blocks1)
             lower = bound if lower is None else max(lower, bound)
             # alpha step at the V-step's best U; J can only decrease (eq. 20 is minimised)
-            V = np.asarray(bcfw.coef)
+            loss = v_step - lam * float(np.einsum("ij,ij->", V, V))  # no pass over the data
             U = c[:, None] * V
-            loss = v_step - lam * float(np.sum(V * V))  # no second pass over the data
+            del V  # U holds the V-step's weights (self.coef its own copy): one array less
             alpha, V = alpha_step(U, tax)
             J_new = lam * shared_norm_objective(U, alpha) + loss
             upper = self._keep_alpha_step(J_new, upper, V, alpha)
