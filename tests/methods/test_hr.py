@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import joblib
 import numpy as np
@@ -322,24 +323,31 @@ def test_hr_svm_dual_coef_gives_the_leaves_by_eq7() -> None:
     np.testing.assert_allclose(W[tax.leaves] - W[tax.parent[tax.leaves]], U, atol=1e-6)
 
 
-@pytest.mark.parametrize("fit_intercept", [False, True])
-@pytest.mark.parametrize("solver", ["global-cd", "block-cd"])
-def test_hr_lr_matches_direct_solve_of_eq3(solver: str, fit_intercept: bool) -> None:
-    """Eq. (3) by BFGS; with ``fit_intercept`` on ``[X, 1]`` (the bias, regularised)."""
+def _eq_by_bfgs(fit_intercept: bool, leaf_loss: Any) -> tuple:
+    """Seed 001's objective ``1/2 sum ||w_n - w_pi(n)||^2 + C sum leaf_loss(y z)`` at C = 0.5
+    on a small tree, minimised by BFGS (on ``[X, 1]`` with ``fit_intercept``): ``(tax, X0, y,
+    X, BFGS result)``."""
     tax = _tree()
     X0, y = _hier_data(tax, n=60, d=12, seed=1, density=0.5)
     X = np.hstack([X0, np.ones((X0.shape[0], 1))]) if fit_intercept else X0
-    C = 0.5
     N, d = tax.n_nodes, X.shape[1]
     Y = np.where(tax.index(y)[:, None] == tax.leaves[None, :], 1.0, -1.0)
 
     def J(z: np.ndarray) -> float:
         W = z.reshape(N, d)
         P = np.where((tax.parent >= 0)[:, None], W[np.maximum(tax.parent, 0)], 0.0)
-        Z = X @ W[tax.leaves].T
-        return 0.5 * np.sum((W - P) ** 2) + C * np.sum(np.logaddexp(0.0, -Y * Z))
+        return 0.5 * np.sum((W - P) ** 2) + 0.5 * np.sum(leaf_loss(Y * (X @ W[tax.leaves].T)))
 
     ref = minimize(J, np.zeros(N * d), method="BFGS", options={"gtol": 1e-9})
+    return tax, X0, y, X, ref
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+@pytest.mark.parametrize("solver", ["global-cd", "block-cd"])
+def test_hr_lr_matches_direct_solve_of_eq3(solver: str, fit_intercept: bool) -> None:
+    """Eq. (3) by BFGS; with ``fit_intercept`` on ``[X, 1]`` (the bias, regularised)."""
+    tax, X0, y, _, ref = _eq_by_bfgs(fit_intercept, lambda m: np.logaddexp(0.0, -m))
+    C = 0.5
     inner = {"inner_tol": 1e-6} if solver == "block-cd" else {}
     est = HRLRClassifier(
         taxonomy=tax, C=C, solver=solver, max_iter=3000, tol=1e-10, fit_intercept=fit_intercept,
@@ -828,20 +836,8 @@ def test_hr_svm_squared_hinge_matches_direct_solve(fit_intercept: bool, sparse: 
     """``loss="squared_hinge"``: eq. (2) with ``(1 - y z)_+^2`` (a smooth objective) by BFGS;
     the certified gap closes and the model's own certificate (dual point ``2 C (1 - y z)_+``)
     agrees with the solver's."""
-    tax = _tree()
-    X0, y = _hier_data(tax, n=60, d=12, seed=1, density=0.5)
-    X = np.hstack([X0, np.ones((X0.shape[0], 1))]) if fit_intercept else X0
+    tax, X0, y, X, ref = _eq_by_bfgs(fit_intercept, lambda m: np.maximum(0.0, 1.0 - m) ** 2)
     C = 0.5
-    N, d = tax.n_nodes, X.shape[1]
-    Y = np.where(tax.index(y)[:, None] == tax.leaves[None, :], 1.0, -1.0)
-
-    def J(z: np.ndarray) -> float:
-        W = z.reshape(N, d)
-        P = np.where((tax.parent >= 0)[:, None], W[np.maximum(tax.parent, 0)], 0.0)
-        t = np.maximum(0.0, 1.0 - Y * (X @ W[tax.leaves].T))
-        return 0.5 * np.sum((W - P) ** 2) + C * np.sum(t * t)
-
-    ref = minimize(J, np.zeros(N * d), method="BFGS", options={"gtol": 1e-9})
     est = HRSVMClassifier(
         taxonomy=tax, C=C, loss="squared_hinge", max_iter=5000, tol=1e-10,
         fit_intercept=fit_intercept,
