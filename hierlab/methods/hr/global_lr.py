@@ -26,7 +26,10 @@ on the pair's path, exactly as the hinge's steps.
 
 A logistic dual lies inside its box, so every pair is nonzero: the duals are held dense, shape
 (n_samples, n_leaves), rows by example (IPC titles: 52,530 x 645, 271 MB). That is the one term
-of this solver that grows with examples times classes; the certificate
+of this solver that grows with examples times classes: uncoupled (one-vs-rest), the leaves are
+solved a block at a time, so it is (n_samples, block), 256 MB at most
+(:class:`GlobalLogisticCD`); coupled (HR-LR), it is the whole (6 GB at 10^4 leaves and 7.5 x
+10^4 examples), released before ``W`` is formed (``keep_duals=False``). The certificate
 (:func:`logistic_bounds`) holds one block of rows at a time. The pass (node scores ``p = S x_i``
 once per example, every leaf's step from path sums of ``p``, ``S`` updated once per example) is
 the hinge's, compiled by numba, with the same steps in Python when numba is absent.
