@@ -42,6 +42,16 @@ _PAPER_PRESET = (
     "weights are the line search."
 )
 
+def _recursive_accuracy(ipc: float, ng: float) -> str:
+    """The presets' sentence on a recursive model's measured accuracy against LinearSVC."""
+    return (
+        f" Measured with the defaults (`hierlab bench`, 70/30): exact accuracy {ipc:.3f} on "
+        f"IPC titles (645 leaves) and {ng:.3f} on 20 Newsgroups, against LinearSVC's 0.480 and "
+        "0.862: predicted from the root down, an error at a parent is final (FLATMULT and "
+        "HSVM, which score every leaf, are within a point on both)."
+    )
+
+
 _SIBLING_HINGE = (
     r"C\sum_{k=1}^{N} \max\Big\{0,\ \max_{i \in \mathcal A^+(y_k),\ "
     r"j \in \mathcal S(i)} 1 - w_i^\top x_k + w_j^\top x_k\Big\}"
@@ -94,7 +104,8 @@ ORTHOGNL_CARD = MethodCard(
         " The split is the paper's Psi = lambda_min/2 ||w||^2 "
         "(Section 4.3); alpha stays 'auto' in both: the paper's alpha = 1 is admissible "
         "on its RCV1 trees only (pass alpha=1 where it is)."
-    ),
+    )
+    + _recursive_accuracy(0.361, 0.8435),
 )
 
 
@@ -142,7 +153,7 @@ HIERMULT_CARD = MethodCard(
     bounds=_RDA_BOUNDS + " The reported bounds are the sums over the node problems.",
     citation="S. Dumais, H. Chen. *Hierarchical classification of Web content.* SIGIR 2000;"
     " as the HIERMULT baseline of " + _CITE_000,
-    presets=_PAPER_PRESET,
+    presets=_PAPER_PRESET + _recursive_accuracy(0.419, 0.8451),
 )
 
 
@@ -163,7 +174,7 @@ TRANSFER_CARD = MethodCard(
     solver=_RDA_SOLVER + r" $\Psi$ is the whole quadratic regulariser (closed-form step).",
     bounds=_RDA_BOUNDS,
     citation=_CITE_000 + " (TRANSFER baseline, after Cai & Hofmann 2004, Dekel et al. 2004).",
-    presets=_PAPER_PRESET,
+    presets=_PAPER_PRESET + _recursive_accuracy(0.399, 0.8473),
 )
 
 
