@@ -492,6 +492,9 @@ class HRSVMClassifier(_HRBase):
     fit_intercept : bool, default True
         Fit a bias ``b_n`` per node as liblinear does: eq. (2) on ``[X, 1]``, the bias
         regularised with ``w_n`` (``b_n - b_{pi(n)}`` penalised). The paper has none (preset).
+    loss : {"squared_hinge", "hinge"}, default "squared_hinge"
+        The leaves' loss in eq. (2): ``(1 - y w.x)_+^2`` (liblinear's L2-loss SVM, LinearSVC's
+        default; global CD only) or the paper's hinge (``preset="paper"``).
 
     Attributes
     ----------
@@ -788,22 +791,23 @@ class _OvRBase(_LeafScorer):
         self.dual_bound_ = final.lower if final is not None else None
 
     def _what_ran(self) -> tuple[str, str]:
-        model = (
-            f"linear SVM ({str(getattr(self, 'loss', 'hinge')).replace('_', ' ')})"
-            if self._kind == "svm"
-            else "logistic regression"
+        loss = str(getattr(self, "loss", "hinge")) if self._kind == "svm" else "logistic"
+        model = "logistic regression" if loss == "logistic" else (
+            f"linear SVM ({loss.replace('_', ' ')})"
         )
+        base = "LinearSVC's loss" if loss == "squared_hinge" else "seed 001's baseline"
         if getattr(self, "solver", "liblinear") == "global-cd":
             return "global-cd", (
-                f"one-vs-rest {model} per leaf (seed 001's baseline), every leaf's dual at once "
+                f"one-vs-rest {model} per leaf ({base}), every leaf's dual at once "
                 "by dual coordinate descent, certified"
             )
-        return "liblinear", f"one-vs-rest {model} per leaf by liblinear (seed 001's baseline)"
+        return "liblinear", f"one-vs-rest {model} per leaf by liblinear ({base})"
 
 
 class OneVsRestSVMClassifier(_OvRBase):
-    """The "SVM" baseline of seed 001: one L1-loss SVM per leaf (with liblinear's regularised
-    bias unless ``fit_intercept=False``, the paper's baseline).
+    """The "SVM" baseline of seed 001: one linear SVM per leaf, by default with LinearSVC's
+    squared hinge (``loss="hinge"``: the L1-loss SVM of the paper's baseline) and liblinear's
+    regularised bias (``fit_intercept=False``: the paper's baseline has none).
 
     Parameters
     ----------
@@ -830,6 +834,8 @@ class OneVsRestSVMClassifier(_OvRBase):
     fit_intercept : bool, default True
         Fit each leaf's bias as liblinear does (a constant feature 1, regularised with
         ``w_n``); the paper's baseline has none (preset).
+    loss : {"squared_hinge", "hinge"}, default "squared_hinge"
+        ``(1 - y w.x)_+^2`` (LinearSVC's default) or the paper's hinge (``preset="paper"``).
 
     Attributes
     ----------
