@@ -84,7 +84,7 @@ def published() -> dict[str, float]:
 
 def params(method: str, args: argparse.Namespace) -> dict[str, Any]:
     """Constructor parameters of each method (``make_estimator`` keywords)."""
-    p: dict[str, Any] = {"C": float(args.C)}
+    p: dict[str, Any] = {"C": float(args.C), "loss": "hinge"}  # the seed's loss
     if method == "HR-SVM":  # the seed's algorithm: block CD (Algorithm 1)
         p.update(solver="block-cd", max_iter=int(args.max_iter))
     else:  # the seed's "SVM" baseline: liblinear per leaf
