@@ -968,11 +968,7 @@ class _LinearSplitter:
         """``Partition2`` on the class means ``m_k = S_k / n_k``; route to the nearer mean."""
         nk = self.counts[cls]
         Sc = self.S[cls]
-        if sp.issparse(Sc):
-            sq = np.asarray(Sc.multiply(Sc).sum(axis=1)).ravel()
-        else:
-            sq = np.einsum("ij,ij->i", Sc, Sc)
-        norms = sq / nk**2
+        norms = _row_sq_norms(Sc) / nk**2
 
         def sq_dist_to(k: int) -> np.ndarray:
             dots = Sc @ (Sc[k].T if sp.issparse(Sc) else Sc[k])
@@ -1060,10 +1056,7 @@ class _LinearSplitter:
 
         c = len(cls)
         D = LinearOperator((c, c), matvec=d_times, rmatvec=d_times, dtype=np.float64)
-        sq = np.asarray(Sc.multiply(Sc).sum(axis=1)).ravel() if sp.issparse(Sc) else (
-            np.einsum("ij,ij->i", Sc, Sc)
-        )
-        trace = float(sq.sum()) - 2.0 * float(a @ r) + tot * float(a @ a)
+        trace = float(_row_sq_norms(Sc).sum()) - 2.0 * float(a @ r) + tot * float(a @ a)
         left, G, lam, kind, rule = _eigen_split(D, trace, self.split_rule)
         self.info[node] = {"rule": rule, "hsic": _hsic(split_trace(D, left), N), "n_examples": N}
         if kind == "mftree":
@@ -1082,6 +1075,13 @@ class _LinearSplitter:
 def _hsic(trace_DB: float, n: float) -> float:
     """The empirical HSIC of eq. (2), ``tr(K L) / (n - 1)^2``, from ``tr(D B) = tr(K L)``."""
     return trace_DB / (n - 1.0) ** 2
+
+
+def _row_sq_norms(Sc: Any) -> np.ndarray:
+    """``||S_k||^2`` of every row of a dense or CSR ``Sc``, shape (n_rows,)."""
+    if sp.issparse(Sc):
+        return np.asarray(Sc.multiply(Sc).sum(axis=1)).ravel()
+    return np.einsum("ij,ij->i", Sc, Sc)
 
 
 def _weighted_rows(u: np.ndarray, Sc: Any) -> np.ndarray:
