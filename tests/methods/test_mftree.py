@@ -329,12 +329,37 @@ def test_spectral_bipartition_by_lanczos_equals_the_dense_decomposition(seed, mo
     np.testing.assert_array_equal(spectral_bipartition(A), dense)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_spectral_bipartition_of_sparse_confusions_with_rank_one_smoothing(seed, monkeypatch):
+    """CMTL's affinity is a sparse confusion part plus ``smoothing (1 1^T - I)``: by the
+    dense path (below ``LANCZOS_MIN_CLASSES``) and by Lanczos on the operator (above it), the
+    split equals the dense decomposition of the formed matrix."""
+    rng = np.random.default_rng(seed)
+    c = 40
+    groups = rng.integers(0, 3, size=c)
+    yt = rng.integers(0, c, size=400)
+    members = [np.flatnonzero(groups == g) for g in range(3)]
+    within = np.array([rng.choice(members[groups[t]]) for t in yt])
+    yp = np.where(rng.uniform(size=400) < 0.7, within, rng.integers(0, c, size=400))
+    _, A = confusion_affinity(yt, yp, c)
+    assert sp.issparse(A)
+    smoothing = 1e-3
+    formed = A.toarray() + smoothing
+    np.fill_diagonal(formed, 0.0)
+    dense = spectral_bipartition(formed)
+    np.testing.assert_array_equal(spectral_bipartition(A, smoothing), dense)
+    monkeypatch.setattr(induction, "LANCZOS_MIN_CLASSES", 10)
+    np.testing.assert_array_equal(spectral_bipartition(A, smoothing), dense)
+
+
 def test_confusion_affinity():
     yt = np.array([0, 0, 0, 0, 1, 1, 2])
     yp = np.array([0, 1, 1, 0, 1, 0, 2])
-    C, A = confusion_affinity(yt, yp, 3, smoothing=0.0)
-    np.testing.assert_allclose(C, [[0.5, 0.5, 0], [0.5, 0.5, 0], [0, 0, 1]])
-    np.testing.assert_allclose(A, [[0, 0.5, 0], [0.5, 0, 0], [0, 0, 0]])
+    C, A = confusion_affinity(yt, yp, 3)
+    assert sp.issparse(C) and sp.issparse(A)
+    np.testing.assert_allclose(C.toarray(), [[0.5, 0.5, 0], [0.5, 0.5, 0], [0, 0, 1]])
+    np.testing.assert_allclose(A.toarray(), [[0, 0.5, 0], [0.5, 0, 0], [0, 0, 0]])
+    assert A.diagonal().sum() == 0.0 and A.nnz == 2  # the zero diagonal is not stored
 
 
 def test_cmtl_tree_groups_confused_classes():

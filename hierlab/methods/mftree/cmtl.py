@@ -31,7 +31,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 import scipy.linalg as sla
-from scipy.sparse.linalg import eigsh
+import scipy.sparse as sp
+from scipy.sparse.linalg import LinearOperator, eigsh
 from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import train_test_split
 from sklearn.utils.validation import check_array
@@ -52,13 +53,21 @@ from hierlab.methods.mftree.induction import (
 __all__ = ["CMTLTree", "confusion_affinity", "spectral_bipartition"]
 
 
-def spectral_bipartition(A: np.ndarray) -> np.ndarray:
+def spectral_bipartition(A: Any, smoothing: float = 0.0) -> np.ndarray:
     """Normalised-cut bipartition of a symmetric non-negative affinity.
+
+    The affinity is ``A + smoothing (1 1^T - I)``: ``A`` dense or sparse, the smoothing a
+    rank-one term never formed above
+    :data:`~hierlab.methods.mftree.induction.LANCZOS_MIN_CLASSES` classes, where Lanczos
+    multiplies by ``N = Dg^{-1/2} (A + smoothing (1 1^T - I)) Dg^{-1/2}`` in
+    ``O(nnz(A) + c)``; below it, the dense ``L = I - N`` and its ``eigh``.
 
     Parameters
     ----------
-    A : ndarray of shape (c, c)
-        Symmetric affinity with positive degrees, ``c >= 2``.
+    A : ndarray or sparse matrix of shape (c, c)
+        Symmetric non-negative affinity with a zero diagonal, ``c >= 2``.
+    smoothing : float, default 0.0
+        Added to every off-diagonal entry.
 
     Returns
     -------
@@ -70,19 +79,25 @@ def spectral_bipartition(A: np.ndarray) -> np.ndarray:
         raise DataError("a node needs at least two classes to be partitioned")
     if c == 2:
         return np.array([True, False])
-    deg = A.sum(axis=1)
+    deg = np.asarray(A.sum(axis=1)).ravel() + smoothing * (c - 1)
     if np.any(deg <= 0):
         return _halves(c)
     s = 1.0 / np.sqrt(deg)
     if c > induction.LANCZOS_MIN_CLASSES:  # the two largest of N = I - L, by Lanczos
-        N = s[:, None] * A * s[None, :]
-        N += N.T
-        N *= 0.5
-        v0 = np.random.default_rng(0).standard_normal(c)
-        w, V = eigsh(N, k=2, which="LA", v0=v0, tol=0.0)
+        w, V = eigsh(
+            _normalised_affinity(A, s, smoothing),
+            k=2,
+            which="LA",
+            v0=np.random.default_rng(0).standard_normal(c),
+            tol=0.0,
+        )
         z = V[:, int(np.argmin(w))]  # the second largest of N: the second smallest of L
     else:
-        L = np.eye(c) - s[:, None] * A * s[None, :]
+        Ad = A.toarray() if sp.issparse(A) else np.array(A, dtype=np.float64)
+        if smoothing:
+            Ad += smoothing
+            np.fill_diagonal(Ad, 0.0)
+        L = np.eye(c) - s[:, None] * Ad * s[None, :]
         _, V = sla.eigh((L + L.T) / 2.0, subset_by_index=[0, 1])
         z = V[:, 1]
     v = _orient(s * z)
@@ -92,32 +107,47 @@ def spectral_bipartition(A: np.ndarray) -> np.ndarray:
     return left
 
 
+def _normalised_affinity(A: Any, s: np.ndarray, smoothing: float) -> LinearOperator:
+    """``v -> s * ((A + smoothing (1 1^T - I)) (s * v))``, symmetrised as ``(A + A^T) / 2``:
+    ``O(nnz(A) + c)`` a product, no ``(c, c)`` array formed for a sparse ``A``."""
+    c = A.shape[0]
+    AT = A.T
+
+    def matvec(v: np.ndarray) -> np.ndarray:
+        u = s * np.ravel(v)
+        Au = 0.5 * (np.asarray(A @ u).ravel() + np.asarray(AT @ u).ravel())
+        return s * (Au + smoothing * (u.sum() - u))
+
+    return LinearOperator((c, c), matvec=matvec, dtype=np.float64)
+
+
 def confusion_affinity(
-    y_true: np.ndarray, y_pred: np.ndarray, n_classes: int, smoothing: float = 1e-4
-) -> tuple[np.ndarray, np.ndarray]:
-    """Row-normalised confusion matrix and the symmetric affinity built from it.
+    y_true: np.ndarray, y_pred: np.ndarray, n_classes: int
+) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """Row-normalised confusion matrix and the symmetric affinity built from it, sparse.
 
     Parameters
     ----------
     y_true, y_pred : ndarray of int, shape (n_samples,)
         Class indices in ``[0, n_classes)``.
     n_classes : int
-    smoothing : float, default 1e-4
-        Added to every off-diagonal affinity.
 
     Returns
     -------
-    C : ndarray of shape (n_classes, n_classes)
-        ``C[i, j]``: fraction of examples of class ``i`` predicted as ``j``.
-    A : ndarray of shape (n_classes, n_classes)
-        ``(C + C^T) / 2 + smoothing`` off the diagonal, 0 on it.
+    C : csr_matrix of shape (n_classes, n_classes)
+        ``C[i, j]``: fraction of examples of class ``i`` predicted as ``j`` (at most
+        ``n_samples`` entries).
+    A : csr_matrix of shape (n_classes, n_classes)
+        ``(C + C^T) / 2`` off the diagonal, 0 on it; CMTL adds its ``smoothing`` to every
+        off-diagonal entry as a rank-one term (:func:`spectral_bipartition`).
     """
-    M = np.zeros((n_classes, n_classes))
-    np.add.at(M, (y_true, y_pred), 1.0)
-    rows = M.sum(axis=1, keepdims=True)
-    C = np.divide(M, rows, out=np.zeros_like(M), where=rows > 0)
-    A = (C + C.T) / 2.0 + smoothing
-    np.fill_diagonal(A, 0.0)
+    k = n_classes
+    M = sp.csr_matrix((np.ones(len(y_true)), (y_true, y_pred)), shape=(k, k))  # sums duplicates
+    rows = np.asarray(M.sum(axis=1)).ravel()
+    C = sp.csr_matrix(sp.diags(1.0 / np.where(rows > 0, rows, 1.0)) @ M)
+    A = sp.csr_matrix((C + C.T) / 2.0)
+    A.setdiag(0.0)
+    A.eliminate_zeros()
     return C, A
 
 
@@ -143,8 +173,11 @@ class CMTLTree(BaseEstimator):
     taxonomy_ : Taxonomy
         Leaves are the classes, internal nodes ``"node:<path code>"``.
     classes_ : ndarray of shape (n_classes,)
-    confusion_ : ndarray of shape (n_classes, n_classes)
-    affinity_ : ndarray of shape (n_classes, n_classes)
+    confusion_ : csr_matrix of shape (n_classes, n_classes)
+        Held-out confusions, rows normalised (:func:`confusion_affinity`).
+    affinity_ : csr_matrix of shape (n_classes, n_classes)
+        ``(confusion_ + confusion_^T) / 2`` off the diagonal; the affinity split is
+        ``affinity_ + smoothing (1 1^T - I)``, never formed as a (classes x classes) array.
     node_classes_ : list of ndarray of int
         Class indices under each taxonomy node.
     depth_, n_nodes_ : int
@@ -223,9 +256,10 @@ class CMTLTree(BaseEstimator):
         yi = yi.ravel()
         c = len(self.classes_)
         self.confusion_, self.affinity_ = self._held_out_confusions(X, yi, c)
+        A, smoothing = self.affinity_, float(self.smoothing)
 
         def split(node: int, cls: np.ndarray, depth: int, tau: int) -> tuple[Any, Any, Any, str]:
-            return spectral_bipartition(self.affinity_[np.ix_(cls, cls)]), None, None, "cmtl"
+            return spectral_bipartition(A[cls][:, cls], smoothing), None, None, "cmtl"
 
         tree = _grow(c, 0, split)
         tax, _, inv = _tree_taxonomy(tree, self.classes_)
@@ -242,7 +276,9 @@ class CMTLTree(BaseEstimator):
 
         return OneVsRestSVMClassifier(C=float(self.C))
 
-    def _held_out_confusions(self, X: Any, yi: np.ndarray, c: int) -> tuple[np.ndarray, np.ndarray]:
+    def _held_out_confusions(
+        self, X: Any, yi: np.ndarray, c: int
+    ) -> tuple[sp.csr_matrix, sp.csr_matrix]:
         """Fit the one-vs-rest classifier on a (stratified when possible) split, return the
         confusions and the affinity (:func:`confusion_affinity`) of the held-out part."""
         counts = np.bincount(yi, minlength=c)
@@ -263,4 +299,4 @@ class CMTLTree(BaseEstimator):
             pred = np.asarray(clf.predict(X[ho]), dtype=np.int64)
         else:
             pred = yi[ho]
-        return confusion_affinity(yi[ho], pred, c, float(self.smoothing))
+        return confusion_affinity(yi[ho], pred, c)
