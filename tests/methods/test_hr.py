@@ -829,6 +829,43 @@ def test_uncoupled_logistic_cd_in_leaf_blocks_certifies_the_whole_problem(
     assert np.all(res.coef[tax.internal_nodes] == 0)
 
 
+def test_next_certificate_follows_a_geometric_gap_and_caps_its_steps() -> None:
+    """A gap decaying as ``r^t`` is predicted exactly once two certificates span the decay,
+    and a step never more than doubles the passes so far (nor drops below one pass)."""
+    r, target = 0.6, 0.6**10
+    nxt = global_lr.next_certificate
+    assert nxt([(2, r**2)], target) == 4  # the start (0, 1) gives r; 8 passes, capped at 2
+    assert nxt([(2, r**2), (4, r**4)], target) == 8  # 6 passes, capped at 4
+    assert nxt([(4, r**4), (8, r**8)], target) == 10  # r^10 exactly: 2 passes
+    assert nxt([(8, r**8), (9, r**9)], target) == 10
+    assert nxt([(9, r**9), (10, 0.9 * r**10)], target) == 11  # below target: one pass on
+    assert nxt([(2, 0.5), (4, 0.5)], target, first=3) == 7  # no decay: the fixed step
+    assert nxt([(2, 0.0)], target) == 4
+    assert nxt([(20, r**20), (40, r**40)], 1e-30) == 40 + global_lr.MAX_CERTIFY_STEP
+
+
+def test_logistic_cd_certifying_near_the_tolerance_keeps_the_iterates() -> None:
+    """``certify_near``: certificates placed by the predicted gap change no pass (the same
+    ``W`` as every pass certified, at the pass it stopped at), the run stops on a certified
+    gap within ``rtol``, with far fewer certificates than every pass, within the last step
+    after the first pass whose gap is within it."""
+    tax = _tree()
+    X, Y = _labels_with_internal_and_empty_rows(tax)
+    prob = HRProblem.from_labels(sp.csr_matrix(X), Y, tax, 0.7, "logistic")
+    rtol = 1e-6
+    near = solve(GlobalLogisticCD(max_iter=3000, certify_near=rtol), prob, rtol=rtol)
+    every = solve(GlobalLogisticCD(max_iter=3000, certify_every=1), prob, rtol=rtol)
+    assert near.converged and every.converged
+    T = near.history[-1].iteration
+    assert near.history[-1].gap <= rtol * near.history[-1].upper
+    assert len(near.history) < len(every.history) / 4
+    # the pass that closed the gap lies within the last step, at most MAX_CERTIFY_STEP long
+    assert T < every.history[-1].iteration + global_lr.MAX_CERTIFY_STEP
+    with pytest.warns(ConvergenceWarning):  # stopped by max_iter = T, not by a gap
+        same = solve(GlobalLogisticCD(max_iter=T, certify_every=T), prob, rtol=0.0)
+    np.testing.assert_array_equal(near.coef, same.coef)
+
+
 # ---------------------------------------------------------------------- the squared hinge
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("fit_intercept", [False, True])

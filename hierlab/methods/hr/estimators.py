@@ -405,7 +405,10 @@ class _HRBase(_LeafScorer):
             solver = GlobalDualCD(max_iter=int(self.max_iter), random_state=int(self.random_state))
         elif self._solver_name() == "global-cd":
             solver = GlobalLogisticCD(  # its dense duals released before W is formed
-                max_iter=int(self.max_iter), random_state=int(self.random_state), keep_duals=False
+                max_iter=int(self.max_iter),
+                random_state=int(self.random_state),
+                keep_duals=False,
+                certify_near=float(self.tol),
             )
         else:
             solver = BlockCoordinateDescent(
@@ -781,7 +784,11 @@ class _OvRBase(_LeafScorer):
             GlobalDualCD(max_iter=max_iter, random_state=seed, coupled=False)
             if self._kind == "svm"
             else GlobalLogisticCD(  # the leaves in blocks: no (n_samples, n_leaves) duals
-                max_iter=max_iter, random_state=seed, coupled=False, block_rtol=gap_tol
+                max_iter=max_iter,
+                random_state=seed,
+                coupled=False,
+                block_rtol=gap_tol,
+                certify_near=gap_tol,
             )
         )
         result = self._run_solver(solver, problem, callbacks, tol=0.0, rtol=gap_tol)

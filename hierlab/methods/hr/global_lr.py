@@ -57,7 +57,13 @@ from hierlab.methods.hr.global_cd import (
 )
 from hierlab.methods.hr.model import HRProblem
 
-__all__ = ["GlobalLogisticCD", "leaf_blocks", "logistic_bounds", "logistic_dual_pass"]
+__all__ = [
+    "GlobalLogisticCD",
+    "leaf_blocks",
+    "logistic_bounds",
+    "logistic_dual_pass",
+    "next_certificate",
+]
 
 #: liblinear's starting dual value (``min(0.001 C, 1e-8)``), its Newton limits and tolerances
 _NEWTON_MAX = 100
@@ -71,6 +77,8 @@ ALPHA_ENTRIES = 2**25
 #: with blocks of about equal size, fewer than ``1 / rtol``, the gap does not close before
 #: every block has run)
 MAX_BLOCKS = 64
+#: with ``certify_near``, at most this many passes between two certificates
+MAX_CERTIFY_STEP = 8
 
 
 def _newton(
@@ -297,7 +305,15 @@ class GlobalLogisticCD(PathSumSolver):
     use_jit : bool, optional
         Compiled passes; None: as :func:`hierlab.core._jit.jit_enabled`.
     certify_every : int, default 2
-        Passes between certificates; the last pass is always certified.
+        Passes between certificates (without ``certify_near``; with it, the first
+        certificate's pass); the last pass is always certified.
+    certify_near : float, optional
+        The relative gap the run is to reach (the ``rtol`` given to
+        :func:`~hierlab.core.solver.solve`; in blocks, ``block_rtol`` is used). A certificate
+        costs about 0.4 of a pass: they are then placed where the gap is predicted to reach
+        it, from its geometric decay between the last two (:func:`next_certificate`), not
+        every ``certify_every`` passes, so a run neither certifies early passes it need not
+        nor runs up to ``certify_every - 1`` passes past the one that closed the gap.
     coupled : bool, default True
         False: each leaf's path is the leaf alone, ``w_n = v_n`` and the internal nodes stay 0:
         eq. (3) without the parents, the one-vs-rest logistic regression (seed 001's baseline
@@ -327,6 +343,7 @@ class GlobalLogisticCD(PathSumSolver):
         random_state: int = 0,
         use_jit: bool | None = None,
         certify_every: int = 2,
+        certify_near: float | None = None,
         coupled: bool = True,
         leaf_block: int | None = None,
         block_rtol: float = 1e-2,
@@ -337,6 +354,7 @@ class GlobalLogisticCD(PathSumSolver):
         self.random_state = random_state
         self.use_jit = use_jit
         self.certify_every = certify_every
+        self.certify_near = certify_near
         self.leaf_block = leaf_block
         self.block_rtol = block_rtol
         self.keep_duals = keep_duals
@@ -368,7 +386,8 @@ class GlobalLogisticCD(PathSumSolver):
         self.alpha = alpha
         self._ST = ST  # the live sums: coef is formed from them on request
         best_lower = -np.inf
-        passes = self._passes(prob, X, sq, labels, parts, (anc_ptr, anc_idx), alpha, ST, rng)
+        paths = (anc_ptr, anc_idx)
+        passes = self._passes(prob, X, sq, labels, parts, paths, alpha, ST, rng, self.certify_near)
         for t, primal, dual, extra in passes:
             best_lower = max(best_lower, dual)
             yield SolverState(
@@ -395,7 +414,9 @@ class GlobalLogisticCD(PathSumSolver):
             alpha, STb = _start(prob, X, lab, _a0(prob.C), coupled=False)
             own = np.arange(len(cols) + 1, dtype=np.int64)  # each leaf's path: its own column
             best = -np.inf
-            passes = self._passes(prob, X, sq, lab, parts, (own, own[:-1]), alpha, STb, rng)
+            passes = self._passes(
+                prob, X, sq, lab, parts, (own, own[:-1]), alpha, STb, rng, self.block_rtol
+            )
             for t, primal, dual, extra in passes:
                 ST[:, cols] = STb
                 best = max(best, dual)
@@ -413,14 +434,18 @@ class GlobalLogisticCD(PathSumSolver):
     def _passes(
         self, prob: HRProblem, X: sp.csr_matrix, sq: np.ndarray, labels: tuple[Any, Any],
         parts: tuple[np.ndarray, ...], paths: tuple[np.ndarray, np.ndarray], alpha: np.ndarray,
-        ST: np.ndarray, rng: np.random.Generator,
+        ST: np.ndarray, rng: np.random.Generator, target: float | None,
     ) -> Iterator[tuple[int, float, float, dict[str, Any]]]:  # fmt: skip
         """Up to ``max_iter`` passes over the examples for the leaves of ``labels`` (their
         duals ``alpha`` and sums ``ST`` updated in place), with liblinear's inner tolerance
-        schedule; yields ``(pass, J, D(alpha), extra)`` at every certified pass."""
+        schedule; yields ``(pass, J, D(alpha), extra)`` at every certified pass (every
+        ``certify_every``, or where :func:`next_certificate` places them for ``target``)."""
         n, L = alpha.shape
         C = float(prob.C)
         eps = INNER_EPS_START
+        gaps: list[tuple[int, float]] = []  # (pass, relative gap) of the certificates
+        best = -np.inf
+        due = self.certify_every
         for t in range(1, self.max_iter + 1):
             used = eps
             newton, gmax = logistic_dual_pass(
@@ -429,14 +454,51 @@ class GlobalLogisticCD(PathSumSolver):
             )  # fmt: skip
             if newton <= alpha.size // 10:
                 eps = max(INNER_EPS_MIN, 0.1 * eps)
-            if t % self.certify_every and t < self.max_iter:
+            if t < due and t < self.max_iter:
                 continue
             primal, dual = logistic_bounds(prob, X, ST, alpha, *paths, labels)
+            best = max(best, dual)
+            gaps.append((t, (primal - best) / abs(primal) if primal else 0.0))
+            due = t + self.certify_every
+            if target is not None:
+                due = next_certificate(gaps, float(target), self.certify_every)
             extra = {
                 "primal": primal, "dual": dual, "newton": int(newton), "gmax": float(gmax),
                 "inner_eps": used,
             }  # fmt: skip
             yield t, primal, dual, extra
+
+
+def next_certificate(gaps: list[tuple[int, float]], target: float, first: int = 2) -> int:
+    """The pass of the next certificate: where the relative gap is predicted to reach
+    ``target``, from its geometric decay between the last two certificates.
+
+    Parameters
+    ----------
+    gaps : list of (int, float)
+        ``(pass, relative gap)`` of the certificates so far, at least one; the start (pass 0,
+        ``W = 0``, the dual at its start) counts as a relative gap of 1.
+    target : float
+        The relative gap to reach.
+    first : int, default 2
+        The smallest step a gap that does not decay falls back to.
+
+    Returns
+    -------
+    int
+        ``t + k`` after the last certificate's pass ``t``: ``k`` the passes a decay rate
+        ``r = (g_t / g_s)^(1 / (t - s))`` needs from ``g_t`` to ``target``, rounded up, at
+        least 1 and at most ``max(first, t)`` (the passes so far: a decay faster later than
+        early, as the dual CD's, is not overshot by more than doubling them) and
+        :data:`MAX_CERTIFY_STEP` (a live chart still moves on a long run).
+    """
+    t, g = gaps[-1]
+    s, g0 = gaps[-2] if len(gaps) > 1 else (0, 1.0)
+    if not 0.0 < g < g0 or t <= s:  # no decay seen: the fixed step
+        return t + first
+    rate = (g / g0) ** (1.0 / (t - s))
+    need = math.log(target / g) / math.log(rate) if g > target else 1.0
+    return t + int(min(max(1.0, math.ceil(need - 1e-9)), max(first, t), MAX_CERTIFY_STEP))
 
 
 def _a0(C: float) -> float:
