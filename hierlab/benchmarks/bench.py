@@ -485,6 +485,7 @@ _SCALE_COLUMNS = [
     "nnz",
     "fit_time",
     "fit_cpu",
+    "n_iter",
     "peak_rss_mb",
     "error",
 ]
@@ -557,8 +558,9 @@ class _ScaleRun:
 
         def run() -> dict[str, Any]:
             est = make_estimator(m, taxonomy=train.taxonomy, **self.params.get(m, {}))
-            _, t, c = _time_fit(est, train.X, train.y)
-            return {"fit_time": t, "fit_cpu": c}
+            fitted, t, c = _time_fit(est, train.X, train.y)
+            # the solver's passes: a slope above 1 is then read as more passes or costlier ones
+            return {"fit_time": t, "fit_cpu": c, "n_iter": int(getattr(fitted, "n_iter_", 0) or 0)}
 
         hard = 2.0 * self.budget + 60.0 if self.budget is not None else None
         res = _run_guarded(run, self.isolate, hard, self.blas_threads)
@@ -583,7 +585,7 @@ def _outcome(res: dict[str, Any]) -> str:
 def _scale_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """The rows of :func:`scale_curves_many` as its table (every column present, in order)."""
     df = pd.DataFrame(rows)
-    for col in ("fit_time", "fit_cpu", "nnz", "n_nodes", "peak_rss_mb"):
+    for col in ("fit_time", "fit_cpu", "n_iter", "nnz", "n_nodes", "peak_rss_mb"):
         if col not in df:
             df[col] = math.nan
     if "error" not in df:
@@ -641,7 +643,8 @@ def scale_curves_many(
     -------
     table : DataFrame
         Columns method, curve ("docs" or "classes"), n_docs (training documents), n_classes,
-        n_nodes, nnz, fit_time (NaN when not measured), fit_cpu, error.
+        n_nodes, nnz, fit_time (NaN when not measured), fit_cpu, n_iter (the fitted
+        ``n_iter_``: passes, epochs or rounds; 0 for a one-shot fit), peak_rss_mb, error.
     slopes : dict
         ``method -> {"nnz": slope of log time vs log nnz, "classes": slope vs log classes}``
         over the measured points (NaN with fewer than two).
@@ -683,7 +686,7 @@ def scale_curves(
     -------
     table : DataFrame
         Columns method, curve ("docs" or "classes"), n_docs, n_classes, n_nodes, nnz,
-        fit_time, fit_cpu, error.
+        fit_time, fit_cpu, n_iter, peak_rss_mb, error.
     slopes : dict
         ``{"nnz": slope of log time vs log nnz, "classes": slope vs log classes}``.
     """

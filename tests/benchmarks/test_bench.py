@@ -255,6 +255,7 @@ def test_scale_curves_tiny_grid() -> None:
     )
     assert len(df) == 2 * (len(grid_docs) + len(grid_classes))
     assert df.error.isna().all() and (df.fit_time > 0).all()
+    assert (df.n_iter >= 1).all()  # each fit's n_iter_ (one pass or more) is recorded
     if bench._can_fork() and os.path.exists("/proc/self/status"):  # each fit's own peak
         assert (df.peak_rss_mb > 0).all()
     for m in ("topdown", "hieron-batch"):

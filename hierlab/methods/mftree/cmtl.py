@@ -11,7 +11,10 @@ Choices made here (documented, deterministic):
 
 * ``C[i, j]`` is the fraction of held-out examples of class ``i`` predicted as ``j`` (rows
   normalised, so large classes do not dominate); the diagonal of ``A`` is set to 0 and a small
-  ``smoothing`` is added off the diagonal so every class has a positive degree.
+  ``smoothing`` is added off the diagonal so every class has a positive degree. ``C`` and
+  ``A`` are held sparse (at most one entry per held-out example) and the smoothing as the
+  rank-one term ``smoothing (1 1^T - I)``: no (classes x classes) array above
+  :data:`~hierlab.methods.mftree.induction.LANCZOS_MIN_CLASSES` classes (800 MB each at 10^4).
 * Spectral bipartition is the normalised cut of Shi & Malik (2000): the eigenvector ``z`` of the
   second smallest eigenvalue of ``L = I - Dg^{-1/2} A Dg^{-1/2}``, ``v = Dg^{-1/2} z``, oriented
   as in MF-Tree (largest-magnitude entry positive), class ``k`` left iff ``v_k >= 0``. Since
