@@ -93,8 +93,7 @@ class _Encoder:
             except ModelFileError:
                 raise
         key = f"a{len(self.arrays)}"
-        # an F-ordered array (a top-down coef_, whose transpose CSR rows multiply) stays so
-        self.arrays[key] = a if a.flags.f_contiguous else np.ascontiguousarray(a)
+        self.arrays[key] = np.ascontiguousarray(a)
         return {"__array__": key}
 
     def encode(self, v: Any, where: str) -> Any:

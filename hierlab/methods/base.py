@@ -186,6 +186,9 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
     #: False where :meth:`_node_scores` does not read :meth:`_score_weights` (Hieron scores
     #: with its engine): :meth:`_weights_fixed` then forms nothing
     _scores_from_weights: bool = True
+    #: True where ``coef_`` is held sparse for CSR ``X`` (top-down: a node weighs only its
+    #: examples' features): the dense-weights size guard then does not apply
+    _sparse_coef: ClassVar[bool] = False
     #: the constructor parameter that caps the solver's iterations (named by its
     #: ``ConvergenceWarning``)
     _budget_param: ClassVar[str] = "max_iter"
@@ -242,7 +245,10 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
         Y = self._encode_fit_labels(y, X.shape[0])
         n_samples, n_features = X.shape
         nnz = X.nnz if sp.issparse(X) else None
-        check_width(n_samples, n_features, nnz, self.taxonomy_.n_nodes)
+        check_width(
+            n_samples, n_features, nnz, self.taxonomy_.n_nodes,
+            dense_weights=nnz is None or not self._sparse_coef,
+        )  # fmt: skip
         self.history_ = pd.DataFrame(columns=["iteration", "elapsed", "upper", "lower", "gap"])
         self.n_iter_ = 0
         self.converged_ = True

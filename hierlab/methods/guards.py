@@ -75,7 +75,9 @@ def _refuse_mixed(first: dict[str, tuple[int, Any]]) -> None:
     )
 
 
-def check_width(n_samples: int, n_features: int, nnz: int | None, n_nodes: int) -> None:
+def check_width(
+    n_samples: int, n_features: int, nnz: int | None, n_nodes: int, dense_weights: bool = True
+) -> None:
     """Refuse a feature width that is absurd for the data, before dense weights are allocated.
 
     Parameters
@@ -86,6 +88,9 @@ def check_width(n_samples: int, n_features: int, nnz: int | None, n_nodes: int) 
         Stored values of a sparse ``X`` (None for a dense one), for the message.
     n_nodes : int
         Nodes of the taxonomy: the methods keep up to one weight vector per node.
+    dense_weights : bool, default True
+        False for a method that holds its weights sparse (top-down on CSR ``X``): only the
+        width is checked, not ``n_nodes * n_features``.
 
     Raises
     ------
@@ -102,7 +107,7 @@ def check_width(n_samples: int, n_features: int, nnz: int | None, n_nodes: int) 
             + limits.how_to_raise("max_features")
         )
     cells = n_nodes * n_features
-    if cells > lim.max_weight_cells:
+    if dense_weights and cells > lim.max_weight_cells:
         raise DataError(
             f"the weights would be {n_nodes:,} nodes x {n_features:,} features = {cells:,} "
             f"numbers ({cells * 8 / 2**30:.1f} GiB). Reduce the features (feature selection, "

@@ -95,6 +95,48 @@ def test_coef_rows_score_children(tree: Taxonomy) -> None:
     np.testing.assert_allclose(np.abs(est.coef_[a]), np.abs(root_clf.coef_[0]))
 
 
+def test_coef_is_sparse_for_sparse_rows_and_weighs_only_each_nodes_features(
+    tree: Taxonomy,
+) -> None:
+    """For CSR ``X`` the stacked weights are CSR, the same numbers as for the dense ``X``, and
+    a node's row is zero off the features its parent's examples use; the node scores and
+    probabilities agree with the dense fit's."""
+    X, y = _data(tree, n=240, d=12, seed=7)
+    rng = np.random.default_rng(7)
+    X[rng.uniform(size=X.shape) < 0.6] = 0.0
+    a_rows = np.isin(y, ["a1", "a2", "a3"])
+    X[np.ix_(a_rows, [10, 11])] = 0.0  # features no example below "a" uses
+    dense = TopDownClassifier(taxonomy=tree).fit(X, y)
+    sparse = TopDownClassifier(taxonomy=tree).fit(sp.csr_matrix(X), y)
+    assert sp.isspmatrix_csr(sparse.coef_) and isinstance(dense.coef_, np.ndarray)
+    np.testing.assert_allclose(sparse.coef_.toarray(), dense.coef_, rtol=1e-10, atol=1e-12)
+    for child in ("a1", "a2", "a3"):
+        row = sparse.coef_[tree.index(child)].toarray().ravel()
+        assert np.any(row != 0) and np.all(row[[10, 11]] == 0)
+    np.testing.assert_allclose(
+        sparse.node_scores(sp.csr_matrix(X)), dense.node_scores(X), rtol=1e-9, atol=1e-12
+    )
+    np.testing.assert_allclose(
+        sparse.predict_proba(sp.csr_matrix(X)), dense.predict_proba(X), rtol=1e-7, atol=1e-10
+    )
+
+
+def test_sparse_top_down_weights_are_not_refused_by_the_dense_weights_guard(
+    tree: Taxonomy,
+) -> None:
+    """The (nodes x features) guard refuses dense weights; top-down on CSR rows holds them
+    sparse, so it fits where a dense-weight method is refused, and on dense rows it is not."""
+    from hierlab.core import limits
+
+    X, y = _data(tree, n=120, d=6, seed=8)
+    with limits.override(max_weight_cells=tree.n_nodes * X.shape[1] - 1):
+        TopDownClassifier(taxonomy=tree).fit(sp.csr_matrix(X), y)
+        with pytest.raises(DataError, match="the weights would be"):
+            TopDownClassifier(taxonomy=tree).fit(X, y)
+        with pytest.raises(DataError, match="the weights would be"):
+            hierlab.make_estimator("hr-svm", taxonomy=tree).fit(sp.csr_matrix(X), y)
+
+
 def test_unknown_label_is_a_clear_error(tree: Taxonomy) -> None:
     X, y = _data(tree)
     y[7] = "zz"

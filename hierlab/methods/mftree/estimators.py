@@ -229,8 +229,11 @@ class CMTLClassifier(_InducedTreeClassifier):
     taxonomy_ : Taxonomy
     tree_ : CMTLTree
     topdown_ : TopDownClassifier
-    coef_ : ndarray of shape (n_nodes, n_features)
+    coef_ : ndarray or csr_matrix of shape (n_nodes, n_features)
+        ``topdown_.coef_`` (CSR for CSR ``X``).
     """
+
+    _sparse_coef = True  # the top-down classifier's coef_
 
     #: the declarations of :class:`CMTLTree` (C, holdout, random_state) and of
     #: :class:`~hierlab.methods.topdown.TopDownClassifier` (n_jobs), which do the work
