@@ -841,6 +841,8 @@ def test_next_certificate_follows_a_geometric_gap_and_caps_its_steps() -> None:
     assert nxt([(9, r**9), (10, 0.9 * r**10)], target) == 11  # below target: one pass on
     assert nxt([(2, 0.5), (4, 0.5)], target, first=3) == 7  # no decay: the fixed step
     assert nxt([(2, 0.0)], target) == 4
+    assert nxt([(2, 0.5), (4, 0.5 * (1 - 1e-17))], target) == 6  # a decay rounding to 1
+    assert nxt([(2, 0.5)], 0.0) == 4  # rtol = 0: no pass reaches it, the fixed step
     assert nxt([(20, r**20), (40, r**40)], 1e-30) == 40 + global_lr.MAX_CERTIFY_STEP
 
 

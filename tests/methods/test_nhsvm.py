@@ -750,7 +750,7 @@ def _hinge_for(est: HSVMClassifier, X: np.ndarray, y: np.ndarray) -> Hierarchica
     tax = est.taxonomy_
     lam = est.lam / len(y)
     if isinstance(est, NHSVMClassifier):
-        alpha = normalization_alpha(tax)
+        alpha = normalization_alpha(tax, est.alpha_rule, rho=est.rho, T=est.T)
         variant = "eq13" if est.variant == "eq13" else "margin"
         return HierarchicalHinge(X, y, tax, np.sqrt(alpha), lam, "normalized", alpha, variant)
     return HierarchicalHinge(X, y, tax, np.ones(tax.n_nodes), lam, est.loss)

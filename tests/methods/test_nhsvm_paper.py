@@ -244,8 +244,8 @@ def test_estimator_inference_default_lp_and_ip_option() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for inf in ("lp", "ip"):
-            fits[inf] = NHSVMClassifier(
-                taxonomy=tax, lam=1e-3, epochs=4, random_state=0, inference=inf
+            fits[inf] = NHSVMClassifier(  # eq. (6)'s weights: the LP relaxation is fractional
+                taxonomy=tax, lam=1e-3, epochs=4, random_state=0, inference=inf, alpha_rule="eq6"
             ).fit(X, Y)
     assert fits["lp"]._objective_model_.inference == "lp"
     assert fits["ip"]._objective_model_.inference == "ip"
@@ -309,7 +309,9 @@ def test_lam_is_the_papers_lambda_on_the_summed_loss() -> None:
         options={"ftol": 1e-13, "maxiter": 1000},
     )
     assert res.success
-    est = NHSVMClassifier(taxonomy=tax, lam=lam, solver="bcfw", epochs=5000, tol=1e-10)
+    est = NHSVMClassifier(
+        taxonomy=tax, lam=lam, alpha_rule="eq6", solver="bcfw", epochs=5000, tol=1e-10
+    )
     est.fit(X, tax.names[y])
     ours = paper_value(est.W_, X, rows, n, lam)
     assert ours == pytest.approx(res.fun * n, rel=1e-6)
@@ -320,7 +322,9 @@ def test_lam_is_the_papers_lambda_on_the_summed_loss() -> None:
     sk = 0.5 * float(np.sum(est.W_**2)) + C * (ours - lam * float(np.sum(est.W_**2)))
     assert sk == pytest.approx(ours / (2 * lam), rel=1e-12)
     # the same lambda on twice the rows (each row duplicated) is half the regularisation per row
-    est2 = NHSVMClassifier(taxonomy=tax, lam=2 * lam, solver="bcfw", epochs=5000, tol=1e-10)
+    est2 = NHSVMClassifier(
+        taxonomy=tax, lam=2 * lam, alpha_rule="eq6", solver="bcfw", epochs=5000, tol=1e-10
+    )
     est2.fit(np.vstack([X, X]), np.r_[tax.names[y], tax.names[y]])
     np.testing.assert_allclose(est2.W_, est.W_, atol=1e-5)
 

@@ -494,9 +494,9 @@ def next_certificate(gaps: list[tuple[int, float]], target: float, first: int = 
     """
     t, g = gaps[-1]
     s, g0 = gaps[-2] if len(gaps) > 1 else (0, 1.0)
-    if not 0.0 < g < g0 or t <= s:  # no decay seen: the fixed step
+    rate = (g / g0) ** (1.0 / (t - s)) if 0.0 < g < g0 and t > s else 1.0
+    if not 0.0 < rate < 1.0 or not target > 0.0:  # no decay seen (or no target): fixed step
         return t + first
-    rate = (g / g0) ** (1.0 / (t - s))
     need = math.log(target / g) / math.log(rate) if g > target else 1.0
     return t + int(min(max(1.0, math.ceil(need - 1e-9)), max(first, t), MAX_CERTIFY_STEP))
 
