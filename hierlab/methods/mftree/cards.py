@@ -75,7 +75,9 @@ CMTL_CARD = MethodCard(
     solver="The confusions' one-vs-rest classifier is LinearSVC's model (squared hinge, "
     "regularised bias, C) by hierlab's certified global dual CD (ovr-svm: every class in one "
     "pass over the examples); liblinear for the node classifiers; eigenvectors for the "
-    "splits (Lanczos above 1,000 classes).",
+    "splits (Lanczos above 1,000 classes, on the sparse confusions plus the smoothing as a "
+    "rank-one term: no classes x classes array). On sparse rows the node classifiers' "
+    "weights are held sparse (a node weighs only its examples' features).",
     bounds=ONE_SHOT_BOUNDS,
     citation="S. Bengio, J. Weston, D. Grangier. *Label embedding trees for large "
     "multi-class tasks.* NIPS 2010; baseline of " + CITE_004,
