@@ -40,9 +40,11 @@ PAPER_ALGORITHM = {
     "(eq. 5-7), odd/even levels (Section 4.3)",
     "hr-lr": "block coordinate descent of seed 001: internal nodes by eq. 4, L-BFGS leaves "
     "(eq. 8), odd/even levels (Section 4.3)",
+    "hsvm": "Pegasos SGD on the primal, as seed 003 trains (Section 7)",
     **{
-        m: "Pegasos SGD on the primal, as seed 003 trains (Section 7)"
-        for m in ("hsvm", "nhsvm", "nhsvm13")
+        m: "Pegasos SGD on the primal, as seed 003 trains (Section 7); node weights by "
+        "eq. (6), rho = 2"
+        for m in ("nhsvm", "nhsvm13")
     },
     "ssvm": "Shared SVM, Algorithm 1 of seed 003 (closed-form alpha) alternating with Pegasos "
     "epochs on V",

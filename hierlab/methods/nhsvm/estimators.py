@@ -841,6 +841,17 @@ class NHSVMClassifier(HSVMClassifier):
     def _alpha(self, tax: Taxonomy) -> np.ndarray:
         return normalization_alpha(tax, rule=self.alpha_rule, rho=float(self.rho), T=float(self.T))
 
+    def _what_ran(self) -> tuple[str, str]:
+        """The solver's text and the node weights' rule (and its rho, T where they apply)."""
+        solver, text = super()._what_ran()
+        rule = {"eq7": "eq. (7)", "eq6": "eq. (6)", "eq6-directional": "eq. (6) directional"}
+        weights = rule.get(str(self.alpha_rule), str(self.alpha_rule))
+        if self.alpha_rule != "eq7":
+            weights += f", rho = {float(self.rho):g}"
+        if not self.taxonomy_.is_tree:
+            weights += f", T = {float(self.T):g} (eq. 8)"
+        return solver, f"{text}; node weights by {weights}"
+
     def _single_loss(self) -> str:
         return "normalized"
 
