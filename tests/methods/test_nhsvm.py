@@ -860,6 +860,20 @@ def test_auto_solver_is_bcfw_where_its_tables_fit(
         assert np.isnan(fitted.lower_bound_)
 
 
+def test_default_weights_are_eq7s_and_what_ran_says_so(tree: Taxonomy) -> None:
+    """The default node weights are eq. (7)'s (max min alpha, directional), lam = 1/3
+    (C = 1.5); ``algorithm_`` names the rule, and eq. (6) with its rho when asked for."""
+    assert not np.allclose(normalization_alpha(tree, "eq6"), normalization_alpha(tree, "eq7"))
+    X, y, _ = _blobs(tree, n=60)
+    est = NHSVMClassifier(taxonomy=tree, epochs=3).fit(X, y)
+    assert est.lam == pytest.approx(1.0 / 3.0)
+    np.testing.assert_allclose(est.alpha_, normalization_alpha(tree, "eq7"))
+    assert est.algorithm_.endswith("node weights by eq. (7)")
+    six = NHSVMClassifier(taxonomy=tree, epochs=3, alpha_rule="eq6", rho=1.5).fit(X, y)
+    np.testing.assert_allclose(six.alpha_, normalization_alpha(tree, "eq6", rho=1.5))
+    assert six.algorithm_.endswith("node weights by eq. (6), rho = 1.5")
+
+
 def test_unconverged_warning_names_the_budget_parameter(tree: Taxonomy) -> None:
     """An HSVM stopped by its epochs says "Raise epochs" (it has no ``max_iter``)."""
     from sklearn.exceptions import ConvergenceWarning
