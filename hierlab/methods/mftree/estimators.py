@@ -267,6 +267,11 @@ class CMTLClassifier(_InducedTreeClassifier):
         return self.topdown_._score_weights()
 
     def _node_scores(self, X: np.ndarray | sp.csr_matrix) -> np.ndarray:
+        """``topdown_``'s scores; linear ones through the base class, so that a calibration
+        forms ``W^T`` once (:meth:`_weights_fixed`), not once per block of rows (a sparse
+        ``W`` is transposed by scipy on every product: at 10^4 classes, 10^8 numbers each)."""
+        if self.topdown_._is_linear():
+            return super()._node_scores(X)
         return self.topdown_._node_scores(X)
 
     def _induce(
