@@ -186,9 +186,6 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
     #: False where :meth:`_node_scores` does not read :meth:`_score_weights` (Hieron scores
     #: with its engine): :meth:`_weights_fixed` then forms nothing
     _scores_from_weights: bool = True
-    #: True where ``coef_`` is held sparse for CSR ``X`` (top-down: a node weighs only its
-    #: examples' features): the dense-weights size guard then does not apply
-    _sparse_coef: ClassVar[bool] = False
     #: the constructor parameter that caps the solver's iterations (named by its
     #: ``ConvergenceWarning``)
     _budget_param: ClassVar[str] = "max_iter"
@@ -247,7 +244,7 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
         nnz = X.nnz if sp.issparse(X) else None
         check_width(
             n_samples, n_features, nnz, self.taxonomy_.n_nodes,
-            dense_weights=nnz is None or not self._sparse_coef,
+            dense_weights=nnz is None or not self._sparse_weights(),
         )  # fmt: skip
         self.history_ = pd.DataFrame(columns=["iteration", "elapsed", "upper", "lower", "gap"])
         self.n_iter_ = 0
@@ -342,6 +339,12 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
         ``_stop_scores()`` scores higher) until a leaf.
         """
         return "flat"
+
+    def _sparse_weights(self) -> bool:
+        """Whether ``coef_`` is held sparse, and sparse by construction, for CSR ``X`` (top-down
+        with liblinear: a node weighs only its examples' features); the dense-weights size
+        guard of ``fit`` then does not apply."""
+        return False
 
     def _candidates(self) -> np.ndarray:
         """Flat routing: bool mask of the nodes that can be predicted, shape (n_nodes,)."""

@@ -129,8 +129,6 @@ class TopDownClassifier(HierarchicalClassifier):
         CSR when ``X`` is (a node's classifier weighs only its examples' features).
     """
 
-    _sparse_coef = True  # coef_ is CSR for CSR X (_stack_coef)
-
     _parameters: ClassVar[tuple[Param, ...]] = (
         Param(
             "C",
@@ -191,6 +189,12 @@ class TopDownClassifier(HierarchicalClassifier):
         report_one_shot(
             self, callbacks, time.perf_counter() - t0, {"n_node_classifiers": len(jobs)}
         )
+
+    def _sparse_weights(self) -> bool:
+        """``coef_`` is CSR for CSR ``X`` (:meth:`_stack_coef`), and sparse by construction
+        for a liblinear base (``w = sum_i alpha_i y_i x_i``); another estimator may weigh
+        every feature, so the dense-weights guard still applies to it."""
+        return is_liblinear(self._base())
 
     def _what_ran(self) -> tuple[str, str]:
         base = self._base()

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.base import clone
+from sklearn.linear_model import LogisticRegression
 from sklearn.svm import LinearSVC
 
 import hierlab
@@ -124,8 +125,9 @@ def test_coef_is_sparse_for_sparse_rows_and_weighs_only_each_nodes_features(
 def test_sparse_top_down_weights_are_not_refused_by_the_dense_weights_guard(
     tree: Taxonomy,
 ) -> None:
-    """The (nodes x features) guard refuses dense weights; top-down on CSR rows holds them
-    sparse, so it fits where a dense-weight method is refused, and on dense rows it is not."""
+    """The (nodes x features) guard refuses dense weights; top-down with liblinear on CSR rows
+    holds them sparse, so it fits where a dense-weight method is refused; on dense rows, or
+    with an estimator that may weigh every feature, it is refused."""
     from hierlab.core import limits
 
     X, y = _data(tree, n=120, d=6, seed=8)
@@ -135,6 +137,10 @@ def test_sparse_top_down_weights_are_not_refused_by_the_dense_weights_guard(
             TopDownClassifier(taxonomy=tree).fit(X, y)
         with pytest.raises(DataError, match="the weights would be"):
             hierlab.make_estimator("hr-svm", taxonomy=tree).fit(sp.csr_matrix(X), y)
+        with pytest.raises(DataError, match="the weights would be"):  # may weigh every feature
+            TopDownClassifier(
+                taxonomy=tree, estimator=LogisticRegression(solver="lbfgs")
+            ).fit(sp.csr_matrix(X), y)
 
 
 def test_unknown_label_is_a_clear_error(tree: Taxonomy) -> None:

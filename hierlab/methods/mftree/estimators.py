@@ -233,8 +233,6 @@ class CMTLClassifier(_InducedTreeClassifier):
         ``topdown_.coef_`` (CSR for CSR ``X``).
     """
 
-    _sparse_coef = True  # the top-down classifier's coef_
-
     #: the declarations of :class:`CMTLTree` (C, holdout, random_state) and of
     #: :class:`~hierlab.methods.topdown.TopDownClassifier` (n_jobs), which do the work
     _parameters: ClassVar[tuple[Param, ...]] = (
@@ -265,6 +263,10 @@ class CMTLClassifier(_InducedTreeClassifier):
 
     def _score_weights(self) -> tuple[Any, np.ndarray] | None:
         return self.topdown_._score_weights()
+
+    def _sparse_weights(self) -> bool:
+        """The node classifiers are LinearSVCs: ``topdown_.coef_`` is sparse for CSR ``X``."""
+        return True
 
     def _node_scores(self, X: np.ndarray | sp.csr_matrix) -> np.ndarray:
         """``topdown_``'s scores; linear ones through the base class, so that a calibration
