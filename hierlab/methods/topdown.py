@@ -13,7 +13,7 @@ Examples labelled with an internal node ``p`` train the classifiers above ``p`` 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -233,30 +233,40 @@ class TopDownClassifier(HierarchicalClassifier):
         examples' features and, by liblinear's ``w = sum_i alpha_i y_i x_i``, weighs no
         other, so the stacked rows are mostly zero on many classes (a CMTL tree of 3,000
         classes over 2 x 10^4 features: 7% dense; at 10^4 classes, 2 x 10^4 nodes, the dense
-        array would be 3.2 GB). For dense ``X``, an ndarray."""
+        array would be 3.2 GB). For dense ``X``, an ndarray filled in place."""
         m = self.taxonomy_.n_nodes
+        if not sparse:
+            coef = np.zeros((m, n_features))
+            for children, W in self._child_weights():
+                coef[children] = W.toarray() if sp.issparse(W) else W
+            return coef
         rows: list[np.ndarray] = []
         cols: list[np.ndarray] = []
         vals: list[np.ndarray] = []
+        for children, W in self._child_weights():
+            Wc = sp.coo_matrix(W)
+            rows.append(children[Wc.row])
+            cols.append(Wc.col)
+            vals.append(Wc.data)
+        return sp.csr_matrix(
+            (_concat(vals, np.float64), (_concat(rows, np.int64), _concat(cols, np.int64))),
+            shape=(m, n_features),
+        )
+
+    def _child_weights(self) -> Iterator[tuple[np.ndarray, Any]]:
+        """``(children, W)`` of every linear node classifier: ``W`` (dense or sparse, as the
+        classifier holds it) has one row per child in ``children`` (a binary node: ``+w``
+        for ``classes_[1]``, ``-w`` for ``classes_[0]``)."""
         for est in self.node_estimators_.values():
             w = getattr(est, "coef_", None)
             if w is None:
                 continue
-            w = sp.coo_matrix(w)
             classes = np.asarray(est.classes_, dtype=np.int64)
-            if w.shape[0] == 1 and len(classes) == 2:  # binary: +w for classes_[1], -w
-                rows += [np.full(w.nnz, classes[1]), np.full(w.nnz, classes[0])]
-                cols += [w.col, w.col]
-                vals += [w.data, -w.data]
+            if w.shape[0] == 1 and len(classes) == 2:
+                pair = sp.vstack([w, -w]) if sp.issparse(w) else np.vstack([w, -w])
+                yield classes[[1, 0]], pair
             else:
-                rows.append(classes[w.row])
-                cols.append(w.col)
-                vals.append(w.data)
-        coef = sp.csr_matrix(
-            (_concat(vals, np.float64), (_concat(rows, np.int64), _concat(cols, np.int64))),
-            shape=(m, n_features),
-        )
-        return coef if sparse else coef.toarray()
+                yield classes, w
 
     def _routing(self) -> str:
         return "recursive"

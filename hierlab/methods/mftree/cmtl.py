@@ -111,15 +111,14 @@ def spectral_bipartition(A: Any, smoothing: float = 0.0) -> np.ndarray:
 
 
 def _normalised_affinity(A: Any, s: np.ndarray, smoothing: float) -> LinearOperator:
-    """``v -> s * ((A + smoothing (1 1^T - I)) (s * v))``, symmetrised as ``(A + A^T) / 2``:
-    ``O(nnz(A) + c)`` a product, no ``(c, c)`` array formed for a sparse ``A``."""
+    """``v -> s * ((A_sym + smoothing (1 1^T - I)) (s * v))`` with ``A_sym = (A + A^T) / 2``
+    formed once: ``O(nnz(A) + c)`` a product, no ``(c, c)`` array formed for a sparse ``A``."""
     c = A.shape[0]
-    AT = A.T
+    A_sym = (A + A.T) * 0.5
 
     def matvec(v: np.ndarray) -> np.ndarray:
         u = s * np.ravel(v)
-        Au = 0.5 * (np.asarray(A @ u).ravel() + np.asarray(AT @ u).ravel())
-        return s * (Au + smoothing * (u.sum() - u))
+        return s * (np.asarray(A_sym @ u).ravel() + smoothing * (u.sum() - u))
 
     return LinearOperator((c, c), matvec=matvec, dtype=np.float64)
 

@@ -262,19 +262,14 @@ class CMTLClassifier(_InducedTreeClassifier):
         return np.asarray(self.topdown_._predict_ids(X), dtype=np.int64)
 
     def _score_weights(self) -> tuple[Any, np.ndarray] | None:
+        """``topdown_``'s weights: the base class scores with them, so that a calibration
+        forms ``W^T`` once (:meth:`_weights_fixed`), not once per block of rows (scipy
+        transposes a sparse ``W`` on every product: at 10^4 classes, 10^8 numbers each)."""
         return self.topdown_._score_weights()
 
     def _sparse_weights(self) -> bool:
         """The node classifiers are LinearSVCs: ``topdown_.coef_`` is sparse for CSR ``X``."""
         return True
-
-    def _node_scores(self, X: np.ndarray | sp.csr_matrix) -> np.ndarray:
-        """``topdown_``'s scores; linear ones through the base class, so that a calibration
-        forms ``W^T`` once (:meth:`_weights_fixed`), not once per block of rows (a sparse
-        ``W`` is transposed by scipy on every product: at 10^4 classes, 10^8 numbers each)."""
-        if self.topdown_._is_linear():
-            return super()._node_scores(X)
-        return self.topdown_._node_scores(X)
 
     def _induce(
         self, X: np.ndarray | sp.csr_matrix, names: np.ndarray

@@ -870,9 +870,9 @@ class SharedSVMClassifier(HSVMClassifier):
     Parameters
     ----------
     taxonomy : Taxonomy, optional
-    lam : float, default 1/3
+    lam : float, default 0.5
         As in :class:`HSVMClassifier`: the paper's lambda on the summed loss,
-        ``C = 1 / (2 lambda)`` (the default is C = 1.5, :data:`NHSVM_DEFAULT_LAM`).
+        ``C = 1 / (2 lambda)``.
     loss : {"hamming", "sqrt_hamming", "zero_one"}, default "zero_one"
         The fixed (un-normalised) ``Δ(l, l_i)`` of eq. (14); 0/1 makes SSVM the multi-class SVM
         when sharing does not pay (Table 1).

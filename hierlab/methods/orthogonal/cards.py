@@ -42,6 +42,7 @@ _PAPER_PRESET = (
     "weights are the line search."
 )
 
+
 def _recursive_accuracy(ipc: float, ng: float) -> str:
     """The presets' sentence on a recursive model's measured accuracy against LinearSVC."""
     return (
