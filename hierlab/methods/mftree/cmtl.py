@@ -15,6 +15,9 @@ Choices made here (documented, deterministic):
   ``A`` are held sparse (at most one entry per held-out example) and the smoothing as the
   rank-one term ``smoothing (1 1^T - I)``: no (classes x classes) array above
   :data:`~hierlab.methods.mftree.induction.LANCZOS_MIN_CLASSES` classes (800 MB each at 10^4).
+* The splits run on one BLAS thread: with several, the eigenvectors' last bits (and so the
+  side of a class whose entry is near 0) varied between processes (3,000 classes: four runs
+  gave three different trees; on one thread, the same tree every time).
 * Spectral bipartition is the normalised cut of Shi & Malik (2000): the eigenvector ``z`` of the
   second smallest eigenvalue of ``L = I - Dg^{-1/2} A Dg^{-1/2}``, ``v = Dg^{-1/2} z``, oriented
   as in MF-Tree (largest-magnitude entry positive), class ``k`` left iff ``v_k >= 0``. Since
@@ -39,6 +42,7 @@ from scipy.sparse.linalg import LinearOperator, eigsh
 from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import train_test_split
 from sklearn.utils.validation import check_array
+from threadpoolctl import threadpool_limits
 
 from hierlab.core.exceptions import DataError
 from hierlab.core.params import Param, validate_params
@@ -111,14 +115,15 @@ def spectral_bipartition(A: Any, smoothing: float = 0.0) -> np.ndarray:
 
 
 def _normalised_affinity(A: Any, s: np.ndarray, smoothing: float) -> LinearOperator:
-    """``v -> s * ((A_sym + smoothing (1 1^T - I)) (s * v))`` with ``A_sym = (A + A^T) / 2``
-    formed once: ``O(nnz(A) + c)`` a product, no ``(c, c)`` array formed for a sparse ``A``."""
+    """``v -> s * ((A + smoothing (1 1^T - I)) (s * v))``, symmetrised as ``(A + A^T) / 2``:
+    ``O(nnz(A) + c)`` a product, no ``(c, c)`` array formed for a sparse ``A``."""
     c = A.shape[0]
-    A_sym = (A + A.T) * 0.5
+    AT = A.T
 
     def matvec(v: np.ndarray) -> np.ndarray:
         u = s * np.ravel(v)
-        return s * (np.asarray(A_sym @ u).ravel() + smoothing * (u.sum() - u))
+        Au = 0.5 * (np.asarray(A @ u).ravel() + np.asarray(AT @ u).ravel())
+        return s * (Au + smoothing * (u.sum() - u))
 
     return LinearOperator((c, c), matvec=matvec, dtype=np.float64)
 
@@ -263,7 +268,8 @@ class CMTLTree(BaseEstimator):
         def split(node: int, cls: np.ndarray, depth: int, tau: int) -> tuple[Any, Any, Any, str]:
             return spectral_bipartition(A[cls][:, cls], smoothing), None, None, "cmtl"
 
-        tree = _grow(c, 0, split)
+        with threadpool_limits(limits=1):  # one BLAS thread: the same splits in every process
+            tree = _grow(c, 0, split)
         tax, _, inv = _tree_taxonomy(tree, self.classes_)
         self.taxonomy_: Taxonomy = tax
         self.node_classes_ = [tree.classes[k] for k in inv]
