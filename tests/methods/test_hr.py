@@ -685,12 +685,13 @@ def test_logistic_pair_step_solves_the_pairs_problem(C: float) -> None:
         assert g0 == pytest.approx(abs(gp(z_old)), rel=1e-9, abs=1e-12)
 
 
-def test_global_logistic_cd_equals_block_cd_on_multilabel_and_excluded_pairs() -> None:
+@pytest.mark.parametrize("sweeps", [1, 3])
+def test_global_logistic_cd_equals_block_cd_on_multilabel_and_excluded_pairs(sweeps: int) -> None:
     tax = _tree()
     X, Y = _labels_with_internal_and_empty_rows(tax)
     prob = HRProblem.from_labels(sp.csr_matrix(X), Y, tax, 0.7, "logistic")
     assert prob.excluded is not None
-    glob = solve(GlobalLogisticCD(max_iter=3000), prob, rtol=1e-11)
+    glob = solve(GlobalLogisticCD(max_iter=3000, sweeps=sweeps), prob, rtol=1e-11)
     block = solve(BlockCoordinateDescent(max_iter=5000, inner_tol_min=1e-10), prob, rtol=1e-9)
     assert glob.converged and block.converged
     np.testing.assert_allclose(glob.coef, block.coef, atol=1e-3 * np.abs(block.coef).max())
@@ -783,6 +784,32 @@ def test_global_logistic_cd_compiled_equals_python(
     np.testing.assert_array_equal(runs[0][0], runs[1][0])
     np.testing.assert_array_equal(runs[0][1], runs[1][1])
     assert runs[0][2] == runs[1][2]
+
+
+def test_logistic_pass_sweeps_are_repeated_visits_of_each_example() -> None:
+    """``sweeps=k`` visits an example's leaves k times on one ``p = S x_i``: the steps of a
+    one-visit pass whose order repeats each example k times in a row (``p`` formed again from
+    ``S`` at each visit)."""
+    tax = _tree()
+    X, Y = _labels_with_internal_and_empty_rows(tax)
+    prob = HRProblem.from_labels(sp.csr_matrix(X), Y, tax, 0.7, "logistic")
+    Xc, sq, labels, parts = global_cd.pass_inputs(prob)
+    paths = GlobalLogisticCD()._leaf_paths(tax)
+    rng = np.random.default_rng(0)
+    order, leaf_order = rng.permutation(Xc.shape[0]), rng.permutation(len(tax.leaves))
+    runs = []
+    for k, visits in ((3, order), (1, np.repeat(order, 3)), (1, order)):
+        alpha, ST = global_lr._start(prob, Xc, labels, global_lr._a0(prob.C))
+        newton, gmax = global_lr.logistic_dual_pass(
+            visits, leaf_order, Xc.indptr, Xc.indices, Xc.data, sq, *parts, *paths, prob.C,
+            alpha, ST, 1e-6, k,
+        )  # fmt: skip
+        runs.append((alpha, ST, newton, gmax))
+    (a3, S3, n3, g3), (ar, Sr, nr, gr), (a1, _, n1, _) = runs
+    np.testing.assert_allclose(a3, ar, rtol=1e-9, atol=1e-15)
+    np.testing.assert_allclose(S3, Sr, rtol=1e-9, atol=1e-12)
+    assert n3 == nr and g3 == pytest.approx(gr, rel=1e-9)
+    assert n1 < n3 and np.abs(a3 - a1).max() > 1e-3  # the extra visits moved the duals
 
 
 def test_leaf_blocks_cover_the_leaves_in_balanced_blocks() -> None:
