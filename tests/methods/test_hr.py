@@ -786,10 +786,30 @@ def test_global_logistic_cd_compiled_equals_python(
     assert runs[0][2] == runs[1][2]
 
 
+@pytest.mark.parametrize("jit", [True, False])
+@pytest.mark.parametrize("n_touched", [1, 3, 12])
+def test_update_s_adds_x_times_acc_on_touched_nodes(jit: bool, n_touched: int) -> None:
+    """Both of ``UPDATE_S``'s ways (the touched nodes one by one; every node of the row once a
+    quarter are touched) give ``S^T[cols of x_i] += outer(x_i, acc)`` and clear the scratch."""
+    rng = np.random.default_rng(n_touched)
+    m, X = 12, sp.random(4, 7, density=0.5, format="csr", random_state=1)
+    ST = rng.normal(size=(7, m))
+    touched = np.zeros(m, dtype=np.int64)
+    touched[:n_touched] = rng.permutation(m)[:n_touched]
+    acc, mark = np.zeros(m), np.zeros(m, dtype=np.bool_)
+    acc[touched[:n_touched]], mark[touched[:n_touched]] = rng.normal(size=n_touched), True
+    want = ST + np.outer(X[2].toarray().ravel(), acc)
+    fn = global_cd.UPDATE_S if jit else global_cd._update_s
+    fn(2, X.indptr, X.indices, X.data, ST, acc, mark, touched, n_touched)
+    np.testing.assert_allclose(ST, want, rtol=1e-15, atol=1e-15)
+    assert not acc.any() and not mark.any()
+
+
 def test_logistic_pass_sweeps_are_repeated_visits_of_each_example() -> None:
-    """``sweeps=k`` visits an example's leaves k times on one ``p = S x_i``: the steps of a
-    one-visit pass whose order repeats each example k times in a row (``p`` formed again from
-    ``S`` at each visit)."""
+    """``sweeps=k`` visits an example's leaves k times on one ``p = S x_i``: with ``revisit =
+    0``, the steps of a one-visit pass whose order repeats each example k times in a row (``p``
+    formed again from ``S`` at each visit); with ``revisit`` above any step (a step moves a
+    dual by less than ``C``), the one-visit pass; in between, some but not all pairs again."""
     tax = _tree()
     X, Y = _labels_with_internal_and_empty_rows(tax)
     prob = HRProblem.from_labels(sp.csr_matrix(X), Y, tax, 0.7, "logistic")
@@ -797,19 +817,28 @@ def test_logistic_pass_sweeps_are_repeated_visits_of_each_example() -> None:
     paths = GlobalLogisticCD()._leaf_paths(tax)
     rng = np.random.default_rng(0)
     order, leaf_order = rng.permutation(Xc.shape[0]), rng.permutation(len(tax.leaves))
-    runs = []
-    for k, visits in ((3, order), (1, np.repeat(order, 3)), (1, order)):
+
+    def run(sweeps: int, revisit: float, visits: np.ndarray) -> tuple[Any, ...]:
         alpha, ST = global_lr._start(prob, Xc, labels, global_lr._a0(prob.C))
         newton, gmax = global_lr.logistic_dual_pass(
             visits, leaf_order, Xc.indptr, Xc.indices, Xc.data, sq, *parts, *paths, prob.C,
-            alpha, ST, 1e-6, k,
+            alpha, ST, 1e-6, sweeps, revisit,
         )  # fmt: skip
-        runs.append((alpha, ST, newton, gmax))
-    (a3, S3, n3, g3), (ar, Sr, nr, gr), (a1, _, n1, _) = runs
+        return alpha, ST, newton, gmax
+
+    a3, S3, n3, g3 = run(3, 0.0, order)
+    ar, Sr, nr, gr = run(1, 0.0, np.repeat(order, 3))
     np.testing.assert_allclose(a3, ar, rtol=1e-9, atol=1e-15)
     np.testing.assert_allclose(S3, Sr, rtol=1e-9, atol=1e-12)
     assert n3 == nr and g3 == pytest.approx(gr, rel=1e-9)
+    a1, S1, n1, g1 = run(1, 0.0, order)
     assert n1 < n3 and np.abs(a3 - a1).max() > 1e-3  # the extra visits moved the duals
+    high = run(3, 2.0, order)
+    np.testing.assert_array_equal(high[0], a1)
+    np.testing.assert_array_equal(high[1], S1)
+    assert high[2:] == (n1, g1)
+    mid = run(3, 0.05, order)[2]
+    assert n1 < mid < n3
 
 
 def test_leaf_blocks_cover_the_leaves_in_balanced_blocks() -> None:

@@ -104,7 +104,9 @@ HR_LR_CARD = MethodCard(
         r"features, and each coordinate $(i, n)$ is solved by Yu, Huang and Lin's (2011) "
         r"modified Newton method on $z \log z + (C - z)\log(C - z) + \frac a2 (z - "
         r"\alpha_{in})^2 + b (z - \alpha_{in})$, $a = |A^+(n)|\,\|x_i\|^2$, "
-        r"$b = y_{in} w_n^\top x_i$ (same certificate, at the iterate's own duals)."
+        r"$b = y_{in} w_n^\top x_i$ (same certificate, at the iterate's own duals). An "
+        "example's leaves share their ancestors, so each pass visits them up to three times "
+        "on one $S x_i$, the later visits going to the duals the first one moved."
     ),
     bounds=_HR_BOUNDS,
     citation=_CITE_001,
