@@ -770,6 +770,7 @@ def test_global_logistic_cd_compiled_equals_python(
             for name, fn in (
                 ("NEWTON", global_lr._newton),
                 ("PAIR_STEP", global_lr._pair_step),
+                ("VISIT_EXAMPLE", global_lr._visit_example),
                 ("ENTER_ROW", global_cd._enter_row),
                 ("ROW_TIMES", _jit._sparse_row_times),
                 ("PATH_STEP", global_cd._path_step),

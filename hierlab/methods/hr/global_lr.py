@@ -129,6 +129,46 @@ def _pair_step(
     return NEWTON(alpha, a, b, C, eps)
 
 
+def _visit_example(
+    a: np.ndarray, leaf_order: np.ndarray, sweeps: int, revisit: float, s: float, C: float,
+    eps: float, sign: np.ndarray, off: np.ndarray, anc_ptr: np.ndarray, anc_idx: np.ndarray,
+    p: np.ndarray, acc: np.ndarray, mark: np.ndarray, touched: np.ndarray, a0: np.ndarray,
+    hot: np.ndarray,
+) -> tuple[int, int, float]:  # pragma: no cover - compiled by numba
+    """One example's visits of :func:`_lr_pass` (its duals ``a``, ``||x_i||^2 = s > 0``):
+    every leaf in ``leaf_order``, then up to ``sweeps - 1`` more visits of the leaves whose
+    dual the first moved by at least ``revisit C``, each step updating ``p`` and ``acc`` on
+    the leaf's path (``a0`` and ``hot``: scratch of n_leaves). Returns the size of
+    ``touched``, the Newton steps taken and the largest ``|g'|`` met."""
+    if sweeps > 1:
+        a0[:] = a
+    nt, nh, newton, gmax = 0, 0, 0, 0.0
+    for sweep in range(sweeps):
+        if sweep == 1:  # the later visits: the pairs the first moved by revisit C
+            for k in leaf_order:
+                if not off[k] and abs(a[k] - a0[k]) >= revisit * C:
+                    hot[nh] = k
+                    nh += 1
+        for kk in range(leaf_order.shape[0] if sweep == 0 else nh):
+            k = leaf_order[kk] if sweep == 0 else hot[kk]
+            if off[k]:
+                continue
+            y = sign[k]
+            P = 0.0  # the leaf's score: the path sum of p
+            for e in range(anc_ptr[k], anc_ptr[k + 1]):
+                P += p[anc_idx[e]]
+            ak = a[k]
+            new, it, g0 = PAIR_STEP(ak, (anc_ptr[k + 1] - anc_ptr[k]) * s, y * P, C, eps)
+            newton += it
+            gmax = max(gmax, g0)
+            if it > 0:
+                dy = (new - ak) * y
+                a[k] = new
+                if dy != 0.0:
+                    nt = PATH_STEP(k, dy, s, anc_ptr, anc_idx, p, acc, mark, touched, nt)
+    return nt, newton, gmax
+
+
 def _lr_pass(
     order: np.ndarray,
     leaf_order: np.ndarray,
@@ -181,33 +221,11 @@ def _lr_pass(
                     a[k] = 0.5 * C
         else:
             ROW_TIMES(ST, indptr, indices, data, i, p)  # p = S x_i
-            if sweeps > 1:
-                a0[:] = a
-            nt, nh = 0, 0
-            for sweep in range(sweeps):
-                if sweep == 1:  # the later visits: the pairs the first moved by revisit C
-                    for k in leaf_order:
-                        if not off[k] and abs(a[k] - a0[k]) >= revisit * C:
-                            hot[nh] = k
-                            nh += 1
-                for kk in range(leaf_order.shape[0] if sweep == 0 else nh):
-                    k = leaf_order[kk] if sweep == 0 else hot[kk]
-                    if off[k]:
-                        continue
-                    y = sign[k]
-                    P = 0.0  # the leaf's score: the path sum of p
-                    for e in range(anc_ptr[k], anc_ptr[k + 1]):
-                        P += p[anc_idx[e]]
-                    q = (anc_ptr[k + 1] - anc_ptr[k]) * s
-                    ak = a[k]
-                    new, it, g0 = PAIR_STEP(ak, q, y * P, C, eps)
-                    newton += it
-                    gmax = max(gmax, g0)
-                    if it > 0:
-                        dy = (new - ak) * y
-                        a[k] = new
-                        if dy != 0.0:
-                            nt = PATH_STEP(k, dy, s, anc_ptr, anc_idx, p, acc, mark, touched, nt)
+            nt, it, g = VISIT_EXAMPLE(
+                a, leaf_order, sweeps, revisit, s, C, eps, sign, off, anc_ptr, anc_idx, p, acc,
+                mark, touched, a0, hot,
+            )  # fmt: skip
+            newton, gmax = newton + it, max(gmax, g)
             UPDATE_S(i, indptr, indices, data, ST, acc, mark, touched, nt)
         ENTER_ROW(i, no_ptr, no_idx, no_val, pos_ptr, pos_idx, ex_ptr, ex_idx, p, sign, off, False)
     return newton, gmax
@@ -216,6 +234,7 @@ def _lr_pass(
 #: the compiled helpers of the pass (the Python ones without numba)
 NEWTON: Any = njit(_newton) or _newton
 PAIR_STEP: Any = njit(_pair_step) or _pair_step
+VISIT_EXAMPLE: Any = njit(_visit_example) or _visit_example
 ENTER_ROW: Any = global_cd.ENTER_ROW
 ROW_TIMES: Any = global_cd.ROW_TIMES
 PATH_STEP: Any = global_cd.PATH_STEP
