@@ -20,9 +20,9 @@ logistic regression and maximum entropy models", Algorithm 4), with ``a = |A+(n)
 
 solved by their modified Newton method (on ``C - z`` instead when ``1/2 a (C - 2 alpha_in) + b <
 0``, a step that would leave ``(0, C)`` shrinks ``z`` tenfold), to the inner tolerance that
-liblinear's ``solve_l2r_lr_dual`` uses: 1e-2 at first, tenfold smaller after every pass in which
-fewer than a tenth of the pairs needed a Newton step, never below 1e-8. ``S_j += delta y_in x_i``
-on the pair's path, exactly as the hinge's steps.
+liblinear's ``solve_l2r_lr_dual`` uses: 1e-2 at first, tenfold smaller after every pass whose
+Newton steps number at most a tenth of the pairs (times ``sweeps``, below), never below 1e-8.
+``S_j += delta y_in x_i`` on the pair's path, exactly as the hinge's steps.
 
 A logistic dual lies inside its box, so every pair is nonzero: the duals are held dense, shape
 (n_samples, n_leaves), rows by example (IPC titles: 52,530 x 645, 271 MB). That is the one term
