@@ -132,23 +132,15 @@ def _pair_step(
 def _visit_example(
     a: np.ndarray, leaf_order: np.ndarray, sweeps: int, revisit: float, s: float, C: float,
     eps: float, sign: np.ndarray, off: np.ndarray, anc_ptr: np.ndarray, anc_idx: np.ndarray,
-    p: np.ndarray, acc: np.ndarray, mark: np.ndarray, touched: np.ndarray, a0: np.ndarray,
-    hot: np.ndarray,
+    p: np.ndarray, acc: np.ndarray, mark: np.ndarray, touched: np.ndarray, hot: np.ndarray,
 ) -> tuple[int, int, float]:  # pragma: no cover - compiled by numba
     """One example's visits of :func:`_lr_pass` (its duals ``a``, ``||x_i||^2 = s > 0``):
     every leaf in ``leaf_order``, then up to ``sweeps - 1`` more visits of the leaves whose
-    dual the first moved by at least ``revisit C``, each step updating ``p`` and ``acc`` on
-    the leaf's path (``a0`` and ``hot``: scratch of n_leaves). Returns the size of
-    ``touched``, the Newton steps taken and the largest ``|g'|`` met."""
-    if sweeps > 1:
-        a0[:] = a
+    dual the first moved by at least ``revisit C`` (listed in ``hot``, scratch of n_leaves,
+    as the first visit meets them), each step updating ``p`` and ``acc`` on the leaf's path.
+    Returns the size of ``touched``, the Newton steps taken and the largest ``|g'|`` met."""
     nt, nh, newton, gmax = 0, 0, 0, 0.0
     for sweep in range(sweeps):
-        if sweep == 1:  # the later visits: the pairs the first moved by revisit C
-            for k in leaf_order:
-                if not off[k] and abs(a[k] - a0[k]) >= revisit * C:
-                    hot[nh] = k
-                    nh += 1
         for kk in range(leaf_order.shape[0] if sweep == 0 else nh):
             k = leaf_order[kk] if sweep == 0 else hot[kk]
             if off[k]:
@@ -161,11 +153,13 @@ def _visit_example(
             new, it, g0 = PAIR_STEP(ak, (anc_ptr[k + 1] - anc_ptr[k]) * s, y * P, C, eps)
             newton += it
             gmax = max(gmax, g0)
-            if it > 0:
-                dy = (new - ak) * y
+            moved = new - ak if it > 0 else 0.0  # no Newton step: the dual stays
+            if sweep == 0 and sweeps > 1 and abs(moved) >= revisit * C:
+                hot[nh] = k
+                nh += 1
+            if moved != 0.0:
                 a[k] = new
-                if dy != 0.0:
-                    nt = PATH_STEP(k, dy, s, anc_ptr, anc_idx, p, acc, mark, touched, nt)
+                nt = PATH_STEP(k, moved * y, s, anc_ptr, anc_idx, p, acc, mark, touched, nt)
     return nt, newton, gmax
 
 
@@ -210,7 +204,7 @@ def _lr_pass(
         np.zeros(0),
     )
     newton, gmax = 0, 0.0
-    hot, a0 = np.zeros(L, dtype=np.int64), np.zeros(L)
+    hot = np.zeros(L, dtype=np.int64)
     for i in order:
         ENTER_ROW(i, no_ptr, no_idx, no_val, pos_ptr, pos_idx, ex_ptr, ex_idx, p, sign, off, True)
         s = sq[i]
@@ -223,7 +217,7 @@ def _lr_pass(
             ROW_TIMES(ST, indptr, indices, data, i, p)  # p = S x_i
             nt, it, g = VISIT_EXAMPLE(
                 a, leaf_order, sweeps, revisit, s, C, eps, sign, off, anc_ptr, anc_idx, p, acc,
-                mark, touched, a0, hot,
+                mark, touched, hot,
             )  # fmt: skip
             newton, gmax = newton + it, max(gmax, g)
             UPDATE_S(i, indptr, indices, data, ST, acc, mark, touched, nt)
