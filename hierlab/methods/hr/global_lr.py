@@ -40,7 +40,7 @@ coupled the more strongly the more leaves, and one visit leaves it far from its 
 later visits cost ``O(moved pairs x depth)``, while ``p = S x_i`` and ``S``'s update
 (``O(nnz(x_i) n_nodes)``, most of a pass) are paid once. ``hr-lr`` at its defaults, to a relative
 gap of 1e-2: on ``make_hierarchical_text(27000, 3000, 20000)`` 11 passes, 133 s with one visit;
-6, 79 s with these; on IPC titles 24 passes, 85 s; 18, 67 s (CPU seconds).
+6, 73 s with these; on IPC titles 24 passes, 85 s; 18, 67 s (CPU seconds).
 """
 
 from __future__ import annotations
