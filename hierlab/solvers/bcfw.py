@@ -89,7 +89,13 @@ from hierlab.core.solver import Solver, SolverState
 from hierlab.solvers.bcfw_flat import CURVATURE, TAKE_STEP, UPDATE_W, FlatBlocks
 from hierlab.solvers.rda import check_budget
 
-__all__ = ["BCFW"]
+__all__ = ["BCFW", "ESTIMATE_SLACK"]
+
+
+#: how far above the certified gap BCFW's running Frank-Wolfe estimate may run: a caller that
+#: stops at relative gap ``rtol`` certifies the epochs whose estimate is below this times it
+#: (``certify_below``)
+ESTIMATE_SLACK = 2.0
 
 
 def _diverged(epoch: int, what: str = "a step's curvature overflowed") -> ConvergenceError:
@@ -377,6 +383,9 @@ class BCFW(Solver):
         ``report_rows``) is above ``certify_below`` times the last certified ``upper``: a caller
         that stops at that relative gap certifies only where the estimate says it may stop
         (the first epoch, the last, and one that runs out of ``max_time`` are certified).
+        The estimate is taken before each block's steps, so it runs above the certified gap
+        (1.1-2.3 times it on 20 Newsgroups, IPC titles and a dense toy set): a caller stopping
+        at relative gap ``rtol`` passes ``ESTIMATE_SLACK * rtol``.
     dual_init : ndarray of shape (n_alpha,) or (n_blocks, max_labels), optional
         Warm start: dual variables of an earlier run on the same blocks (the :attr:`alpha_` of
         a solve of the same examples, labels and losses, e.g. with other class attributes:
