@@ -90,10 +90,18 @@ class Objective:
     C : float
         Weight of the summed loss ``C sum_k xi_k`` (scikit-learn's and liblinear's C; seed 000
         writes ``C/N sum_k xi_k``, so the paper's C is ours times N).
+    XT : csr_matrix of shape (n_features, n_samples), optional
+        ``X^T`` in CSR, when the caller already holds it (formed here for sparse ``X``).
     """
 
     def __init__(
-        self, model: Model, regularizer: Regularizer, X: Any, y: np.ndarray, C: float
+        self,
+        model: Model,
+        regularizer: Regularizer,
+        X: Any,
+        y: np.ndarray,
+        C: float,
+        XT: sp.csr_matrix | None = None,
     ) -> None:
         if not C > 0:
             raise ParameterError(f"C must be positive, got {C!r}")
@@ -113,8 +121,11 @@ class Objective:
         #: phi = (Omega - Psi) + C L >= 0: the hinge losses are >= 0 and the regularizers'
         #: remainders are convex quadratic forms (or maxima of PSD forms), hence >= 0
         self.phi_nonnegative = bool(getattr(regularizer, "remainder_nonnegative", False))
-        # CSR transpose of sparse X: Gamma^T X becomes a sparse-sparse product, O(nnz(X))
-        self.XT = sp.csr_matrix(X.T) if sp.issparse(X) else None
+        # CSR transpose of sparse X: Gamma^T X becomes a sparse-sparse product, O(nnz(X));
+        # a caller that builds several objectives on the same rows passes its own
+        if XT is None and sp.issparse(X):
+            XT = sp.csr_matrix(X.T)
+        self.XT = XT
 
     # ------------------------------------------------------------------ helpers
     def block_sum(self, row_values: np.ndarray) -> np.ndarray:

@@ -175,6 +175,22 @@ def test_ssvm_bcfw_beats_its_pegasos_objective_and_is_dense_sparse_equal() -> No
     assert b.objective_ <= p.objective_ + 1e-12
 
 
+def test_sparse_rows_are_transposed_once_per_fit_and_not_kept() -> None:
+    """The rounds' BCFW problems and bounds share the hinge's one CSR ``X^T`` (the sparse
+    fit equals the dense one above); the fitted model keeps neither ``X`` nor ``X^T``."""
+    from hierlab.methods.nhsvm.dual import hinge_problem
+
+    tax, X, y = _problem(4, n=60, d=3)
+    Xs = sp.csr_matrix(X)
+    hinge = HierarchicalHinge(Xs, y, tax, np.ones(tax.n_nodes), lam=0.5, loss="zero_one")
+    XT = hinge.XT
+    assert XT is hinge.XT and hinge_problem(hinge).XT is XT
+    np.testing.assert_array_equal(XT.toarray(), X.T)
+    assert HierarchicalHinge(X, y, tax, np.ones(tax.n_nodes), lam=0.5).XT is None
+    est = SharedSVMClassifier(taxonomy=tax, lam=1e-2, solver="bcfw").fit(Xs, tax.names[y])
+    assert est._objective_model_.X is None and est._objective_model_.XT is None
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_joint_bound_is_below_every_feasible_value_and_the_fixed_alpha_dual(seed: int) -> None:
     """D(beta) <= D_alpha(beta) <= J(U, alpha) for random simplices beta, alpha in P and U."""

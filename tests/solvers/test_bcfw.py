@@ -194,6 +194,46 @@ def test_checkpoints_every_k_epochs_certify_the_same_optimum(method: str) -> Non
 
 
 @pytest.mark.parametrize("method", list(ESTIMATORS))
+def test_upper_hint_lets_a_warm_start_skip_its_first_checkpoint(method: str) -> None:
+    """``upper_hint``: a warm start from a few epochs' dual point certifies its first epoch
+    without a hint, skips it when the estimate is far above ``certify_below`` times the hint
+    (a stop is impossible there: the next checkpoint is the last epoch's, or one where every
+    block's gap is zero), certifies it again when the hint is huge, and with a hint
+    still stops on a certified gap bracketing the hint-less run's optimum."""
+    tree = next(iter(TREES))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        warm = BCFW(max_iter=2)
+        solve(warm, _objective(method, tree, 1))
+    beta = warm.alpha_sparse_ if warm.implicit_blocks_ is not None else warm.alpha_
+    first = {}
+    for hint in (None, 1e-300, 1e300):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = solve(
+                BCFW(max_iter=4, dual_init=beta, certify_below=1e-6, upper_hint=hint),
+                _objective(method, tree, 1),
+            )
+        first[hint] = [s for s in res.history if s.extra.get("exact", True)][0]
+    assert first[None].iteration == 1 and first[1e300].iteration == 1
+    skipped = first[1e-300]  # the last epoch, or one whose every block had a zero gap
+    assert skipped.iteration == 4 or (
+        skipped.iteration > 1 and skipped.gap <= 1e-9 * abs(skipped.upper)
+    )
+    runs = []
+    for hint in (None, 1.0):
+        obj = _objective(method, tree, 1)
+        res = solve(
+            BCFW(max_iter=5000, dual_init=beta, certify_below=1e-4, upper_hint=hint), obj,
+            rtol=1e-4,
+        )  # fmt: skip
+        assert res.converged and res.history[-1].gap <= 1e-4 * res.history[-1].upper
+        runs.append(res.history[-1])
+    a, b = runs
+    assert a.lower <= b.upper * (1 + 1e-12) and b.lower <= a.upper * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("method", list(ESTIMATORS))
 def test_certify_below_checkpoints_where_the_running_gap_estimate_allows_a_stop(
     method: str,
 ) -> None:

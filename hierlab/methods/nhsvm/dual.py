@@ -234,4 +234,4 @@ def hinge_problem(hinge: HierarchicalHinge) -> Objective:
     """
     model = HingeDualModel(hinge)
     reg = L2(model.active_rows(hinge.y), sigma=2.0 * float(hinge.lam))
-    return Objective(model, reg, hinge.X, hinge.y, C=1.0)
+    return Objective(model, reg, hinge.X, hinge.y, C=1.0, XT=hinge.XT)

@@ -707,7 +707,7 @@ class HSVMClassifier(HierarchicalClassifier):
         self.coef_ = c[:, None] * W
         if alpha is not None:
             self.alpha_ = np.asarray(alpha)
-        obj.X = None  # do not keep the training data
+        obj.release_data()  # do not keep the training data
         self._objective_model_ = obj
 
     def node_weights(self) -> pd.DataFrame:
