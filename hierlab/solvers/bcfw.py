@@ -383,9 +383,10 @@ class BCFW(Solver):
         ``report_rows``) is above ``certify_below`` times the last certified ``upper``: a caller
         that stops at that relative gap certifies only where the estimate says it may stop
         (the first epoch unless ``upper_hint`` is given, the last, and one that runs out of
-        ``max_time`` are certified). The estimate is taken before each block's steps, so it runs above the certified gap
-        (1.1-2.3 times it on 20 Newsgroups, IPC titles and a dense toy set): a caller stopping
-        at relative gap ``rtol`` passes ``ESTIMATE_SLACK * rtol``.
+        ``max_time`` are certified). The estimate is taken before each block's steps, so it
+        runs above the certified gap (1.1-2.3 times it on 20 Newsgroups, IPC titles and a
+        dense toy set): a caller stopping at relative gap ``rtol`` passes
+        ``ESTIMATE_SLACK * rtol``.
     upper_hint : float, optional
         The scale ``certify_below`` compares with before the first checkpoint: a warm start
         that knows about where its objective is (the Shared SVM's previous V-step) skips the

@@ -214,7 +214,7 @@ def test_upper_hint_lets_a_warm_start_skip_its_first_checkpoint(method: str) -> 
                 BCFW(max_iter=4, dual_init=beta, certify_below=1e-6, upper_hint=hint),
                 _objective(method, tree, 1),
             )
-        first[hint] = [s for s in res.history if s.extra.get("exact", True)][0]
+        first[hint] = next(s for s in res.history if s.extra.get("exact", True))
     assert first[None].iteration == 1 and first[1e300].iteration == 1
     skipped = first[1e-300]  # the last epoch, or one whose every block had a zero gap
     assert skipped.iteration == 4 or (
