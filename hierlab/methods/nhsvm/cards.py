@@ -188,7 +188,7 @@ SSVM_CARD = MethodCard(
         "leaves: exact accuracy 0.455 in 0.75x LinearSVC's time, LinearSVC 0.480; 20 "
         "Newsgroups 0.860 against 0.862, in 5.4x). The default (`solver='auto'`: BCFW "
         "V-steps on text, each certified where BCFW's running gap estimate allows its stop) is "
-        "certified and more accurate on many classes: IPC 0.478 in 0.73x, 20 Newsgroups "
-        "0.8575 in 1.7-1.8x."
+        "certified and more accurate on many classes: IPC 0.479 in 0.55x, 20 Newsgroups "
+        "0.858 in 1.9-2.0x."
     ),
 )

@@ -291,8 +291,8 @@ _SHARED = {
         note="auto: bcfw on sparse rows (text), pegasos on dense ones or with alpha_floor > 0; "
         "the fitted `solver_` says which ran. pegasos: Section 7.2's alternation with SGD "
         "epochs on V. bcfw: exact, warm-started V-steps by block-coordinate Frank-Wolfe with "
-        "a certified lower bound on the joint optimum (IPC titles: 0.478 exact accuracy in "
-        "1.5x LinearSVC's time against Pegasos' 0.455 in 0.75x).",
+        "a certified lower bound on the joint optimum (IPC titles: 0.479 exact accuracy in "
+        "0.55x LinearSVC's time against Pegasos' 0.455 in 0.75x).",
         help="auto (BCFW on text, else Pegasos), Pegasos epochs on V (the paper) or exact "
         "V-steps by BCFW with a certified lower bound on the joint optimum",
     ),
