@@ -389,8 +389,8 @@ class BCFW(Solver):
         ``ESTIMATE_SLACK * rtol``.
     upper_hint : float, optional
         The scale ``certify_below`` compares with before the first checkpoint: a warm start
-        that knows about where its objective is (the Shared SVM's previous V-step) skips the
-        first epoch's checkpoint too when the estimate is far from a stop.
+        that knows about where its objective is (the Shared SVM's ``J`` after its alpha step)
+        skips the first epoch's checkpoint too when the estimate is far from a stop.
     dual_init : ndarray of shape (n_alpha,) or (n_blocks, max_labels), optional
         Warm start: dual variables of an earlier run on the same blocks (the :attr:`alpha_` of
         a solve of the same examples, labels and losses, e.g. with other class attributes:
