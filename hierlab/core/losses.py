@@ -184,7 +184,7 @@ def _delta_rows(
 
 
 #: the compiled rows of a batch of labels (None without numba: :meth:`DeltaRows.rows` in numpy)
-DELTA_ROWS: Any = njit(_delta_rows) if DELTA_ROW is not _delta_row else None
+DELTA_ROWS: Any = njit(_delta_rows)
 
 #: above this size a (labels x candidates) table of Delta is not kept (16 MB: 1,400 labels by
 #: 1,400 leaves; IPC titles' 645 x 645 take 3.3 MB): rows are formed on the fly instead
