@@ -381,6 +381,7 @@ _BENCH_SHOWN = (
     "fit_time",
     "fit_ratio",
     "cpu_ratio",
+    "warmup_time",
     "predict_time",
     "accuracy",
     "tree_error",

@@ -10,7 +10,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -31,6 +31,7 @@ from hierlab.core import registry
 from hierlab.core.registry import MethodSpec, Param
 from hierlab.datasets.text import make_hierarchical_text
 from hierlab.methods.base import HierarchicalClassifier
+from hierlab.methods.topdown import TopDownClassifier
 
 
 @pytest.fixture(scope="module")
@@ -65,6 +66,16 @@ class _Sleepy(HierarchicalClassifier):
 
     def _predict_ids(self, X: Any) -> np.ndarray:
         return np.full(X.shape[0], self.taxonomy_.leaves[0])
+
+
+class _Counting(TopDownClassifier):
+    """The top-down cascade, recording the rows and classes of every fit (in this process)."""
+
+    seen: ClassVar[list[tuple[int, int]]] = []
+
+    def _fit(self, X: Any, Y: Any, callbacks: Any) -> None:
+        type(self).seen.append((X.shape[0], len(np.unique(Y))))
+        super()._fit(X, Y, callbacks)
 
 
 @pytest.fixture
@@ -129,6 +140,23 @@ def test_failures_are_rows(tiny: tuple[Any, Any], fake_methods: None) -> None:
     failed = by.drop(index=REFERENCE)
     assert failed.fit_time.isna().all() and failed.fit_ratio.isna().all()
     assert by.loc[REFERENCE, "error"] is None or pd.isna(by.loc[REFERENCE, "error"])
+
+
+def test_every_timed_fit_follows_a_warm_up_on_rows_of_every_class(
+    tiny: tuple[Any, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    train, test = tiny
+    train = train.subset(np.argsort(np.asarray(train.y, dtype=str), kind="stable"))  # by class
+    n_classes = len(np.unique(np.asarray(train.y, dtype=str)))
+    registry.list_methods()
+    monkeypatch.setitem(registry._REGISTRY, "counting", MethodSpec("counting", _Counting))
+    monkeypatch.setattr(bench, "WARM_ROWS", 40)
+    _Counting.seen.clear()
+    df = bench_table(train, test, methods=["counting"], hiclass=False, isolate=False)
+    # first the warm-up on 40 rows spread over the sorted file (every class), then the timed fit
+    assert _Counting.seen == [(40, n_classes), (train.n_samples, n_classes)]
+    assert df.error.isna().all()
+    assert (df.warmup_time > 0).all()  # LinearSVC's row warmed up too
 
 
 def test_in_process_failure_without_isolation(tiny: tuple[Any, Any], fake_methods: None) -> None:
@@ -256,6 +284,7 @@ def test_scale_curves_tiny_grid() -> None:
     assert len(df) == 2 * (len(grid_docs) + len(grid_classes))
     assert df.error.isna().all() and (df.fit_time > 0).all()
     assert (df.n_iter >= 1).all()  # each fit's n_iter_ (one pass or more) is recorded
+    assert (df.warmup_time > 0).all()  # each timed fit followed an untimed warm-up
     if bench._can_fork() and os.path.exists("/proc/self/status"):  # each fit's own peak
         assert (df.peak_rss_mb > 0).all()
     for m in ("topdown", "hieron-batch"):
