@@ -106,7 +106,12 @@ ORTHOGNL_CARD = MethodCard(
         "(Section 4.3); alpha stays 'auto' in both: the paper's alpha = 1 is admissible "
         "on its RCV1 trees only (pass alpha=1 where it is)."
     )
-    + _recursive_accuracy(0.361, 0.8435),
+    + _recursive_accuracy(0.361, 0.8435)
+    + (
+        " A tenfold tighter rtol (1e-3) moves ORTHOGNL closer to its optimum where it matters: "
+        "on IPC titles 0.370 (13 passes against 3, 2.4x the time), on 20 Newsgroups no change "
+        "(0.843, 1.5x the time)."
+    ),
 )
 
 
