@@ -236,10 +236,11 @@ def _method_row(
     names = {p.name for p in spec.params}
     if budget is not None and "max_time" in names and kwargs.get("max_time") is None:
         kwargs["max_time"] = float(budget)
-    warm = _warm_up(
-        lambda d: make_estimator(name, taxonomy=train.taxonomy, **kwargs).fit(d.X, d.y), train
-    )
-    est = make_estimator(name, taxonomy=train.taxonomy, **kwargs)
+    def new() -> Any:
+        return make_estimator(name, taxonomy=train.taxonomy, **kwargs)
+
+    warm = _warm_up(lambda d: new().fit(d.X, d.y), train)
+    est = new()
     timer = Timeout(budget, wall=True) if budget is not None else None
     est, fit_time, fit_cpu = _time_fit(
         est, train.X, train.y, callbacks=[timer] if timer is not None else []
@@ -278,15 +279,11 @@ def _hiclass_row(train: HierDataset, test: HierDataset) -> dict[str, Any]:
     def padded(y: np.ndarray) -> list[list[str]]:
         return [p + [""] * (depth - len(p)) for p in paths(y)]
 
-    warm = _warm_up(
-        lambda d: LocalClassifierPerParentNode(local_classifier=LinearSVC()).fit(
-            d.X, padded(d.y)
-        ),
-        train,
-    )
-    Y = padded(train.y)
-    est = LocalClassifierPerParentNode(local_classifier=LinearSVC())
-    est, fit_time, fit_cpu = _time_fit(est, train.X, Y)
+    def new() -> Any:
+        return LocalClassifierPerParentNode(local_classifier=LinearSVC())
+
+    warm = _warm_up(lambda d: new().fit(d.X, padded(d.y)), train)
+    est, fit_time, fit_cpu = _time_fit(new(), train.X, padded(train.y))
     t0 = time.perf_counter()
     out = est.predict(test.X)
     pred_time = time.perf_counter() - t0
@@ -605,13 +602,11 @@ class _ScaleRun:
         self.note(f"{m}: {curve} curve, {nd} documents, {point['n_classes']} classes")
 
         def run() -> dict[str, Any]:
-            params = self.params.get(m, {})
-            warm = _warm_up(
-                lambda d: make_estimator(m, taxonomy=train.taxonomy, **params).fit(d.X, d.y),
-                train,
-            )
-            est = make_estimator(m, taxonomy=train.taxonomy, **params)
-            fitted, t, c = _time_fit(est, train.X, train.y)
+            def new() -> Any:
+                return make_estimator(m, taxonomy=train.taxonomy, **self.params.get(m, {}))
+
+            warm = _warm_up(lambda d: new().fit(d.X, d.y), train)
+            fitted, t, c = _time_fit(new(), train.X, train.y)
             # the solver's passes: a slope above 1 is then read as more passes or costlier ones
             n_iter = int(getattr(fitted, "n_iter_", 0) or 0)
             return {"fit_time": t, "fit_cpu": c, "warmup_time": warm, "n_iter": n_iter}

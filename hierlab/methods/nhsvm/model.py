@@ -978,16 +978,16 @@ class HierarchicalHinge:
     def XT(self) -> sp.csr_matrix | None:
         """``X^T`` in CSR for sparse training rows (None for dense ones), formed once: the
         Shared SVM builds a BCFW problem and a dual bound on the same rows every round."""
-        cached: tuple[Any, sp.csr_matrix | None] | None = getattr(self, "_XT", None)
-        if cached is None or cached[0] is not self.X:
-            cached = (self.X, sp.csr_matrix(self.X.T) if sp.issparse(self.X) else None)
-            self._XT = cached
-        return cached[1]
+        if not hasattr(self, "_XT"):  # ``X`` is set once, in ``__init__``
+            self._XT: sp.csr_matrix | None = (
+                sp.csr_matrix(self.X.T) if sp.issparse(self.X) else None
+            )
+        return self._XT
 
     def release_data(self) -> None:
         """Drop the training rows (and their transpose) once the model is fitted."""
         self.X = None
-        self._XT = (None, None)
+        self._XT = None
 
     def _init_multilabel(self, Y: Any) -> None:
         """Ancestor-closed label sets and the node weights of the decomposable error."""
