@@ -148,6 +148,7 @@ LAYERS = {
     "evaluation": 5,
     "plots": 6,
     "lab": 7,
+    "notebook": 7,
     "benchmarks": 7,
     "cli": 8,
 }

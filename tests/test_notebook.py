@@ -1,0 +1,132 @@
+"""``hierlab.notebook.LiveBounds``: the figure it draws holds exactly the states it was given."""
+
+from __future__ import annotations
+
+import io
+import warnings
+
+import numpy as np
+import pytest
+
+import hierlab
+from hierlab.core.exceptions import ParameterError
+from hierlab.core.solver import SolverResult, SolverState
+from hierlab.notebook import LiveBounds, widgets_available
+
+needs_widgets = pytest.mark.skipif(
+    not widgets_available(), reason="plotly FigureWidget needs anywidget ([notebook] extra)"
+)
+
+
+@pytest.fixture(scope="module")
+def recorded() -> list[SolverState]:
+    """A real fit's history: ORTHOGNL by RDA (certified bounds at every iteration)."""
+    train, _ = hierlab.make_hieron_synthetic(
+        n_train_per_label=4, n_test_per_label=1, depth=2, random_state=0
+    )
+    history = hierlab.History()
+    est = hierlab.OrthogonalTransferClassifier(
+        taxonomy=train.taxonomy, solver="rda", C=0.01, max_iter=40, tol=0.0
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(train.X, train.y, callbacks=[history])
+    assert len(history.states) == 40
+    return history.states
+
+
+def _replay(live: LiveBounds, states: list[SolverState], reason: str = "max_iter") -> None:
+    for s in states:
+        assert live(s) is False  # a display never stops the solver
+    live.on_end(SolverResult(coef=None, history=list(states), converged=False, stop_reason=reason))
+
+
+def _trace(live: LiveBounds, name: str) -> tuple[np.ndarray, np.ndarray]:
+    (tr,) = [t for t in live.figure.data if t.name == name]
+    return np.asarray(tr.x, dtype=float), np.asarray(tr.y, dtype=float)
+
+
+@needs_widgets
+@pytest.mark.parametrize("min_interval", [0.0, 3600.0])
+def test_widget_traces_equal_the_states(recorded: list[SolverState], min_interval: float) -> None:
+    from plotly.graph_objects import FigureWidget
+
+    live = LiveBounds(mode="widget", min_interval=min_interval, total=40)
+    _replay(live, recorded)
+    assert isinstance(live.figure, FigureWidget)
+    assert sorted(t.name for t in live.figure.data) == ["gap", "lower", "upper"]
+    its = np.array([s.iteration for s in recorded], dtype=float)
+    upper = np.array([s.upper for s in recorded])
+    lower = np.array([s.lower for s in recorded], dtype=float)
+    for name, want in (("upper", upper), ("lower", lower), ("gap", upper - lower)):
+        x, y = _trace(live, name)
+        np.testing.assert_array_equal(x, its)
+        np.testing.assert_allclose(y, want, rtol=0, atol=0)
+    # throttled: the first state and the final one only; unthrottled: every state and the end
+    assert live.n_draws == (2 if min_interval else len(recorded) + 1)
+    assert live.figure.layout.title.text.endswith("done (max_iter)")
+    assert f"iteration {recorded[-1].iteration}/40" in live.figure.layout.title.text
+
+
+@needs_widgets
+def test_widget_rebuilds_when_a_curve_appears() -> None:
+    """Bounds without a lower bound first (objective only), then certified ones: the trace set
+    changes and the figure follows it."""
+    states = [SolverState(1, 0.1, 10.0), SolverState(2, 0.2, 8.0)]
+    states += [SolverState(3, 0.3, 7.0, lower=5.0), SolverState(4, 0.4, 6.5, lower=6.0)]
+    live = LiveBounds(mode="widget", min_interval=0.0)
+    _replay(live, states[:2])
+    assert [t.name for t in live.figure.data] == ["objective"]
+    for s in states[2:]:
+        live(s)
+    assert sorted(t.name for t in live.figure.data) == ["gap", "lower", "upper"]
+    _, gap = _trace(live, "gap")
+    np.testing.assert_allclose(gap, [np.nan, np.nan, 2.0, 0.5])
+
+
+def test_text_line_in_a_script(recorded: list[SolverState]) -> None:
+    out = io.StringIO()
+    live = LiveBounds(stream=out, min_interval=0.0, title="ORTHOGNL")
+    assert live.mode_ == "text"  # no kernel in a test process
+    _replay(live, recorded, reason="gap")
+    text = out.getvalue()
+    lines = text.split("\r")[1:]
+    assert len(lines) == len(recorded) + 1
+    last = recorded[-1]
+    assert lines[-1].endswith(" · done (gap)\n")
+    assert f"iteration {last.iteration} " in lines[-1]
+    assert f"gap {last.upper - last.lower:.3g}" in lines[-1]
+    assert lines[0].startswith("ORTHOGNL · iteration 1 ")
+    assert live.figure is None
+    assert list(live.history["upper"]) == [s.upper for s in recorded]
+
+
+def test_degrades_without_widgets(monkeypatch: pytest.MonkeyPatch) -> None:
+    import hierlab.notebook as nb
+
+    monkeypatch.setattr(nb, "widgets_available", lambda: False)
+    monkeypatch.setattr(nb, "_in_kernel", lambda: True)
+    assert LiveBounds().mode_ == "text"
+    with pytest.raises(ParameterError, match="anywidget"):
+        LiveBounds(mode="widget")
+    monkeypatch.setattr(nb, "widgets_available", lambda: True)
+    assert LiveBounds().mode_ == "widget"
+
+
+def test_in_a_real_fit_with_progress() -> None:
+    train, _ = hierlab.make_hieron_synthetic(
+        n_train_per_label=3, n_test_per_label=1, depth=2, random_state=1
+    )
+    out = io.StringIO()
+    live = LiveBounds(stream=out, total=500)
+    est = hierlab.FlatMulticlassClassifier(taxonomy=train.taxonomy, max_iter=500)
+    est.fit(train.X, train.y, callbacks=[live])
+    assert len(live.states) == len(est.history_)
+    assert live.result is not None and live.result.converged == est.converged_
+    assert "/500" in out.getvalue()
+
+
+@pytest.mark.parametrize("bad", [{"x": "epoch"}, {"mode": "gui"}, {"min_interval": -1}])
+def test_bad_arguments(bad: dict) -> None:
+    with pytest.raises(ParameterError, match="LiveBounds"):
+        LiveBounds(**bad)
