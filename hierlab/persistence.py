@@ -42,12 +42,9 @@ import inspect
 import io
 import json
 import re
-import tokenize
-import warnings
 import zipfile
-import zlib
 from os import PathLike
-from typing import IO, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -60,6 +57,7 @@ from hierlab.core.registry import get_method, list_methods
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.core.version import __version__
 from hierlab.io.decoding import open_regular
+from hierlab.io.model_archive import READ_ERRORS, check_head, read_archive, read_arrays
 
 __all__ = ["FORMAT", "VERSION", "checksums", "load", "save"]
 
@@ -68,13 +66,8 @@ FORMAT = "hierlab-model"
 VERSION = 2
 #: the versions :func:`load` reads; those before 2 carry no checksums
 READABLE_VERSIONS = (1, 2)
-_MEMBERS = ("manifest.json", "arrays.npz")
-_ARRAY_MEMBER = re.compile(r"a[0-9]{1,9}\.npy")
 _INT64 = (-(2**63), 2**63 - 1)
 _ALLOWED_PREFIXES = ("hierlab.", "sklearn.")
-_PICKLE_MAGIC = (b"\x80", b"(", b"c")
-#: the manifest is JSON text: more than this (uncompressed) is refused before it is read
-MAX_MANIFEST_BYTES = 64 * 2**20
 #: default cap on the uncompressed size of all arrays of a file (``load(max_bytes=...)``)
 MAX_ARRAY_BYTES = 4 * 2**30
 
@@ -442,11 +435,16 @@ def checksums(root: Any, arrays: bytes) -> dict[str, str]:
     dict
         ``{"arrays.npz": hex digest, "manifest.json#root": hex digest}``.
     """
-    canonical = json.dumps(root, sort_keys=True, separators=(",", ":")).encode()
     return {
         "arrays.npz": hashlib.sha256(arrays).hexdigest(),
-        "manifest.json#root": hashlib.sha256(canonical).hexdigest(),
+        "manifest.json#root": _root_digest(root),
     }
+
+
+def _root_digest(root: Any) -> str:
+    """SHA-256 of the manifest's ``root`` entry in canonical JSON (sorted keys, no spaces)."""
+    canonical = json.dumps(root, sort_keys=True, separators=(",", ":")).encode()
+    return hashlib.sha256(canonical).hexdigest()
 
 
 def _root_classes() -> set[type]:
@@ -485,14 +483,15 @@ def load(path: str | PathLike[str], max_bytes: int = MAX_ARRAY_BYTES) -> BaseEst
     except DataError as exc:
         raise ModelFileError(str(exc)) from None
     with fh:
-        _check_head(path, fh.read(4))
+        check_head(path, fh.read(4))
         fh.seek(0)
-        manifest_bytes, arrays_bytes = _read_archive(path, fh, max_bytes)
-    manifest = _parse_manifest(path, manifest_bytes)
-    _check_manifest(path, manifest)
-    _check_root_class(path, manifest["root"])
-    arrays = _read_arrays(path, arrays_bytes, max_bytes)
-    _verify_checksums(path, manifest, arrays_bytes)  # before any class is built
+        manifest_bytes, arrays_file, arrays_sha = read_archive(path, fh, max_bytes)
+    with arrays_file:
+        manifest = _parse_manifest(path, manifest_bytes)
+        _check_manifest(path, manifest)
+        _check_root_class(path, manifest["root"])
+        arrays = read_arrays(path, arrays_file, max_bytes)
+    _verify_checksums(path, manifest, arrays_sha)  # before any class is built
     try:
         est = _Decoder(arrays).decode(manifest["root"])
     except ModelFileError as exc:
@@ -506,92 +505,15 @@ def load(path: str | PathLike[str], max_bytes: int = MAX_ARRAY_BYTES) -> BaseEst
     return est
 
 
-#: what reading a damaged archive or array can raise (each becomes a ModelFileError)
-_READ_ERRORS: tuple[type[BaseException], ...] = (
-    ValueError,
-    OSError,
-    EOFError,
-    NotImplementedError,  # an unsupported compression method
-    RuntimeError,  # zipfile: a member needing a password
-    zipfile.BadZipFile,
-    zlib.error,
-)
-#: ... and what reading the archive's manifest, or decoding the estimator, adds to them
-_ARCHIVE_ERRORS: tuple[type[BaseException], ...] = (
-    zipfile.LargeZipFile,
-    UnicodeDecodeError,
-    KeyError,
-    *_READ_ERRORS,
-)
+#: what decoding the estimator can raise (each becomes a ModelFileError)
 _DECODE_ERRORS: tuple[type[BaseException], ...] = (
     KeyError,
     TypeError,
     AttributeError,
     IndexError,
     OverflowError,
-    *_READ_ERRORS,
+    *READ_ERRORS,
 )
-
-
-def _check_head(path: str | PathLike[str], head: bytes) -> None:
-    """Refuse a pickle or anything that is not a zip archive, from the first bytes."""
-    if head[:1] in _PICKLE_MAGIC and not head.startswith(b"PK"):
-        raise ModelFileError(
-            f"{path}: this looks like a Python pickle; hierlab never unpickles files "
-            "(they can run arbitrary code). Re-save the model with hierlab.save()."
-        )
-    if not head.startswith(b"PK"):
-        raise ModelFileError(f"{path}: not a hierlab model file (expected a zip archive)")
-
-
-def _check_members(
-    path: Any, infos: list[zipfile.ZipInfo], cap: int, prefix: str = ""
-) -> dict[str, zipfile.ZipInfo]:
-    """The members by name; refuse duplicates, encrypted members and inflated sizes over ``cap``.
-
-    ``zipfile`` stops reading a member at its declared size, so a member that lies about it
-    cannot inflate further.
-    """
-    seen: dict[str, zipfile.ZipInfo] = {}
-    for info in infos:
-        name = f"{prefix}{info.filename}"
-        if info.filename in seen:
-            raise ModelFileError(f"{path}: member {name!r} appears twice (a tampered archive)")
-        if info.flag_bits & 0x1:
-            raise ModelFileError(f"{path}: member {name!r} is encrypted: refused")
-        if info.file_size > cap:
-            raise ModelFileError(
-                f"{path}: member {name!r} would inflate to {info.file_size:,} bytes "
-                f"(limit {cap:,}); refused"
-            )
-        seen[info.filename] = info
-    return seen
-
-
-def _read_archive(path: Any, fh: IO[bytes], max_bytes: int) -> tuple[bytes, bytes]:
-    """The raw manifest and ``arrays.npz`` bytes, members and sizes checked before inflating."""
-    try:
-        with zipfile.ZipFile(fh) as zf:
-            infos = zf.infolist()
-            names = {i.filename for i in infos}
-            if "manifest.json" not in names or "arrays.npz" not in names:
-                raise ModelFileError(f"{path}: not a hierlab model file (no manifest)")
-            extra = sorted(names - set(_MEMBERS))
-            if extra:
-                raise ModelFileError(f"{path}: unexpected member {extra[0]!r} in a model file")
-            seen = _check_members(path, infos, max(max_bytes, MAX_MANIFEST_BYTES))
-            for name, cap in (("manifest.json", MAX_MANIFEST_BYTES), ("arrays.npz", max_bytes)):
-                if seen[name].file_size > cap:
-                    what = "the manifest" if name == "manifest.json" else "the arrays"
-                    raise ModelFileError(
-                        f"{path}: {what} would inflate to {seen[name].file_size:,} bytes "
-                        f"(limit {cap:,}); refused"
-                    )
-            return zf.read(seen["manifest.json"]), zf.read(seen["arrays.npz"])
-    except ModelFileError:
-        raise
-    except _ARCHIVE_ERRORS as exc:
-        raise ModelFileError(f"{path}: corrupt model file ({exc})") from None
 
 
 def _parse_manifest(path: Any, raw: bytes) -> Any:
@@ -629,7 +551,7 @@ def _check_manifest(path: Any, manifest: Any) -> None:
         raise ModelFileError(f"{path}: corrupt model file (the manifest has no root)")
 
 
-def _verify_checksums(path: Any, manifest: dict[str, Any], arrays: bytes) -> None:
+def _verify_checksums(path: Any, manifest: dict[str, Any], arrays_sha: str) -> None:
     """Compare the recorded SHA-256 digests with the members (version 1 files have none)."""
     recorded = manifest.get("checksums")
     if manifest["version"] < 2 and recorded is None:
@@ -639,7 +561,7 @@ def _verify_checksums(path: Any, manifest: dict[str, Any], arrays: bytes) -> Non
             f"{path}: the manifest (version {manifest['version']}) has no checksums: a "
             "truncated or tampered file"
         )
-    actual = checksums(manifest["root"], arrays)
+    actual = {"arrays.npz": arrays_sha, "manifest.json#root": _root_digest(manifest["root"])}
     for key, digest in actual.items():
         if recorded.get(key) != digest:
             member = key.split("#", 1)[0]
@@ -669,78 +591,3 @@ def _check_root_class(path: Any, root: Any) -> None:
             f"{path}: root class {cls_path!r} is not one of hierlab's registered estimators "
             "(hierlab.list_methods()); model files hold those only"
         )
-
-
-def _read_arrays(path: Any, arrays_bytes: bytes, max_bytes: int) -> dict[str, np.ndarray]:
-    """Every array of ``arrays.npz``, each ``.npy`` header checked against its member's bytes."""
-    try:
-        with zipfile.ZipFile(io.BytesIO(arrays_bytes)) as inner:
-            infos = inner.infolist()
-            _check_members(path, infos, max_bytes, prefix="arrays.npz/")
-            total = sum(info.file_size for info in infos)
-            if total > max_bytes:
-                raise ModelFileError(
-                    f"{path}: the arrays would inflate to {total:,} bytes (limit {max_bytes:,})"
-                )
-            out = {}
-            for info in infos:
-                name = f"arrays.npz/{info.filename}"
-                if not _ARRAY_MEMBER.fullmatch(info.filename):
-                    raise ModelFileError(f"{path}: unexpected member {name!r} in a model file")
-                out[info.filename[:-4]] = _npy_array(path, name, inner.read(info))
-            return out
-    except ModelFileError:
-        raise
-    except _READ_ERRORS as exc:
-        raise ModelFileError(f"{path}: corrupt arrays ({exc})") from None
-
-
-_NPY_HEADER_ERRORS: tuple[type[BaseException], ...] = (
-    ValueError,
-    SyntaxError,
-    TypeError,
-    KeyError,
-    OverflowError,
-    RecursionError,
-    tokenize.TokenError,
-)
-
-
-def _npy_header(fp: IO[bytes]) -> tuple[tuple[int, ...], bool, np.dtype[Any]]:
-    """``(shape, fortran_order, dtype)`` of the ``.npy`` header at the start of ``fp``."""
-    version = np.lib.format.read_magic(fp)
-    if version == (1, 0):
-        return np.lib.format.read_array_header_1_0(fp)  # type: ignore[no-any-return]
-    if version == (2, 0):
-        return np.lib.format.read_array_header_2_0(fp)  # type: ignore[no-any-return]
-    raise ValueError(f"unsupported .npy version {version}")
-
-
-def _npy_array(path: Any, member: str, data: bytes) -> np.ndarray:
-    """The array of a ``.npy`` member, its declared shape and dtype checked against its bytes."""
-    fp = io.BytesIO(data)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)  # an old dtype alias
-            shape, fortran, dtype = _npy_header(fp)
-    except _NPY_HEADER_ERRORS as exc:  # numpy parses the header with ast: garbage raises these
-        raise ModelFileError(
-            f"{path}: member {member!r}: corrupt .npy header ({type(exc).__name__})"
-        ) from None
-    if dtype.hasobject:
-        raise ModelFileError(
-            f"{path}: member {member!r} holds Python objects, i.e. a pickle: refused (hierlab "
-            "never unpickles; model files hold numbers and strings only)"
-        )
-    count = 1
-    for n in shape:
-        count *= int(n)
-    declared = count * dtype.itemsize
-    held = len(data) - fp.tell()
-    if declared != held:
-        raise ModelFileError(
-            f"{path}: member {member!r} declares shape {tuple(shape)} ({declared:,} bytes) but "
-            f"holds {held:,} bytes: a truncated or tampered file"
-        )
-    flat = np.frombuffer(data, dtype=dtype, count=count, offset=fp.tell())
-    return np.array(flat.reshape(shape, order="F" if fortran else "C"))

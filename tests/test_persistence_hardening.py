@@ -21,7 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import hierlab
-from hierlab import ModelFileError, Taxonomy, persistence
+from hierlab import ModelFileError, Taxonomy
+from hierlab.io import model_archive
 from hierlab.persistence import load, save
 
 
@@ -65,7 +66,7 @@ def test_size_limits_are_checked_before_decompressing(
 ) -> None:
     # a manifest that would inflate past the limit (a zip bomb) is refused unread
     bomb = _rewrite(good, tmp_path / "bomb.hlm", raw_manifest=b" " * 5_000_000)
-    monkeypatch.setattr(persistence, "MAX_MANIFEST_BYTES", 1_000_000)
+    monkeypatch.setattr(model_archive, "MAX_MANIFEST_BYTES", 1_000_000)
     with pytest.raises(ModelFileError, match="manifest would inflate to 5,000,000 bytes"):
         load(bomb)
     monkeypatch.undo()

@@ -51,6 +51,7 @@ __all__ = [
     "impute",
     "int32_csr",
     "open_regular",
+    "read_bounded",
     "read_bytes",
     "refuse_nonfinite",
     "source_text",
@@ -321,24 +322,64 @@ def open_regular(path: PathArg) -> BinaryIO:
 def read_bytes(path: PathArg) -> bytes:
     """The content of the regular file ``path`` (see :func:`open_regular`).
 
+    The file is read by its size (``fstat``), in chunks of at most :data:`READ_CHUNK` bytes:
+    memory follows the data, never the limit (a read sized by ``max_file_bytes`` would ask for
+    4 GiB up front and fail under an address-space limit such as ``ulimit -v``).
+
     Raises
     ------
     DataError
         When the file is missing, is a directory, a FIFO or a device, is larger than
-        ``max_file_bytes``, or cannot be read.
+        ``max_file_bytes`` (also when it grows past it while being read), or cannot be read.
     """
     with open_regular(path) as fh:
         cap = limits.current().max_file_bytes
         try:
-            data = fh.read(cap + 1)
+            size = os.fstat(fh.fileno()).st_size
+            data = read_bounded(fh, size, cap)
         except OSError as exc:
             raise DataError(f"cannot read: {exc.strerror}", path=str(path)) from None
-    if len(data) > cap:  # grew while being read
+    if data is None:  # grew while being read
         raise DataError(
             "the file is larger than hierlab reads " + limits.how_to_raise("max_file_bytes"),
             path=str(path),
         )
     return data
+
+
+#: the largest single read of :func:`read_bounded` (16 MiB)
+READ_CHUNK = 1 << 24
+
+
+def read_bounded(fh: BinaryIO, expected: int, cap: int) -> bytes | None:
+    """Up to ``cap`` bytes of ``fh``, read in chunks; None when it holds more than ``cap``.
+
+    Parameters
+    ----------
+    fh : binary file
+    expected : int
+        The size the file declares (its ``fstat`` size): the first chunk is sized by it, so
+        that a file of the size it says is read in one allocation of that size.
+    cap : int
+        The most bytes accepted.
+
+    Returns
+    -------
+    bytes or None
+    """
+    parts: list[bytes] = []
+    total = 0
+    hint = min(max(expected, 0), cap)
+    while True:
+        want = hint - total if total < hint else READ_CHUNK
+        chunk = fh.read(max(1, min(want, READ_CHUNK, cap + 1 - total)))
+        if not chunk:
+            break
+        parts.append(chunk)
+        total += len(chunk)
+        if total > cap:
+            return None
+    return b"".join(parts)
 
 
 def source_text(
