@@ -458,6 +458,41 @@ def bounds_figure(history: Any, x: str = "iteration", title: str | None = None) 
     return fig
 
 
+def has_certificate(history: pd.DataFrame) -> bool:
+    """Whether a run's history holds a certified lower bound (what :func:`bounds_figure`
+    draws); without one, draw :func:`training_curve_figure` or say so in words."""
+    return "upper" in history.columns and "lower" in bounds_series(history)
+
+
+def training_curve_figure(
+    history: pd.DataFrame, x: str = "iteration", title: str | None = None
+) -> go.Figure | None:
+    """The objective (or training error) a run without a certificate reports, against
+    iterations or seconds; None when it reports fewer than two finite values.
+
+    Parameters
+    ----------
+    history : DataFrame
+        An estimator's ``history_`` with an ``upper`` column.
+    x : {"iteration", "elapsed"}
+    title : str, optional
+    """
+    if "upper" not in history.columns:
+        return None
+    ys = pd.to_numeric(history["upper"], errors="coerce").to_numpy(dtype=float)
+    if int(np.isfinite(ys).sum()) < 2:
+        return None
+    xs = history[x].to_numpy() if x in history.columns else np.arange(1, len(history) + 1)
+    fig = go.Figure(go.Scatter(x=xs, y=ys, mode="lines+markers", name="objective"))
+    fig.update_layout(
+        title=title or "Training curve (no certificate: no lower bound)",
+        xaxis={"title": "seconds" if x == "elapsed" else x},
+        yaxis={"title": "objective"},
+        height=360,
+    )
+    return fig
+
+
 # ---------------------------------------------------------------------------- error breakdowns
 def error_per_level_figure(data: Any, title: str | None = None) -> go.Figure:
     """Error per level, one bar group per method.
@@ -725,6 +760,33 @@ def confusion_figure(
 
 
 # ---------------------------------------------------------------------------- probabilities
+def legend_below(n_entries: int, plot_height: int = 360) -> dict[str, Any]:
+    """Layout that puts the legend under the plot area, one entry per line, and makes the
+    figure tall enough for it: the legend never covers the data however many entries.
+
+    Returns
+    -------
+    dict
+        ``height``, ``legend`` and ``margin`` for ``fig.update_layout``.
+    """
+    rows = max(int(n_entries), 1)
+    axis_px = 56  # the x axis's ticks and title, under the plot area
+    legend_px = axis_px + 22 * rows + 10
+    height = plot_height + legend_px + 60
+    return {
+        "height": height,
+        "legend": {
+            "orientation": "v",
+            "x": 0.0,
+            "xanchor": "left",
+            "y": (legend_px - axis_px) / height,
+            "yanchor": "top",
+            "yref": "container",
+        },
+        "margin": {"t": 60, "b": legend_px, "l": 60, "r": 20},
+    }
+
+
 def pr_curve_figure(data: Any, title: str | None = None, max_points: int = 2000) -> go.Figure:
     """Pooled precision-recall curves (:func:`hierlab.evaluation.curves.pr_curve`).
 
@@ -765,6 +827,7 @@ def pr_curve_figure(data: Any, title: str | None = None, max_points: int = 2000)
         title=title or "Precision-recall over (example, node) pairs",
         xaxis={"title": "recall", "range": [0, 1]},
         yaxis={"title": "precision", "range": [0, 1.02]},
+        **legend_below(len(fig.data)),
     )
     return fig
 
@@ -791,7 +854,7 @@ def reliability_figure(data: Any, title: str | None = None) -> go.Figure:
         )
     )
     for name, df in _as_named(data, "model").items():
-        ece = df.attrs.get("ece")
+        ece = df.attrs.get("ece", df.attrs.get("pooled_node_ece"))
         label = f"{name} (ECE {ece:.3f})" if ece is not None else name
         count = df["count"].to_numpy(dtype=np.float64)
         size = 6 + 14 * np.sqrt(count / max(count.max(), 1.0))
@@ -808,9 +871,10 @@ def reliability_figure(data: Any, title: str | None = None) -> go.Figure:
             )
         )
     fig.update_layout(
-        title=title or "Reliability of the node probabilities",
-        xaxis={"title": "mean predicted probability", "range": [0, 1]},
-        yaxis={"title": "observed frequency", "range": [0, 1]},
+        title=title or "Reliability of the probabilities",
+        xaxis={"title": "mean predicted probability (confidence)", "range": [0, 1]},
+        yaxis={"title": "observed frequency (accuracy)", "range": [0, 1]},
+        **legend_below(len(fig.data)),
     )
     return fig
 

@@ -21,6 +21,7 @@ from app.state.background import start_comparison, take_failed
 from app.ui.errors import show_error
 from app.ui.page import run_with_progress, training_page
 from app.ui.training import metric_columns
+from app.ui.widgets import CALIBRATION_NOTE, calibration_table, mean_std_table, number_columns
 from hierlab import Taxonomy, get_method
 from hierlab.evaluation.curves import probability_report
 from hierlab.evaluation.metrics import metric_label
@@ -253,14 +254,11 @@ def run_probabilities(state: AppState, entry: DatasetEntry) -> None:
             show_error(exc, f"Probabilities of {r.label}")
     if not reports:
         return
+    table = calibration_table(reports)
     st.dataframe(
-        [
-            {"run": k, "AU(PRC)": v["au_prc"], "Brier": v["brier"], "ECE": v["ece"]}
-            for k, v in reports.items()
-        ],
-        hide_index=True,
-        key="compare_proba_table",
+        table, hide_index=True, key="compare_proba_table", column_config=number_columns(table)
     )
+    st.caption(CALIBRATION_NOTE)
     c1, c2 = st.columns(2)
     with c1:
         fig = pr_curve_figure({k: v["pr_curve"] for k, v in reports.items()})
@@ -287,7 +285,8 @@ state.landed.clear()  # shown here: the sidebar's notices are done
 comp = state.comparisons[-1]
 st.subheader(f"Comparison #{comp.id} on {comp.dataset_name}")
 st.caption(f"{comp.describe_plan()}; baseline {comp.baseline}. Mean ± std over splits.")
-table = comp.table()
+numeric = comp.numeric_table()
+table = mean_std_table(numeric)
 st.dataframe(
     table,
     hide_index=True,
@@ -295,11 +294,12 @@ st.dataframe(
     column_config={
         **metric_columns(table),
         "fit_time": st.column_config.Column("fit time (s)", help="Seconds per fit"),
+        "predict_time": st.column_config.Column("predict time (s)", help="Seconds per predict"),
     },
 )
 if len(comp.configs) > 1:
     show_significance(comp)
 show_charts(comp)
-show_downloads(state, comp, table.to_csv(index=False))
+show_downloads(state, comp, numeric.to_csv(index=False))
 with st.expander("Per-split results"):
     st.dataframe(comp.results, hide_index=True)

@@ -14,6 +14,7 @@ import streamlit as st
 
 from app.state import AppState, Run, get_state, session_dict
 from app.ui.errors import show_error
+from app.ui.widgets import calibration_caption, fmt, trivial_warning
 from hierlab import HierDataset, Taxonomy, explain, plots
 from hierlab.evaluation.curves import probability_report
 from hierlab.evaluation.metrics import (
@@ -400,11 +401,7 @@ def probabilities(state: AppState, run: Run) -> None:
     except Exception as exc:
         show_error(exc, "Probabilities")
         return
-    st.caption(
-        f"AU(PRC) {rep['au_prc']:.4f} (pooled over test example x node) · Brier "
-        f"{rep['brier']:.5f} · ECE {rep['ece']:.4f} · calibration: "
-        f"{run.estimator.calibration_['method']} ({run.estimator.calibration_['cv']})"
-    )
+    st.caption(calibration_caption(rep, run.estimator.calibration_))
     c1, c2 = st.columns(2)
     pr = rep["pr_curve"]
     with c1:
@@ -414,7 +411,9 @@ def probabilities(state: AppState, run: Run) -> None:
         chart(
             "Reliability",
             "explore_reliability",
-            lambda: plots.reliability_figure({run.label: rel}),
+            lambda: plots.reliability_figure(
+                {run.label: rel}, title="Reliability of the top-1 confidence"
+            ),
             run,
         )
     if "thresholds" not in rep:
@@ -455,8 +454,9 @@ tax = run.taxonomy
 etax = getattr(run.estimator, "taxonomy_", tax)
 st.caption(
     f"{run.dataset_name} · {len(run.y_test)} test rows · taxonomy {run.taxonomy_source} · "
-    + " · ".join(f"{metric_label(k)} {v:.4f}" for k, v in run.metrics.items())
+    + " · ".join(f"{metric_label(k)} {fmt(v)}" for k, v in run.metrics.items())
 )
+trivial_warning(run)
 multi = len(run.y_test) > 0 and isinstance(run.y_test[0], tuple)
 if multi or not tax.is_tree:
     st.info(

@@ -20,6 +20,7 @@ from app.state import (  # noqa: E402
     suggested_params,
 )
 from app.ui.training import bounds_chart, show_metrics, train_live, x_axis_toggle  # noqa: E402
+from app.ui.widgets import trivial_warning  # noqa: E402
 from hierlab import get_method  # noqa: E402
 
 #: the pages the three ways in open (paths as ``st.switch_page`` takes them)
@@ -106,6 +107,7 @@ if first is not None:
             else "."
         )
     )
+    trivial_warning(first)
     show_metrics(first.metrics)
     nxt = st.columns(2)
     if nxt[0].button("Explore this model", key="home_explore", icon=":material/search_insights:"):

@@ -30,7 +30,7 @@ from app.ui.training import (
     train_live,
     x_axis_toggle,
 )
-from app.ui.widgets import param_errors, param_widgets, preset_bar
+from app.ui.widgets import param_errors, param_widgets, preset_bar, trivial_warning
 from hierlab import Taxonomy, get_method, make_estimator, tune
 
 
@@ -98,6 +98,7 @@ def last_run(state: AppState, last: Run) -> None:
     what = getattr(last.estimator, "algorithm_", "")
     if what:
         st.caption(f"What ran: {what}")
+    trivial_warning(last)
     show_metrics(last.metrics)
     for w in last.warnings:
         st.warning(w)

@@ -82,6 +82,11 @@ class Comparison:
         lv = g.mean().rename("error").to_frame().join(g.std().rename("error_std")).reset_index()
         return dict(tuple(lv.groupby("config", sort=False)))
 
+    def numeric_table(self) -> pd.DataFrame:
+        """One row per method: ``method``, then ``<metric>_mean`` and ``<metric>_std`` (and
+        ``fit_time``, ``predict_time``) as numbers over the splits: what the CSV export holds."""
+        return self.engine.summary().reset_index().rename(columns={"index": "method"})
+
     def table(self) -> pd.DataFrame:
         """``mean ± std`` per metric, one row per method (the engine's table)."""
         table: pd.DataFrame = self.engine.table()

@@ -47,6 +47,7 @@ __all__ = [
     "runs_json",
     "runs_table",
     "suggested_params",
+    "trivial_reasons",
 ]
 
 #: parameters that give the number of iterations (for the progress bar)
@@ -147,6 +148,9 @@ class Run:
         Stopped by the user before the solver's own stopping rule.
     converged : bool
     warnings : list of str
+    trivial : list of str
+        Why the model is trivial (every weight zero, one class predicted for every test row),
+        from :func:`trivial_reasons`; empty for a model that discriminates.
     started : float
         Unix time.
     """
@@ -170,6 +174,7 @@ class Run:
     stopped: bool = False
     converged: bool = True
     warnings: list[str] = field(default_factory=list)
+    trivial: list[str] = field(default_factory=list)
     started: float = field(default_factory=time.time)
 
     @property
@@ -203,6 +208,8 @@ class Run:
             "converged": self.converged,
             "stopped": self.stopped,
             "metrics": self.metrics,
+            "trivial_model": list(self.trivial),
+            "warnings": list(self.warnings),
             "algorithm": getattr(self.estimator, "algorithm_", None),
             "history": self.history.replace({np.nan: None}).to_dict(orient="list"),
             "started": self.started,
@@ -217,6 +224,62 @@ def _solver_time(history: pd.DataFrame, fit_time: float) -> float:
 
 
 # ---------------------------------------------------------------------------------- training
+def _all_zero(W: Any) -> bool:
+    """Whether a weight array (dense or sparse) holds no non-zero value."""
+    if W is None or not hasattr(W, "shape") or 0 in W.shape:
+        return False
+    data = W.data if hasattr(W, "nnz") else np.asarray(W)
+    return not np.any(np.asarray(data) != 0)
+
+
+def trivial_reasons(estimator: Any, y_pred: np.ndarray, n_train_classes: int) -> list[str]:
+    """Why a fitted model is trivial, in words (empty when it is not).
+
+    Two tests: every weight is zero (``coef_`` and ``intercept_`` where the model has them),
+    and one class is predicted for every test row while the training rows had several. The
+    iterations the solver recorded are named, so that a run stopped after one pass says so.
+
+    Parameters
+    ----------
+    estimator : fitted estimator
+    y_pred : ndarray of shape (n_test,)
+        Its predictions on the test rows (labels, or tuples for multi-label rows).
+    n_train_classes : int
+        Distinct labels among the training rows.
+    """
+    hist = getattr(estimator, "history_", None)
+    n_iter = getattr(estimator, "n_iter_", None)
+    n_iter = (
+        n_iter if isinstance(n_iter, int | np.integer) else (len(hist) if hist is not None else 0)
+    )
+    after = f" after {int(n_iter)} iteration(s) of its solver"
+    out = []
+    coef = getattr(estimator, "coef_", None)
+    if coef is not None and _all_zero(coef):
+        intercept = getattr(estimator, "intercept_", None)
+        if intercept is None or _all_zero(np.atleast_1d(np.asarray(intercept, dtype=float))):
+            out.append(
+                "every weight of the model is zero" + after + ": it scores every example "
+                "alike, and its predictions carry no information"
+            )
+    labels = {str(v) for v in y_pred}
+    if len(y_pred) > 1 and len(labels) == 1 and n_train_classes > 1:
+        out.append(
+            f"it predicts {next(iter(labels))!r} for every one of the {len(y_pred)} test rows"
+            + after
+            + f" (the training rows have {n_train_classes} classes)"
+        )
+    return out
+
+
+def _n_classes(y: Any) -> int:
+    """Distinct labels (multi-label rows count each of their labels)."""
+    seen: set[str] = set()
+    for v in y:
+        seen.update(map(str, v) if isinstance(v, tuple | list) else (str(v),))
+    return len(seen)
+
+
 def _timed_fit(est: Any, train: HierDataset, callbacks: Iterable[Any]) -> tuple[float, list[str]]:
     """Fit ``est``; the wall time and the convergence and ignored-parameter warnings raised."""
     shown = (ConvergenceWarning, IgnoredParameterWarning)
@@ -288,6 +351,7 @@ def fit_run(
         stopped=was_stopped,
         converged=bool(est.converged_) and not was_stopped,
         warnings=[] if was_stopped else msgs,
+        trivial=trivial_reasons(est, y_pred, _n_classes(entry.train.y)),
     )
 
 
@@ -311,6 +375,7 @@ def run_from_result(state: AppState, entry: DatasetEntry, result: RunResult) -> 
         y_test=np.asarray(entry.test.y, dtype=object),
         y_pred=result.y_pred,
         converged=bool(getattr(result.estimator, "converged_", True)),
+        trivial=trivial_reasons(result.estimator, result.y_pred, _n_classes(entry.train.y)),
     )
 
 
@@ -329,7 +394,7 @@ def runs_table(runs: Sequence[Run]) -> pd.DataFrame:
                 "params": params_text(r.params),
                 "fit s": round(r.fit_time, 3),
                 "iterations": len(r.history),
-                "status": r.status,
+                "status": r.status + (" (trivial model)" if r.trivial else ""),
                 **{k: round(v, 4) for k, v in r.metrics.items()},
             }
             for r in runs

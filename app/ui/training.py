@@ -18,10 +18,11 @@ import streamlit as st
 from app.state import AppState, DatasetEntry, Run, display_name, fit_run, iteration_budget
 from app.ui.errors import show_error
 from app.ui.live import LivePlot
+from app.ui.widgets import NUMBER_FORMAT, fmt, number_columns
 from hierlab import Taxonomy, get_method
 from hierlab.core.params import declared
 from hierlab.evaluation.metrics import METRICS, metric_help, metric_label
-from hierlab.plots import bounds_figure
+from hierlab.plots import bounds_figure, has_certificate, training_curve_figure
 
 __all__ = [
     "X_AXES",
@@ -70,13 +71,21 @@ def stopping_rule(method: str, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def bounds_chart(slot: Any, run: Run, x: str, key: str = "bounds_last") -> None:
-    """Draw a finished run's bounds chart in ``slot``."""
-    slot.plotly_chart(
-        bounds_figure(run.history, x=x, title=f"{run.label} on {run.dataset_name}"),
-        key=key,
-        theme=None,
-        width="stretch",
-    )
+    """Draw a finished run's bounds chart in ``slot``; for a method without a certificate its
+    training curve, or a sentence when it reports no curve either (never an empty chart)."""
+    title = f"{run.label} on {run.dataset_name}"
+    if has_certificate(run.history):
+        fig = bounds_figure(run.history, x=x, title=title)
+    else:
+        fig = training_curve_figure(run.history, x=x, title=f"{title}: training curve")
+    if fig is None:
+        what = getattr(run.estimator, "algorithm_", "") or run.name
+        slot.info(
+            f"{run.name} has no certificate (no lower bound on its objective) and reports no "
+            f"objective per iteration: {what}. Nothing to plot; its metrics are below."
+        )
+        return
+    slot.plotly_chart(fig, key=key, theme=None, width="stretch")
 
 
 def train_live(
@@ -154,14 +163,21 @@ def show_metrics(metrics: dict[str, float], per_row: int = 5) -> None:
     for start in range(0, len(items), per_row):
         cols = st.columns(per_row)
         for col, (k, v) in zip(cols, items[start : start + per_row]):
-            col.metric(metric_label(k), f"{v:.4f}", help=metric_help(k) or None)
+            col.metric(metric_label(k), fmt(v), help=metric_help(k) or None)
 
 
 def metric_columns(df: pd.DataFrame) -> dict[str, Any]:
-    """``column_config`` for ``st.dataframe``: metric columns under their display names, with
-    their definitions as the column tooltip."""
-    return {
-        c: st.column_config.Column(metric_label(c), help=metric_help(c))
-        for c in df.columns
-        if c in METRICS
-    }
+    """``column_config`` for ``st.dataframe``: float columns with 4 significant digits, metric
+    columns under their display names with their definitions as the column tooltip."""
+    out = number_columns(df)
+    for c in df.columns:
+        if c in METRICS:
+            numeric = getattr(df[c], "dtype", None) is not None and df[c].dtype.kind in "fiu"
+            out[c] = (
+                st.column_config.NumberColumn(
+                    metric_label(c), help=metric_help(c), format=NUMBER_FORMAT
+                )
+                if numeric
+                else st.column_config.Column(metric_label(c), help=metric_help(c))
+            )
+    return out

@@ -26,15 +26,133 @@ from hierlab.core.params import Param
 from hierlab.core.registry import MethodSpec
 
 __all__ = [
+    "DIGITS",
+    "NUMBER_FORMAT",
     "PRESET_LABELS",
     "active_params",
+    "fmt",
+    "number_columns",
     "param_errors",
     "param_help",
     "param_widget",
     "param_widgets",
     "preset_bar",
+    "trivial_warning",
     "widget_key",
 ]
+
+#: significant digits of every figure on screen
+DIGITS = 4
+#: the printf format of number columns in tables (``st.column_config.NumberColumn``)
+NUMBER_FORMAT = f"%.{DIGITS}g"
+
+
+def fmt(value: Any, digits: int = DIGITS) -> str:
+    """A number as the screen shows it: ``digits`` significant digits.
+
+    Integers stay whole; a float rounding to zero at 12 decimals (``9e-15``, a sum of rounding
+    errors) is ``0``; below ``1e-4`` scientific with ``digits - 1`` significant digits
+    (``1.23e-06``); otherwise ``%.{digits}g`` without an exponent below a million; nan and None
+    are ``–``. Anything else is ``str(value)``.
+    """
+    if value is None:
+        return "–"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return str(value)
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    x = float(value)
+    if math.isnan(x):
+        return "–"
+    if math.isinf(x):
+        return "∞" if x > 0 else "-∞"
+    if abs(x) < 5e-13:
+        return "0"
+    if abs(x) < 1e-4:
+        return f"{x:.{max(digits - 2, 0)}e}"
+    return f"{x:.{digits}g}"
+
+
+def number_columns(df: Any, digits: int = DIGITS, **labels: str) -> dict[str, Any]:
+    """``column_config`` showing every float column of ``df`` with ``digits`` significant
+    digits (``labels``: a column's display name, by column name)."""
+    return {
+        str(c): st.column_config.NumberColumn(labels.get(str(c), str(c)), format=f"%.{digits}g")
+        for c in df.columns
+        if getattr(df[c], "dtype", None) is not None and df[c].dtype.kind == "f"
+    }
+
+
+def mean_std_table(summary: Any) -> Any:
+    """``"0.7837 ± 0.0007"`` per metric (:func:`fmt`), one row per method, from a table with
+    ``method`` and ``<metric>_mean`` / ``<metric>_std`` columns (the CSV keeps the numbers)."""
+    import pandas as pd
+
+    means = [c[: -len("_mean")] for c in summary.columns if str(c).endswith("_mean")]
+    out = pd.DataFrame({"method": summary["method"]})
+    for m in means:
+        std = summary.get(f"{m}_std")
+        out[m] = [
+            fmt(a) + ("" if std is None or pd.isna(b) else f" ± {fmt(b, 2)}")
+            for a, b in zip(summary[f"{m}_mean"], std if std is not None else [None] * len(out))
+        ]
+    return out
+
+
+#: what the calibration columns mean (under every table of them)
+CALIBRATION_NOTE = (
+    "ECE: expected calibration error of each example's top-1 confidence (15 equal-width "
+    "bins). Brier: multi-class Brier score of each example's distribution over the labels, "
+    "summed over the labels and averaged over the examples (0 is perfect, 2 the worst). The "
+    "pooled node figures treat every (example, node) pair as a separate yes/no forecast: on "
+    "many classes they sit near 0 even for a useless model."
+)
+
+
+def trivial_warning(run: Any) -> None:
+    """A visible warning when the run's model is trivial (``Run.trivial`` says why)."""
+    reasons = list(getattr(run, "trivial", []) or [])
+    if reasons:
+        st.warning(
+            f"**Trivial model ({run.label}):** " + "; ".join(reasons) + ". Its metrics are "
+            "not a result of the method: train longer, with another C, or with the fast "
+            "settings.",
+            icon=":material/warning:",
+        )
+
+
+def calibration_caption(report: dict[str, Any], calibration: dict[str, Any]) -> str:
+    """One line: AU(PRC), the standard ECE and Brier score, the pooled node figures by name,
+    and how the probabilities were calibrated."""
+    note = report.get("calibration_note") or ""
+    return (
+        f"AU(PRC) {fmt(report['au_prc'])} (pooled over test example x node) · "
+        f"ECE (top-1) {fmt(report['ece'])} · Brier (multi-class) {fmt(report['brier'])} · "
+        f"pooled node ECE {fmt(report.get('pooled_node_ece'))}, "
+        f"pooled node Brier {fmt(report.get('pooled_node_brier'))} · calibration: "
+        f"{calibration.get('method')} ({calibration.get('cv')})" + (f". {note}." if note else "")
+    )
+
+
+def calibration_table(reports: dict[str, dict[str, Any]]) -> Any:
+    """One row per run from :func:`hierlab.evaluation.curves.probability_report` results:
+    AU(PRC), the standard ECE and Brier score, and the pooled node-pair figures by name."""
+    import pandas as pd
+
+    return pd.DataFrame(
+        [
+            {
+                "run": k,
+                "AU(PRC)": v["au_prc"],
+                "ECE (top-1)": v["ece"],
+                "Brier (multi-class)": v["brier"],
+                "pooled node ECE": v.get("pooled_node_ece"),
+                "pooled node Brier": v.get("pooled_node_brier"),
+            }
+            for k, v in reports.items()
+        ]
+    )
+
 
 #: how the presets of ``MethodSpec.presets`` are offered, in this order
 PRESET_LABELS = {"paper": "as in the paper", "fast": "fast"}

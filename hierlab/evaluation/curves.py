@@ -6,13 +6,16 @@ DataFrames; :mod:`hierlab.plots` draws them.
 * :func:`pr_curve` — the pooled precision-recall curve over (example, node) pairs, root
   excluded: the curve whose area is :func:`~hierlab.evaluation.metrics.au_prc` (Clus-HMC,
   C-HMCNN).
-* :func:`reliability` — reliability-diagram data: pairs binned by predicted probability, with
-  the observed frequency per bin, the expected calibration error and the Brier score.
+* :func:`reliability` — reliability-diagram data of the node marginals, pooled over (example,
+  node) pairs: the observed frequency per bin, and the **pooled** node-pair ECE and Brier score
+  (``pooled_node_ece``, ``pooled_node_brier``), not the standard ones: those judge each
+  example's distribution over its possible labels (:mod:`hierlab.evaluation.calibration`).
 * :func:`threshold_curve` — what ``predict(X, threshold=t)`` does as ``t`` moves: hierarchical
   precision, recall and F1, the mean depth of the predictions and how many stop above the
   method's own prediction (single label).
-* :func:`probability_report` — AU(PRC), Brier, ECE and the threshold table of a fitted
-  estimator on a test set, in one call.
+* :func:`probability_report` — AU(PRC), the standard ECE (top-1 confidence) and Brier score
+  (each example's distribution over the labels), the pooled node-pair figures under their own
+  names, and the threshold table of a fitted estimator on a test set, in one call.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import scipy.sparse as sp
 
 from hierlab.core.exceptions import DataError
 from hierlab.core.taxonomy import Taxonomy
+from hierlab.evaluation.calibration import calibration_sums
 from hierlab.evaluation.metrics import (
     _pr_points,
     _single_ids,
@@ -33,11 +37,11 @@ from hierlab.evaluation.metrics import (
     is_multilabel,
     label_indicator,
 )
-from hierlab.methods.probability import deepest_above
+from hierlab.methods.probability import deepest_above, point_masses
 
 __all__ = [
     "THRESHOLDS",
-    "brier_score",
+    "pooled_node_brier",
     "pr_curve",
     "probability_report",
     "reliability",
@@ -106,10 +110,12 @@ def pr_curve(
     return df
 
 
-def brier_score(
+def pooled_node_brier(
     Y_true: Any, P: Any, taxonomy: Taxonomy | None = None, nodes: Iterable[int] | None = None
 ) -> float:
-    """Mean squared error of node probabilities over (example, node) pairs, root excluded."""
+    """Mean squared error of the node marginals pooled over (example, node) pairs, root
+    excluded: ``1/(n |V|) sum_i sum_v (P_iv - Y_iv)^2`` (not the multi-class Brier score of
+    :func:`hierlab.evaluation.calibration.multiclass_brier_score`)."""
     P = np.asarray(P, dtype=np.float64)
     y, p = _pairs(_indicator(Y_true, taxonomy, P.shape), P, nodes)
     return float(np.mean((p - y) ** 2)) if len(y) else float("nan")
@@ -138,8 +144,9 @@ def reliability(
     -------
     pandas.DataFrame
         One row per non-empty bin: ``bin_low``, ``bin_high``, ``mean_predicted``,
-        ``observed`` (fraction of positive pairs), ``count``. ``attrs`` holds ``ece`` (the
-        count-weighted mean of ``|observed - mean_predicted|``) and ``brier``.
+        ``observed`` (fraction of positive pairs), ``count``. ``attrs`` holds
+        ``pooled_node_ece`` (the count-weighted mean of ``|observed - mean_predicted|`` over
+        the pairs) and ``pooled_node_brier`` (:func:`pooled_node_brier`).
     """
     P = np.asarray(P, dtype=np.float64)
     y, p = _pairs(_indicator(Y_true, taxonomy, P.shape), P, nodes)
@@ -160,8 +167,8 @@ def reliability(
     )
     total = count.sum()
     gap = np.abs(df["observed"] - df["mean_predicted"]) * df["count"]
-    df.attrs["ece"] = float(gap.sum() / total) if total else float("nan")
-    df.attrs["brier"] = float(np.mean((p - y) ** 2)) if len(y) else float("nan")
+    df.attrs["pooled_node_ece"] = float(gap.sum() / total) if total else float("nan")
+    df.attrs["pooled_node_brier"] = float(np.mean((p - y) ** 2)) if len(y) else float("nan")
     return df
 
 
@@ -231,7 +238,7 @@ def probability_report(
     y: Any,
     thresholds: Sequence[float] = THRESHOLDS,
 ) -> dict[str, Any]:
-    """AU(PRC), Brier, ECE and the precision/depth table of a fitted estimator on test data.
+    """AU(PRC), ECE, Brier and the precision/depth table of a fitted estimator on test data.
 
     Parameters
     ----------
@@ -244,11 +251,19 @@ def probability_report(
     Returns
     -------
     dict
-        ``au_prc`` (pooled, from ``node_proba``), ``brier``, ``ece``, ``node_proba``
-        (the array), ``reliability`` and ``pr_curve`` (DataFrames), ``unscored_rows`` (test
-        rows whose label is not a node of the estimator's taxonomy, e.g. a class that no
-        training row had under an induced tree: left out) and, for single-label data,
-        ``thresholds`` (the :func:`threshold_curve` table).
+        ``ece`` and ``brier``: the standard figures of
+        :mod:`hierlab.evaluation.calibration` on each example's distribution over the nodes a
+        label can stop at (``point_masses`` of ``node_proba``): the ECE of the top-1
+        confidence (15 equal-width bins) and Brier's multi-class score (summed over the
+        labels, averaged over the examples, range [0, 2]); nan for multi-label data or a DAG,
+        whose probabilities are marginals (``calibration_note`` says so).
+        ``reliability``: the top-1 reliability diagram (accuracy against confidence).
+        ``pooled_node_ece``, ``pooled_node_brier`` and ``node_reliability``: the same over
+        (example, node) pairs of the node marginals, root excluded (:func:`reliability`).
+        ``au_prc`` (pooled, from ``node_proba``), ``node_proba`` (the array), ``pr_curve``,
+        ``unscored_rows`` (test rows whose label is not a node of the estimator's taxonomy,
+        e.g. a class that no training row had under an induced tree: left out) and, for
+        single-label data, ``thresholds`` (the :func:`threshold_curve` table).
     """
     tax = estimator.taxonomy_
     y = _names(y)  # the user's labels may be ints: names, not ids
@@ -263,14 +278,15 @@ def probability_report(
         X, y = _take_rows(X, keep), y[keep]
     P = estimator.node_proba(X)
     Y = label_indicator(y, tax, closure=True).toarray()
-    rel = reliability(Y, P)
+    node_rel = reliability(Y, P)
     pr = pr_curve(Y, P)  # its area is au_prc(Y, P): one sort of the pairs, not two
     out: dict[str, Any] = {
         "au_prc": pr.attrs.get("au_prc", float("nan")),
-        "brier": rel.attrs["brier"],
-        "ece": rel.attrs["ece"],
+        **_standard_calibration(estimator, P, y, tax),
+        "pooled_node_ece": node_rel.attrs["pooled_node_ece"],
+        "pooled_node_brier": node_rel.attrs["pooled_node_brier"],
+        "node_reliability": node_rel,
         "node_proba": P,
-        "reliability": rel,
         "pr_curve": pr,
         "unscored_rows": int((~known).sum()),
     }
@@ -278,6 +294,30 @@ def probability_report(
         pred = _names(estimator.predict(X))
         out["thresholds"] = threshold_curve(y, P, pred, tax, thresholds)
     return out
+
+
+def _standard_calibration(estimator: Any, P: np.ndarray, y: np.ndarray, tax: Taxonomy) -> dict:
+    """``ece``, ``brier``, ``reliability`` (top-1) and ``calibration_note`` for
+    :func:`probability_report`, from the node probabilities ``P`` of shape (n, n_nodes)."""
+    mode = getattr(estimator, "calibration_", {}).get("mode", "tree")
+    if is_multilabel(y) or mode == "marginal" or not tax.is_tree:
+        empty = pd.DataFrame(columns=["bin_low", "bin_high", "mean_predicted", "observed", "count"])
+        return {
+            "ece": float("nan"),
+            "brier": float("nan"),
+            "reliability": empty,
+            "calibration_note": "multi-label data or a DAG: the probabilities are marginals, "
+            "not one distribution per example, so the top-1 ECE and the multi-class Brier "
+            "score are not defined; the pooled node-pair figures are given",
+        }
+    D = point_masses(P, tax)  # P(y = v | x): one distribution over the nodes per example
+    sums = calibration_sums(tax.index(list(y)), D)
+    return {
+        "ece": sums.ece,
+        "brier": sums.brier,
+        "reliability": sums.reliability(),
+        "calibration_note": "",
+    }
 
 
 def _take_rows(X: Any, rows: np.ndarray) -> Any:

@@ -45,8 +45,8 @@ def test_reliability_bins_every_pair_once(fitted) -> None:
     Y = label_indicator(y, TAX, closure=True).toarray()
     y_pairs, p_pairs = Y[:, 1:].ravel(), P[:, 1:].ravel()
     assert rel["count"].sum() == y_pairs.size
-    assert rel.attrs["brier"] == pytest.approx(brier_score_loss(y_pairs, p_pairs))
-    assert curves.brier_score(Y, P) == pytest.approx(rel.attrs["brier"])
+    assert rel.attrs["pooled_node_brier"] == pytest.approx(brier_score_loss(y_pairs, p_pairs))
+    assert curves.pooled_node_brier(Y, P) == pytest.approx(rel.attrs["pooled_node_brier"])
     # brute-force ECE over the same bins
     b = np.minimum((p_pairs * 5).astype(int), 4)
     ece = (
@@ -57,7 +57,7 @@ def test_reliability_bins_every_pair_once(fitted) -> None:
         )
         / y_pairs.size
     )
-    assert rel.attrs["ece"] == pytest.approx(ece)
+    assert rel.attrs["pooled_node_ece"] == pytest.approx(ece)
     assert np.all((rel["observed"] >= 0) & (rel["observed"] <= 1))
 
 
@@ -86,10 +86,22 @@ def test_threshold_curve_moves_predictions_up_their_path(fitted) -> None:
 def test_probability_report_and_errors(fitted) -> None:
     est, X, y = fitted
     rep = curves.probability_report(est, X, y)
-    assert 0 < rep["au_prc"] <= 1 and 0 <= rep["brier"] <= 1
+    assert 0 < rep["au_prc"] <= 1 and 0 <= rep["brier"] <= 2 and 0 <= rep["ece"] <= 1
     Y = label_indicator(y, TAX, closure=True).toarray()
     assert rep["au_prc"] == au_prc(Y, rep["node_proba"])
-    assert rep["brier"] == pytest.approx(curves.brier_score(Y, rep["node_proba"]))
+    P = rep["node_proba"]
+    assert rep["pooled_node_brier"] == pytest.approx(curves.pooled_node_brier(Y, P))
+    # the standard figures judge each example's distribution over the leaves (predict_proba)
+    proba, classes = est.predict_proba(X), list(est.classes_)
+    onehot = np.array([[c == lab for c in classes] for lab in y], dtype=float)
+    assert rep["brier"] == pytest.approx(np.mean(np.sum((proba - onehot) ** 2, axis=1)))
+    conf = proba.max(axis=1)
+    correct = np.array(classes, dtype=object)[proba.argmax(axis=1)] == y
+    b = np.clip(np.ceil(conf * 15).astype(int) - 1, 0, 14)
+    ece = sum(
+        abs(correct[b == m].mean() - conf[b == m].mean()) * (b == m).sum() for m in set(b)
+    ) / len(y)
+    assert rep["ece"] == pytest.approx(ece)
     assert list(rep["thresholds"]["threshold"]) == list(curves.THRESHOLDS)
     with pytest.raises(DataError, match="one label"):
         curves.threshold_curve([("a1",)], rep["node_proba"][:1], [("a1",)], TAX)
