@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -19,8 +20,8 @@ if str(ROOT) not in sys.path:
 import streamlit as st  # noqa: E402
 
 from app.state import builtin_choices, get_state, load_builtin  # noqa: E402
-from app.state.background import collect, pending  # noqa: E402
 from app.ui.errors import show_error  # noqa: E402
+from app.ui.jobs import jobs_panel, sidebar_slot  # noqa: E402
 from hierlab.core.exceptions import HierlabError  # noqa: E402
 
 st.set_page_config(page_title="hierlab", page_icon=":material/account_tree:", layout="wide")
@@ -67,39 +68,33 @@ if not state.datasets and not st.session_state.get("default_failed"):
         except (HierlabError, Exception) as exc:  # the Data page offers the others
             st.session_state["default_failed"] = str(exc)
 
+
+def sidebar_summary(slot: Any) -> None:
+    """The current data set and the number of runs, in ``slot``."""
+    ds = state.dataset
+    with slot.container():
+        if ds is not None:
+            st.caption(f"Data: **{ds.name}** — {ds.describe_split()}")
+        elif st.session_state.get("default_failed"):
+            st.caption(f"Default data set failed to load: {st.session_state['default_failed']}")
+        else:
+            st.caption("No data set yet: choose or upload one on the Data page.")
+        st.caption(f"Runs in this session: {len(state.runs)}")
+
+
 with st.sidebar:
     st.markdown("### hierlab")
-    ds = state.dataset
-    if ds is not None:
-        st.caption(f"Data: **{ds.name}** — {ds.describe_split()}")
-    elif st.session_state.get("default_failed"):
-        st.caption(f"Default data set failed to load: {st.session_state['default_failed']}")
-    else:
-        st.caption("No data set yet: choose or upload one on the Data page.")
-    # filled again after the page: a run trained on it counts at once, not one rerun later
-    run_count = st.empty()
-    run_count.caption(f"Runs in this session: {len(state.runs)}")
+    # filled again after the page: a data set chosen or a run trained on it shows at once,
+    # not one rerun later
+    summary = st.empty()
+    sidebar_summary(summary)
+    jobs = sidebar_slot()
 
 
-@st.fragment(run_every=2.0)
-def background_comparisons() -> None:
-    """Comparisons running in the background: their progress, and each one as it lands (this
-    fragment's timer never interrupts a running page, a live fit included)."""
-    collect(state)
-    for job in pending(state):
-        st.caption(job.describe())
-    for k in state.landed:
-        st.caption(f"Comparison #{k} is done: its results are on the Compare page.")
-
-
-collect(state)  # a job finished since the last rerun lands now
-if state.background or state.landed:
-    with st.sidebar:
-        background_comparisons()
-
+jobs_panel(state, jobs)  # at the top level of the main area: see app.ui.jobs
 page = st.navigation(pages)
 try:
     page.run()
 except Exception as exc:  # HierlabError and anything unexpected: a message, not a traceback
     show_error(exc)
-run_count.caption(f"Runs in this session: {len(state.runs)}")
+sidebar_summary(summary)
