@@ -52,6 +52,7 @@ from hierlab.methods.hr import (
     OneVsRestLRClassifier,
     OneVsRestSVMClassifier,
 )
+from hierlab.methods.labeltree import DAGSVMClassifier
 from hierlab.methods.mftree import CMTLClassifier, MFTreeClassifier, induce_taxonomy
 from hierlab.methods.nhsvm import HSVMClassifier, NHSVMClassifier, SharedSVMClassifier
 from hierlab.methods.orthogonal import (
@@ -67,6 +68,7 @@ from hierlab.persistence import load, save
 __all__ = [
     "CMTLClassifier",
     "ConvergenceError",
+    "DAGSVMClassifier",
     "DataError",
     "EarlyStopping",
     "FlatMulticlassClassifier",

@@ -5,7 +5,16 @@ module calls :func:`~hierlab.core.registry.register` once per method, and the li
 one place that names the families.
 """
 
-from hierlab.methods import hieron, hr, mftree, nhsvm, orthogonal, topdown
+from hierlab.methods import hieron, hr, labeltree, mftree, nhsvm, orthogonal, topdown
 from hierlab.methods.base import HierarchicalClassifier
 
-__all__ = ["HierarchicalClassifier", "hieron", "hr", "mftree", "nhsvm", "orthogonal", "topdown"]
+__all__ = [
+    "HierarchicalClassifier",
+    "hieron",
+    "hr",
+    "labeltree",
+    "mftree",
+    "nhsvm",
+    "orthogonal",
+    "topdown",
+]

@@ -37,7 +37,7 @@ METHODS = hierlab.list_methods()
 
 #: methods whose whole fit is one closed computation reported as a single solver state
 #: (a liblinear call per node/leaf, an eigen-decomposition): a Timeout cannot cut them short
-ONE_SHOT = {"cmtl", "mftree", "topdown"}
+ONE_SHOT = {"cmtl", "dagsvm", "drhl", "mftree", "rdm", "rnmf", "topdown"}
 
 #: parameters that make an iterative method run several states on the small problem
 SEVERAL_STATES: dict[str, dict[str, Any]] = {

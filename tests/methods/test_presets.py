@@ -55,6 +55,8 @@ PAPER_ALGORITHM = {
     "topdown": "top-down: one LinearSVC per internal node, routing from the root",
     "ovr-svm": "one-vs-rest linear SVM (hinge) per leaf by liblinear (seed 001's baseline)",
     "ovr-lr": "one-vs-rest logistic regression per leaf by liblinear (seed 001's baseline)",
+    "dagsvm": "DAGSVM (Platt et al. 2000): K(K-1)/2 one-vs-one linear SVMs (hinge, regularised "
+    "bias; dual CD of Hsieh et al. 2008) in a decision DAG, K - 1 evaluations per example",
 }
 
 

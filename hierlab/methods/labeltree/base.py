@@ -1,0 +1,68 @@
+"""What the four label-tree baselines of seed 004 share: they predict one of the training labels.
+
+DAGSVM, RDM, RNMF and DRHL learn their own structure over the classes (a decision DAG, or a tree
+whose leaves may hold a class more than once), not a taxonomy whose leaves are the classes: the
+user's taxonomy (flat when None) stays ``taxonomy_``, the training labels are the candidates of a
+flat prediction, and :meth:`_class_scores` gives one score per class whose arg-max is the
+prediction (the structure itself is ``dag_`` / ``tree_`` of each class).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils import check_random_state
+
+from hierlab.methods.base import HierarchicalClassifier
+
+__all__ = ["ClassScoresClassifier", "seed_of"]
+
+
+def seed_of(random_state: Any) -> int:
+    """An int seed from scikit-learn's ``random_state`` (an int is kept, None is 0)."""
+    if random_state is None:
+        return 0
+    if isinstance(random_state, int | np.integer):
+        return int(random_state)
+    return int(check_random_state(random_state).randint(0, 2**31 - 1))
+
+
+class ClassScoresClassifier(HierarchicalClassifier):
+    """A classifier over the training labels with one score per class (flat routing).
+
+    A subclass sets ``class_nodes_`` in ``_fit`` (:meth:`_set_classes`) and implements
+    :meth:`_class_scores` and :meth:`_predict_classes` (class indices into ``class_nodes_``,
+    consistent: the prediction has the largest score).
+    """
+
+    _scores_from_weights = False
+
+    def _set_classes(self, Y: Any) -> np.ndarray:
+        """Record the training labels' node ids (sorted) and return each row's class index."""
+        ids = np.asarray(Y, dtype=np.int64)
+        self.class_nodes_, yi = np.unique(ids, return_inverse=True)
+        return np.asarray(yi, dtype=np.int64).ravel()
+
+    def _candidates(self) -> np.ndarray:
+        mask = np.zeros(self.taxonomy_.n_nodes, dtype=bool)
+        mask[self.class_nodes_] = True
+        return mask
+
+    def _class_scores(self, X: np.ndarray | sp.csr_matrix) -> np.ndarray:
+        """Scores of shape (n_samples, n_classes), ``class_nodes_`` order."""
+        raise NotImplementedError
+
+    def _predict_classes(self, X: np.ndarray | sp.csr_matrix) -> np.ndarray:
+        """Class indices of shape (n_samples,)."""
+        raise NotImplementedError
+
+    def _predict_ids(self, X: np.ndarray | sp.csr_matrix) -> np.ndarray:
+        return np.asarray(self.class_nodes_[self._predict_classes(X)], dtype=np.int64)
+
+    def _node_scores(self, X: np.ndarray | sp.csr_matrix) -> np.ndarray:
+        """The class scores in the class nodes' columns, 0 elsewhere (not candidates)."""
+        S = np.zeros((X.shape[0], self.taxonomy_.n_nodes))
+        S[:, self.class_nodes_] = self._class_scores(X)
+        return S
