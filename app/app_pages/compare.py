@@ -15,15 +15,15 @@ from app.state import (
     default_method,
     display_name,
     runs_json,
-    session_dict,
 )
 from app.state.background import start_comparison, take_failed
+from app.state.views import has_probabilities, run_views
 from app.ui.errors import show_error
 from app.ui.page import run_with_progress, training_page
+from app.ui.reports import await_reports
 from app.ui.training import metric_columns
 from app.ui.widgets import CALIBRATION_NOTE, calibration_table, mean_std_table, number_columns
 from hierlab import Taxonomy, get_method
-from hierlab.evaluation.curves import probability_report
 from hierlab.evaluation.metrics import metric_label
 from hierlab.plots import (
     error_per_level_figure,
@@ -221,14 +221,15 @@ def run_comparison(
 
 
 def run_probabilities(state: AppState, entry: DatasetEntry) -> None:
-    """PR curves and reliability diagrams of the session's runs on this data set and split."""
+    """PR curves and reliability diagrams of the session's runs on this data set and split
+    (each run's report computed once, in the background; a progress bar while it runs)."""
     runs = [
         r
         for r in state.runs
         if r.dataset_key == entry.key
         and r.split == entry.split
         and len(r.y_test) == entry.test.n_samples
-        and hasattr(r.estimator, "calibration_")
+        and has_probabilities(r)
     ]
     if not runs:
         return
@@ -241,17 +242,16 @@ def run_probabilities(state: AppState, entry: DatasetEntry) -> None:
         format_func=lambda i: labels[i],
         key="compare_proba_runs",
     )
-    reports: dict[str, Any] = {}
-    cache: dict[Any, Any] = session_dict("compare_proba")
+    jobs = []
     for r in (x for x in runs if x.id in picked):
         try:
-            if (r.id, entry.key) not in cache:
-                cache[(r.id, entry.key)] = probability_report(
-                    r.estimator, entry.test.X, entry.test.y
-                )
-            reports[r.label] = cache[(r.id, entry.key)]
+            job = run_views(r, entry.test).proba
         except Exception as exc:
             show_error(exc, f"Probabilities of {r.label}")
+            continue
+        if job is not None:
+            jobs.append((r.label, job))
+    reports = await_reports(jobs)
     if not reports:
         return
     table = calibration_table(reports)
@@ -268,6 +268,31 @@ def run_probabilities(state: AppState, entry: DatasetEntry) -> None:
         st.plotly_chart(fig, key="compare_reliability", theme=None)
 
 
+def show_comparison(state: AppState, comp: Comparison) -> None:
+    """The last comparison: its table, significance tests, charts and downloads."""
+    state.landed.clear()  # shown here: the sidebar's notices are done
+    st.subheader(f"Comparison #{comp.id} on {comp.dataset_name}")
+    st.caption(f"{comp.describe_plan()}; baseline {comp.baseline}. Mean ± std over splits.")
+    numeric = comp.numeric_table()
+    table = mean_std_table(numeric)
+    st.dataframe(
+        table,
+        hide_index=True,
+        key="compare_table",
+        column_config={
+            **metric_columns(table),
+            "fit_time": st.column_config.Column("fit time (s)", help="Seconds per fit"),
+            "predict_time": st.column_config.Column("predict time (s)", help="Seconds per predict"),
+        },
+    )
+    if len(comp.configs) > 1:
+        show_significance(comp)
+    show_charts(comp)
+    show_downloads(state, comp, numeric.to_csv(index=False))
+    with st.expander("Per-split results"):
+        st.dataframe(comp.results, hide_index=True)
+
+
 state, entry, tax, tax_source = training_page("Compare")
 st.caption(
     f"Data: **{entry.name}** · taxonomy: {tax_source}. Every configuration is fitted on "
@@ -277,29 +302,6 @@ for job in take_failed(state):  # background comparisons that failed: said here,
     st.error(job.describe())
 configs = choose_configs(state, compatible_methods(entry.train, tax))
 run_comparison(state, entry, configs, tax)
-run_probabilities(state, entry)
-if not state.comparisons:
-    st.stop()
-
-state.landed.clear()  # shown here: the sidebar's notices are done
-comp = state.comparisons[-1]
-st.subheader(f"Comparison #{comp.id} on {comp.dataset_name}")
-st.caption(f"{comp.describe_plan()}; baseline {comp.baseline}. Mean ± std over splits.")
-numeric = comp.numeric_table()
-table = mean_std_table(numeric)
-st.dataframe(
-    table,
-    hide_index=True,
-    key="compare_table",
-    column_config={
-        **metric_columns(table),
-        "fit_time": st.column_config.Column("fit time (s)", help="Seconds per fit"),
-        "predict_time": st.column_config.Column("predict time (s)", help="Seconds per predict"),
-    },
-)
-if len(comp.configs) > 1:
-    show_significance(comp)
-show_charts(comp)
-show_downloads(state, comp, numeric.to_csv(index=False))
-with st.expander("Per-split results"):
-    st.dataframe(comp.results, hide_index=True)
+if state.comparisons:
+    show_comparison(state, state.comparisons[-1])
+run_probabilities(state, entry)  # last: the one section that may still be computing

@@ -13,21 +13,20 @@ import pandas as pd
 import streamlit as st
 
 from app.state import AppState, Run, get_state, session_dict
+from app.state.views import THRESHOLDS, Summary, has_probabilities, run_views
 from app.ui.errors import show_error
+from app.ui.reports import await_reports
 from app.ui.widgets import calibration_caption, fmt, trivial_warning
 from hierlab import HierDataset, Taxonomy, explain, plots
-from hierlab.evaluation.curves import probability_report
-from hierlab.evaluation.metrics import (
-    ancestor_at_depth,
-    confusion_at_level,
-    error_per_level,
-    error_per_node,
-    gamma_histogram,
-    metric_label,
-)
+from hierlab.evaluation.metrics import ancestor_at_depth, confusion_at_level, metric_label
+from hierlab.evaluation.views import STOPPED_ABOVE, collapsed_subtree
 
-#: thresholds of the precision-against-depth curve
-THRESHOLDS = np.round(np.linspace(0.0, 1.0, 21), 2)
+#: trees with more nodes are drawn collapsed to their top levels, with drill-down by subtree
+TREE_NODES = 400
+#: levels with more nodes show the most-confused pairs instead of the heat map
+HEATMAP_NODES = 30
+#: most-confused pairs listed; confusion cells offered for their examples
+TOP_PAIRS, TOP_CELLS = 50, 500
 
 
 def cached(run: Run, key: Any, build: Callable[[], Any]) -> Any:
@@ -74,14 +73,19 @@ def _selected_points(key: str) -> list[dict[str, Any]]:
     return list(event["selection"]["points"])
 
 
-def _on_node_click(tax: Taxonomy) -> None:
-    """A click on the per-node tree: explain the clicked node."""
+def _on_node_click(drawn: Taxonomy, tax: Taxonomy) -> None:
+    """A click on the per-node tree: explain the clicked node; a node drawn without its
+    children (the tree is collapsed below it) opens as the subtree shown."""
     for pt in _selected_points("explore_heat"):
         data = pt.get("customdata")
         idx = data[0] if isinstance(data, list | tuple) else data
-        if idx is not None:
-            st.session_state["explore_node"] = str(tax.names[int(idx)])
-            return
+        if idx is None:
+            continue
+        name = str(drawn.names[int(idx)])
+        st.session_state["explore_node"] = name
+        if drawn.is_leaf[int(idx)] and not tax.is_leaf[int(tax.index(name))]:
+            st.session_state["explore_subtree"] = name
+        return
 
 
 def _on_cell_click() -> None:
@@ -107,17 +111,55 @@ def feature_names(state: AppState, run: Run) -> list[str] | None:
     return None if entry is None else entry.train.feature_names
 
 
-def per_node_chart(run: Run, tax: Taxonomy) -> Any:
-    """The taxonomy coloured by the error per node, sized by the test examples below."""
-    per_node = error_per_node(run.y_test, run.y_pred, tax)
-    return plots.taxonomy_figure(
-        tax,
-        node_values=per_node,
+def per_node_chart(summary: Summary, tax: Taxonomy, root: str | None = None) -> Any:
+    """The taxonomy (or the subtree under ``root``, collapsed to :data:`TREE_NODES` nodes)
+    coloured by the error per node, sized by the test examples below; and the tree drawn."""
+    if root is None:
+        drawn, ids = tax, np.arange(tax.n_nodes)
+    else:
+        ids = collapsed_subtree(tax, root, TREE_NODES)
+        pos = np.full(tax.n_nodes, -1, dtype=np.int64)
+        pos[ids] = np.arange(len(ids))
+        parent = [int(pos[tax.parent[i]]) if i != ids[0] else -1 for i in ids]
+        drawn = Taxonomy.from_parent_array(parent, [str(tax.names[i]) for i in ids])
+    per_node = summary.per_node.iloc[ids]
+    fig = plots.taxonomy_figure(
+        drawn,
+        node_values=per_node["error"].to_numpy(),
         node_sizes=per_node["n"].to_numpy(),
         value_name="error",
         title="Error per node: share of the test examples below a node "
         "whose prediction is not below it (size: examples)",
     )
+    return fig, drawn
+
+
+def tree_view(run: Run, summary: Summary, tax: Taxonomy) -> None:
+    """The per-node error on the tree; a large tree collapsed to its top levels, with a
+    subtree to open (chosen, or clicked on a collapsed node)."""
+    root = None
+    if tax.n_nodes > TREE_NODES:
+        inner = [str(tax.names[i]) for i in range(tax.n_nodes) if not tax.is_leaf[i]]
+        if st.session_state.get("explore_subtree") not in inner:
+            st.session_state["explore_subtree"] = inner[0]
+        root = st.selectbox(
+            f"Subtree ({tax.n_nodes} nodes: drawn down to the level that keeps it under "
+            f"{TREE_NODES}; click a collapsed node to open it)",
+            inner,
+            key="explore_subtree",
+        )
+    try:
+        fig, drawn = cached(run, ("explore_heat", root), lambda: per_node_chart(summary, tax, root))
+        st.plotly_chart(
+            fig,
+            key="explore_heat",
+            theme=None,
+            on_select=lambda: _on_node_click(drawn, tax),
+            selection_mode="points",
+        )
+    except Exception as exc:
+        show_error(exc, "Per-node error")
+    st.caption("Click a node to see the words (features) that push an example towards it.")
 
 
 def weight_norms(run: Run, etax: Taxonomy) -> None:
@@ -129,30 +171,22 @@ def weight_norms(run: Run, etax: Taxonomy) -> None:
         st.info(f"{run.name} has no weight vector per node (coef_ of shape (n_nodes, n_features)).")
 
 
-def figures(run: Run, tax: Taxonomy, etax: Taxonomy) -> None:
+def figures(run: Run, summary: Summary, tax: Taxonomy, etax: Taxonomy) -> None:
     """Every figure of the run: per node, per level, gamma histogram, confusion, weights."""
-    y, p = run.y_test, run.y_pred
-    chart(
-        "Per-node error",
-        "explore_heat",
-        lambda: per_node_chart(run, tax),
-        run,
-        on_select=lambda: _on_node_click(tax),
-    )
-    st.caption("Click a node to see the words (features) that push an example towards it.")
+    tree_view(run, summary, tax)
     c1, c2 = st.columns(2)
     with c1:
         chart(
             "Error per level",
             "explore_levels",
-            lambda: plots.error_per_level_figure({run.label: error_per_level(y, p, tax)}),
+            lambda: plots.error_per_level_figure({run.label: summary.per_level}),
             run,
         )
     with c2:
         chart(
             "Gamma histogram",
             "explore_gamma",
-            lambda: plots.gamma_histogram_figure({run.label: gamma_histogram(y, p, tax)}),
+            lambda: plots.gamma_histogram_figure({run.label: summary.gamma_hist}),
             run,
         )
     c3, c4 = st.columns(2)
@@ -165,11 +199,20 @@ def figures(run: Run, tax: Taxonomy, etax: Taxonomy) -> None:
             key="explore_level",
             disabled=tax.max_depth <= 1,
         )
+        confusion(run, summary, tax, level)
+    with c4:
+        weight_norms(run, etax)
+
+
+def confusion(run: Run, summary: Summary, tax: Taxonomy, level: int) -> None:
+    """The confusion at depth ``level``: a heat map on a small level, else the most-confused
+    pairs (a table of the largest off-diagonal cells; never a ``K x K`` matrix)."""
+    if len(tax.levels[level]) <= HEATMAP_NODES:
         chart(
             "Confusion",
             "explore_confusion",
             lambda: plots.confusion_figure(
-                confusion_at_level(y, p, tax, level),
+                confusion_at_level(summary.true_ids, summary.pred_ids, tax, level),
                 title=f"Confusion at depth {level}",
                 clickable=True,
             ),
@@ -178,8 +221,36 @@ def figures(run: Run, tax: Taxonomy, etax: Taxonomy) -> None:
             on_select=_on_cell_click,
         )
         st.caption("Click a cell to list its examples.")
-    with c4:
-        weight_norms(run, etax)
+        return
+    pairs = summary.pairs[level]
+    top = pairs[~pairs["correct"]].head(TOP_PAIRS)[["true", "predicted", "count", "share"]]
+    st.markdown(
+        f"**Most-confused pairs at depth {level}** ({len(tax.levels[level])} nodes: "
+        f"the {len(top)} largest off-diagonal cells)"
+    )
+    st.dataframe(
+        top,
+        hide_index=True,
+        height=380,
+        key="explore_pairs",
+        on_select=lambda: _on_pair_click(top),
+        selection_mode="single-row",
+        column_config={
+            "share": st.column_config.NumberColumn(
+                "share of true", format="%.3f", help="count / test examples below the true node"
+            )
+        },
+    )
+    st.caption("Click a row to list its examples.")
+
+
+def _on_pair_click(top: pd.DataFrame) -> None:
+    """A click on a most-confused pair: list its examples."""
+    event = st.session_state.get("explore_pairs")
+    rows = list(event["selection"]["rows"]) if event else []
+    if rows:
+        pair = top.iloc[int(rows[0])]
+        st.session_state["explore_cell"] = f"{pair['true']} → {pair['predicted']}"
 
 
 def induced_tree(run: Run, tax: Taxonomy, etax: Taxonomy) -> None:
@@ -224,13 +295,10 @@ def decision_path(state: AppState, run: Run, row: int, tax: Taxonomy, etax: Taxo
     return [str(tax.names[j]) for j in tax.path(str(run.y_pred[row]))]
 
 
-def predictions(state: AppState, run: Run, tax: Taxonomy, etax: Taxonomy) -> None:
+def predictions(state: AppState, run: Run, summary: Summary, tax: Taxonomy, etax: Taxonomy) -> None:
     """The test predictions with their tree distance, and one example's decision path."""
     st.subheader("Predictions")
-    ids = [
-        tax.index(np.asarray([str(v) for v in y], dtype=object)) for y in (run.y_test, run.y_pred)
-    ]
-    gamma = np.asarray(tax.tree_distance(*ids))
+    gamma = summary.gamma
     only_wrong = st.checkbox("Only mistakes", value=False, key="explore_only_wrong")
     table = pd.DataFrame(
         {
@@ -258,9 +326,38 @@ def predictions(state: AppState, run: Run, tax: Taxonomy, etax: Taxonomy) -> Non
         st.markdown("**Decision path:** " + " → ".join(pred_path))
         st.markdown("**True path:** " + " → ".join(true_path))
         st.caption(f"tree distance gamma = {int(gamma[row])}")
+        path_probabilities(state, run, row, pred_path, true_path)
     except Exception as exc:
         show_error(exc, "Decision path")
     path_words(state, run, row)
+
+
+def path_probabilities(
+    state: AppState, run: Run, row: int, pred_path: list[str], true_path: list[str]
+) -> None:
+    """The calibrated probability of each node on the example's two paths (the nodes on
+    screen: one row of ``node_proba``, not the whole test set's)."""
+    data = test_rows(state, run)
+    if data is None or not has_probabilities(run):
+        return
+    etax = run.estimator.taxonomy_
+    nodes = [n for n in dict.fromkeys(pred_path[1:] + true_path[1:]) if n in etax]
+    if not nodes:
+        return
+    proba = run.estimator.node_proba(data.X[row : row + 1])[0]
+    st.dataframe(
+        pd.DataFrame(
+            {
+                "node": nodes,
+                "on predicted path": [n in pred_path for n in nodes],
+                "on true path": [n in true_path for n in nodes],
+                "P(node | x)": [float(proba[int(etax.index(n))]) for n in nodes],
+            }
+        ),
+        hide_index=True,
+        key="explore_path_proba",
+        column_config={"P(node | x)": st.column_config.NumberColumn(format="%.4f")},
+    )
 
 
 def _on_row_click(key: str, shown: pd.DataFrame) -> None:
@@ -319,29 +416,26 @@ def node_words(state: AppState, run: Run, etax: Taxonomy) -> None:
         st.plotly_chart(plots.explanation_figure(table), key="explore_words_chart", theme=None)
 
 
-def cell_examples(state: AppState, run: Run, tax: Taxonomy) -> None:
+def cell_examples(state: AppState, run: Run, summary: Summary, tax: Taxonomy) -> None:
     """The examples of the clicked confusion cell: true and predicted paths, gamma, words."""
     level = int(st.session_state.get("explore_level", 1))
-    conf = cached(
-        run,
-        ("confusion_table", level),
-        lambda: confusion_at_level(run.y_test, run.y_pred, tax, level),
-    )
-    # the non-empty cells in one pass (conf.loc per cell: seconds on 645 x 646 IPC cells)
-    r, c = np.nonzero(conf.to_numpy() > 0)
-    cells = [f"{conf.index[i]} → {conf.columns[j]}" for i, j in zip(r, c)]
-    if not cells:
+    pairs = summary.pairs.get(level)
+    if pairs is None or not len(pairs):
         return
+    cells = [f"{t} → {p}" for t, p in zip(pairs["true"][:TOP_CELLS], pairs["predicted"])]
     st.subheader("Examples of a confusion cell")
     if st.session_state.get("explore_cell") not in cells:
         st.session_state["explore_cell"] = cells[0]
-    cell = st.selectbox("Cell (true → predicted, or click one)", cells, key="explore_cell")
+    cell = st.selectbox(
+        f"Cell (true → predicted; the {len(cells)} largest of depth {level}, or click one)",
+        cells,
+        key="explore_cell",
+    )
     true_node, pred_node = cell.split(" → ")
     anc = ancestor_at_depth(tax)
-    t_ids = tax.index([str(v) for v in run.y_test])
-    p_ids = tax.index([str(v) for v in run.y_pred])
+    t_ids, p_ids = summary.true_ids, summary.pred_ids
     at, ap = anc[level, t_ids], anc[level, p_ids]
-    want_p = -1 if pred_node == "(stopped above)" else int(tax.index(pred_node))
+    want_p = -1 if pred_node == STOPPED_ABOVE else int(tax.index(pred_node))
     rows = np.flatnonzero((at == int(tax.index(true_node))) & (ap == want_p))
     listing = pd.DataFrame(
         {
@@ -352,7 +446,7 @@ def cell_examples(state: AppState, run: Run, tax: Taxonomy) -> None:
             "predicted path": [
                 " / ".join(map(str, tax.names[tax.path(int(v))][1:])) for v in p_ids[rows]
             ],
-            "gamma": np.asarray(tax.tree_distance(t_ids[rows], p_ids[rows])),
+            "gamma": summary.gamma[rows],
             "words": _top_words(state, run, rows),
         }
     )
@@ -386,20 +480,20 @@ def _top_words(state: AppState, run: Run, rows: np.ndarray, k: int = 6) -> list[
 
 
 def probabilities(state: AppState, run: Run) -> None:
-    """Calibrated node probabilities: PR curve, reliability, precision against depth."""
+    """Calibrated node probabilities: PR curve, reliability, precision against depth (the
+    run's report, computed once in the background; a progress bar while it is not done)."""
     st.subheader("Probabilities")
     data = test_rows(state, run)
     if data is None:
         st.info("The run's test rows are no longer in the session (the split changed).")
         return
-    try:
-        rep = cached(
-            run,
-            "probability_report",
-            lambda: probability_report(run.estimator, data.X, data.y, thresholds=THRESHOLDS),
-        )
-    except Exception as exc:
-        show_error(exc, "Probabilities")
+    if not has_probabilities(run):
+        st.info(f"{run.name} has no calibrated node probabilities.")
+        return
+    job = run_views(run, data).proba
+    assert job is not None
+    rep = await_reports([(run.label, job)]).get(run.label)
+    if rep is None:
         return
     st.caption(calibration_caption(rep, run.estimator.calibration_))
     c1, c2 = st.columns(2)
@@ -457,15 +551,20 @@ st.caption(
     + " · ".join(f"{metric_label(k)} {fmt(v)}" for k, v in run.metrics.items())
 )
 trivial_warning(run)
-multi = len(run.y_test) > 0 and isinstance(run.y_test[0], tuple)
-if multi or not tax.is_tree:
+try:
+    views = run_views(run, test_rows(state, run))
+except Exception as exc:
+    show_error(exc, "The run's views")
+    st.stop()
+if views.summary is None:
     st.info(
         "Per-node and per-level views need single-label data on a tree; showing the metrics only."
     )
     st.stop()
-figures(run, tax, etax)
+summary = views.summary
+figures(run, summary, tax, etax)
 node_words(state, run, etax)
-cell_examples(state, run, tax)
+cell_examples(state, run, summary, tax)
 induced_tree(run, tax, etax)
-probabilities(state, run)
-predictions(state, run, tax, etax)
+predictions(state, run, summary, tax, etax)
+probabilities(state, run)  # last: the one section that may still be computing

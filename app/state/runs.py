@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 from sklearn.exceptions import ConvergenceWarning
 
+from app.state.views import prepare as prepare_views
 from hierlab import HierDataset, Taxonomy, get_method, list_methods, make_estimator
 from hierlab.core.exceptions import IgnoredParameterWarning
 from hierlab.core.params import declared
@@ -153,6 +154,8 @@ class Run:
         from :func:`trivial_reasons`; empty for a model that discriminates.
     started : float
         Unix time.
+    views : RunViews or None
+        What Explore and Compare show of the run, computed once (:mod:`app.state.views`).
     """
 
     id: int
@@ -176,6 +179,7 @@ class Run:
     warnings: list[str] = field(default_factory=list)
     trivial: list[str] = field(default_factory=list)
     started: float = field(default_factory=time.time)
+    views: Any = field(default=None, repr=False, compare=False)
 
     @property
     def label(self) -> str:
@@ -331,7 +335,7 @@ def fit_run(
     y_test = np.asarray(entry.test.y, dtype=object)
     history = est.history_.copy()
     was_stopped = bool(stopped()) if stopped is not None else False
-    return Run(
+    run = Run(
         id=state.new_id(),
         method=method,
         params=clean,
@@ -353,6 +357,8 @@ def fit_run(
         warnings=[] if was_stopped else msgs,
         trivial=trivial_reasons(est, y_pred, _n_classes(entry.train.y)),
     )
+    prepare_views(run, entry.test)  # Explore's views now, its probabilities in the background
+    return run
 
 
 def run_from_result(state: AppState, entry: DatasetEntry, result: RunResult) -> Run:
