@@ -63,7 +63,7 @@ from hierlab.methods.orthogonal import (
     TreeLossClassifier,
 )
 from hierlab.methods.topdown import TopDownClassifier
-from hierlab.persistence import load, save
+from hierlab.persistence import check_model, load, save
 
 __all__ = [
     "CMTLClassifier",
@@ -103,6 +103,7 @@ __all__ = [
     "TreeLossClassifier",
     "TuneResult",
     "__version__",
+    "check_model",
     "compare",
     "curves",
     "explain",

@@ -59,7 +59,7 @@ from hierlab.core.version import __version__
 from hierlab.io.decoding import open_regular
 from hierlab.io.model_archive import READ_ERRORS, check_head, read_archive, read_arrays
 
-__all__ = ["FORMAT", "VERSION", "checksums", "load", "save"]
+__all__ = ["FORMAT", "VERSION", "check_model", "checksums", "load", "save"]
 
 FORMAT = "hierlab-model"
 #: the format version :func:`save` writes (2: with checksums)
@@ -502,7 +502,56 @@ def load(path: str | PathLike[str], max_bytes: int = MAX_ARRAY_BYTES) -> BaseEst
         raise ModelFileError(f"{path}: corrupt model file ({type(exc).__name__}: {exc})") from None
     if type(est) not in _root_classes():  # pragma: no cover - _check_root_class decided
         raise ModelFileError(f"{path}: the file does not hold a hierlab estimator")
+    _check_meaning(path, est)
     return est
+
+
+def _check_meaning(path: Any, est: BaseEstimator) -> None:
+    """What the decoded state means, checked by its class's declarations (see
+    :mod:`hierlab.methods.loaded`); a ModelFileError naming the file, attribute and rule."""
+    from hierlab.methods.base import HierarchicalClassifier
+    from hierlab.methods.loaded import check_loaded
+
+    if not isinstance(est, HierarchicalClassifier):  # pragma: no cover - the root classes are
+        return
+    try:
+        check_loaded(est)
+    except ModelFileError as exc:
+        raise ModelFileError(f"{path}: {exc}") from None
+    except RecursionError:
+        raise ModelFileError(f"{path}: corrupt model file (nested too deeply)") from None
+
+
+def check_model(path: str | PathLike[str], max_bytes: int = MAX_ARRAY_BYTES) -> dict[str, Any]:
+    """Check a model file without keeping what it holds: every check of :func:`load`.
+
+    Parameters
+    ----------
+    path : path-like
+    max_bytes : int, default 4 GiB
+        As in :func:`load`.
+
+    Returns
+    -------
+    dict
+        What the file holds: ``class``, ``method`` (the registry name of the class),
+        ``n_features``, ``n_classes``, ``n_nodes`` (None for an unfitted estimator).
+
+    Raises
+    ------
+    ModelFileError
+        As :func:`load`: the file, the member or attribute, and the rule broken.
+    """
+    est = load(path, max_bytes=max_bytes)
+    names = [n for n in list_methods() if get_method(n).estimator is type(est)]
+    tax = getattr(est, "taxonomy_", None)
+    return {
+        "class": type(est).__name__,
+        "method": names[0] if names else None,
+        "n_features": getattr(est, "n_features_in_", None),
+        "n_classes": len(est.classes_) if hasattr(est, "classes_") else None,
+        "n_nodes": None if tax is None else tax.n_nodes,
+    }
 
 
 #: what decoding the estimator can raise (each becomes a ModelFileError)

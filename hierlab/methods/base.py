@@ -36,6 +36,7 @@ from hierlab.core.dataset import _is_multilabel, encode_labels
 from hierlab.core.exceptions import DataError, IgnoredParameterWarning, ParameterError
 from hierlab.core.params import Param, ignored_params, validate_params
 from hierlab.core.solver import Callback, Solver, SolverResult, solve
+from hierlab.core.state import StateArray
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.methods.guards import check_label_values, check_width
 from hierlab.methods.probability import (
@@ -194,6 +195,17 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
     #: extend it. Validation in ``fit``, the registry schema, widgets, CLI options and card
     #: tables are generated from it.
     _parameters: ClassVar[tuple[Param, ...]] = ()
+
+    #: the arrays of the fitted state and their rules (:mod:`hierlab.core.state`), checked when
+    #: a model file is loaded; each subclass declares its own, beside its code (the rows of its
+    #: bases are collected along the MRO)
+    _state_arrays: ClassVar[tuple[StateArray, ...]] = (
+        StateArray("coef_", "f", ("n_nodes", "n_features"), optional=True, sparse=None),
+        StateArray("intercept_", "f", ("n_nodes",), optional=True),
+        StateArray("node_means_", "f", ("n_nodes", "n_features"), optional=True, sparse=None),
+    )
+    #: paths of fitted arrays that may hold infinite floats (``-inf`` for "never")
+    _state_nonfinite: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, *, taxonomy: Taxonomy | None = None) -> None:
         self.taxonomy = taxonomy
@@ -618,6 +630,22 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
         out.sort_indices()
         out.data = np.ones(len(out.data))
         return out
+
+    # ------------------------------------------------------------------ a loaded state
+    def _state_dims(self) -> dict[str, int]:
+        """The named dimensions of the ``_state_arrays`` shapes: ``n_nodes``, ``n_features``,
+        ``n_classes``, ``n_leaves`` (a subclass adds its own)."""
+        tax = self.taxonomy_
+        return {
+            "n_nodes": tax.n_nodes,
+            "n_features": int(self.n_features_in_),
+            "n_classes": len(self.classes_),
+            "n_leaves": len(tax.leaves),
+        }
+
+    def _check_state(self) -> None:
+        """Checks of a loaded state that rows cannot say (a subclass's relations between its
+        arrays); raise :class:`~hierlab.core.exceptions.ModelFileError` naming the rule."""
 
     # ------------------------------------------------------------------ helpers for subclasses
     def _encode_fit_labels(self, y: Any, n_samples: int) -> Any:

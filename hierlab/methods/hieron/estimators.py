@@ -139,6 +139,8 @@ class _HieronParams(HierarchicalClassifier):
 
     _budget_param = "epochs"
     _scores_from_weights = False  # the engine scores (eq. 3, kernels included)
+    #: the engine's candidate mask adds -inf to the scores of nodes never predicted
+    _state_nonfinite = ("_cand_mask",)
     update: str
     average: bool
     epochs: int
