@@ -31,7 +31,7 @@ from hierlab.core.exceptions import DataError
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.evaluation.calibration import calibration_sums
 from hierlab.evaluation.metrics import (
-    _pr_points,
+    _pr_table,
     _single_ids,
     hierarchical_prf,
     is_multilabel,
@@ -102,8 +102,7 @@ def pr_curve(
     n_pos = float(y.sum())
     if n_pos == 0:
         return pd.DataFrame(columns=["threshold", "precision", "recall"])
-    tp, fp = _pr_points(y.astype(np.int64), s)
-    thresholds = np.unique(s)[::-1]
+    thresholds, tp, fp = _pr_table(y, s)
     precision, recall = tp / (tp + fp), tp / n_pos
     df = pd.DataFrame({"threshold": thresholds, "precision": precision, "recall": recall})
     df.attrs["au_prc"] = float(np.sum(np.diff(np.r_[0.0, recall]) * precision))

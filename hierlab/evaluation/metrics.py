@@ -611,13 +611,24 @@ def tree_similarity_mse(
 # ---------------------------------------------------------------------------- AU(PRC)
 def _pr_points(y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Cumulative (TP, FP) at every distinct score threshold, scores decreasing."""
-    order = np.argsort(-s, kind="mergesort")
-    s_sorted = s[order]
-    y_sorted = y[order]
-    last = np.flatnonzero(np.r_[s_sorted[1:] != s_sorted[:-1], True])
-    tp = np.cumsum(y_sorted)[last]
+    _, tp, fp = _pr_table(y, s)
+    return tp, fp
+
+
+def _pr_table(y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct thresholds of ``s`` (decreasing) and the cumulative (TP, FP) at each.
+
+    ``TP(t) = #{positives with s >= t}``, ``TP + FP = #{s >= t}``: two value sorts (the
+    pairs', the positives') and one ``searchsorted``, no ``argsort`` of the pairs (ten times
+    slower than a value sort on IPC's 17.6 million (example, node) pairs).
+    """
+    s_desc = np.sort(s)[::-1]
+    last = np.flatnonzero(np.r_[s_desc[1:] != s_desc[:-1], True])
+    thresholds = s_desc[last]
+    pos = np.sort(s[np.asarray(y) > 0])
+    tp = len(pos) - np.searchsorted(pos, thresholds, side="left")
     fp = (last + 1) - tp
-    return tp.astype(np.float64), fp.astype(np.float64)
+    return thresholds, tp.astype(np.float64), fp.astype(np.float64)
 
 
 def au_prc(

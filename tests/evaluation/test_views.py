@@ -64,3 +64,20 @@ def test_collapsed_subtree_is_the_deepest_cut_under_the_budget(seed: int, budget
         assert list(got) == sorted(v for v in below if rel[v] <= best)
         kept = set(got.tolist())
         assert all(int(tax.parent[v]) in kept for v in got if v != root)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_pr_table_equals_the_stable_argsort_oracle(seed: int) -> None:
+    """The value-sort PR table (``_pr_table``) against the pairs sorted by score with ties."""
+    from hierlab.evaluation.metrics import _pr_table
+
+    rng = np.random.default_rng(seed)
+    s = np.round(rng.random(5000), 2)  # many ties
+    y = (rng.random(5000) < s).astype(np.int64)
+    order = np.argsort(-s, kind="mergesort")
+    ys, ss = y[order], s[order]
+    ends = [i for i in range(len(ss)) if i == len(ss) - 1 or ss[i + 1] != ss[i]]
+    thresholds, tp, fp = _pr_table(y, s)
+    assert thresholds.tolist() == [ss[i] for i in ends]
+    assert tp.tolist() == [int(ys[: i + 1].sum()) for i in ends]
+    assert fp.tolist() == [i + 1 - int(ys[: i + 1].sum()) for i in ends]
