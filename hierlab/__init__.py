@@ -8,6 +8,7 @@ from typing import Any
 
 from hierlab import plots
 from hierlab.core.callbacks import EarlyStopping, FunctionCallback, History, Timeout
+from hierlab.core.cluster import connect, disconnect, use_cluster
 from hierlab.core.exceptions import (
     ConvergenceError,
     DataError,
@@ -105,7 +106,9 @@ __all__ = [
     "__version__",
     "check_model",
     "compare",
+    "connect",
     "curves",
+    "disconnect",
     "explain",
     "get_method",
     "hierarchical_scorer",
@@ -129,6 +132,7 @@ __all__ = [
     "save",
     "solve",
     "tune",
+    "use_cluster",
     "write_taxonomy",
 ]
 

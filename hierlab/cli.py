@@ -20,6 +20,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
@@ -767,6 +768,21 @@ def _add_reproduce_parser(sub: _Sub) -> None:
     s.set_defaults(func=_cmd_reproduce)
 
 
+#: The sub-commands that fit, compare, tune or benchmark: they take ``--dask ADDRESS``.
+_CLUSTER_COMMANDS = ("fit", "tune", "compare", "bench")
+
+
+def _add_dask_argument(s: argparse.ArgumentParser) -> None:
+    """``--dask tcp://host:port``: run the command's parallel parts on that dask cluster."""
+    s.add_argument(
+        "--dask",
+        default=None,
+        metavar="ADDRESS",
+        help="a dask.distributed scheduler (tcp://host:port): the comparisons, tuning paths "
+        "and parallel parts of a fit run on its workers, the data sent to each once",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``hierlab`` command."""
     p = argparse.ArgumentParser(prog="hierlab", description=__doc__.split("\n")[0])
@@ -782,7 +798,20 @@ def build_parser() -> argparse.ArgumentParser:
         _add_reproduce_parser,
     ):
         add(sub)
+    for name, s in sub.choices.items():
+        if name in _CLUSTER_COMMANDS:
+            _add_dask_argument(s)
     return p
+
+
+def _cluster(args: argparse.Namespace) -> AbstractContextManager[Any]:
+    """The dask cluster of ``--dask`` for the command (this machine without it)."""
+    from hierlab.core.cluster import job_cluster
+
+    address = getattr(args, "dask", None)
+    if address is not None:
+        print(f"hierlab: running on the dask cluster at {address}", file=sys.stderr)
+    return job_cluster(address)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -790,7 +819,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args))
+        with _cluster(args):
+            return int(args.func(args))
     except HierlabError as exc:
         print(f"hierlab: error: {exc}", file=sys.stderr)
         return 2

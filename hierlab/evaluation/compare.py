@@ -1,8 +1,9 @@
 """Side-by-side comparison of methods on identical splits, with paired significance tests.
 
 :func:`compare` fixes the splits once (the given split, ``k`` repeated random splits, or k-fold,
-all from one ``random_state``), fits every method on every split (in parallel with joblib; the
-same code runs on a dask cluster under ``joblib.parallel_backend("dask")``), and returns a
+all from one ``random_state``), fits every method on every split (in parallel with joblib, or on
+a dask.distributed cluster: ``client=`` or :func:`hierlab.connect`, the rows sent to every
+worker once and each (method, split) task carrying only its indices), and returns a
 :class:`Comparison`: a tidy table of every (method, split, metric) value with fit and predict
 times, its mean ± std summary, and paired tests against a baseline — the tests the seeds use:
 a paired t-test over splits, a sign test on per-example correctness, and the Wilcoxon
@@ -18,11 +19,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
 from scipy import stats
 from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import KFold, ShuffleSplit
 
+from hierlab.core.cluster import job_cluster, run_tasks, share
 from hierlab.core.dataset import HierDataset, concat_datasets
 from hierlab.core.exceptions import ParameterError
 from hierlab.core.registry import make_estimator
@@ -133,7 +134,7 @@ def make_splits(
 
 
 def _fit_one(
-    run: MethodRun, full: HierDataset, split_id: int, tr: np.ndarray, te: np.ndarray
+    full: HierDataset, run: MethodRun, split_id: int, tr: np.ndarray, te: np.ndarray
 ) -> dict[str, Any]:
     from hierlab.evaluation.metrics import evaluate
 
@@ -327,6 +328,7 @@ def compare(
     random_state: int | None = 0,
     n_jobs: int | None = None,
     progress: Any = None,
+    client: Any = None,
 ) -> Comparison:
     """Fit every method on identical splits and collect every metric.
 
@@ -341,10 +343,13 @@ def compare(
     n_splits, test_size, random_state
         The split plan (see :func:`make_splits`).
     n_jobs : int, optional
-        joblib workers over (method, split) pairs; under ``joblib.parallel_backend("dask")``
-        the pairs run on the dask cluster.
+        joblib workers over (method, split) pairs, without a cluster.
     progress : callable, optional
         Called as ``progress(done, total, method, split)`` after each fit.
+    client : distributed.Client or str, optional
+        A dask.distributed cluster (a client or its address) the (method, split) pairs run
+        on; default: the cluster of :func:`hierlab.connect`, if any. The results equal the
+        serial run's (the same splits and seeds; only the times differ).
 
     Returns
     -------
@@ -355,13 +360,12 @@ def compare(
     full, splits = make_splits(dataset, plan, n_splits, test_size, random_state)
     tasks = [(r, s, tr, te) for s, (tr, te) in enumerate(splits) for r in runs]
     out: list[dict[str, Any]] = []
-    gen = Parallel(n_jobs=n_jobs, return_as="generator")(
-        delayed(_fit_one)(r, full, s, tr, te) for r, s, tr, te in tasks
-    )
-    for k, rec in enumerate(gen, 1):
-        out.append(rec)
-        if progress is not None:
-            progress(k, len(tasks), rec["method"], rec["split"])
+    with job_cluster(client):
+        gen = run_tasks(_fit_one, tasks, share(full), n_jobs=n_jobs)
+        for k, rec in enumerate(gen, 1):
+            out.append(rec)
+            if progress is not None:
+                progress(k, len(tasks), rec["method"], rec["split"])
     rows = []
     for rec in out:
         for metric, value in rec["scores"].items():

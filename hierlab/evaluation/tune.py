@@ -15,6 +15,12 @@ below the best (the largest ``C`` are the slowest fits, and past the best one th
 score usually keeps falling), or once ``max_time`` seconds have gone; ``TuneResult.stopped`` says
 why the path ended and which values were not fitted.
 
+On a dask.distributed cluster (``client=`` or :func:`hierlab.connect`) the grid is cut into
+``n_paths`` runs of consecutive ``C`` (one per worker thread by default), each a warm-started
+path of its own on one worker, the split sent to the workers once. A path's first ``C`` is
+fitted cold and ``patience`` counts within each path; ``n_paths``, not where the paths ran,
+decides the result: ``tune(..., n_paths=k)`` on this machine gives the same table.
+
 The cost is the path on one split, against ``len(Cs) x n_splits`` cold fits for a grid search
 (``hierlab/benchmarks/tune.py`` measures both on 20 Newsgroups).
 """
@@ -31,6 +37,7 @@ import pandas as pd
 from sklearn.base import clone
 from sklearn.model_selection import train_test_split
 
+from hierlab.core.cluster import active_client, cluster_cores, job_cluster, run_tasks, share
 from hierlab.core.exceptions import ParameterError
 from hierlab.evaluation.scoring import hierarchical_scorer
 
@@ -142,6 +149,8 @@ def tune(
     path_rtol: float | None = 1e-2,
     patience: int | None = 2,
     max_time: float | None = None,
+    n_paths: int | None = None,
+    client: Any = None,
 ) -> TuneResult:
     """Choose ``C`` by a warm-started path scored on a validation split.
 
@@ -176,7 +185,15 @@ def tune(
         usually unimodal in ``C``; where it is not, a larger patience or None searches further.
     max_time : float or None, default None
         Seconds the path may take; checked between fits (the fit under way finishes, the first
-        ``C`` is always fitted). The refit is not counted.
+        ``C`` is always fitted). The refit is not counted; each of several paths
+        has its own.
+    n_paths : int or None, default None
+        Cut the grid into this many runs of consecutive ``C``, each a warm-started path of its
+        own (its first ``C`` cold); they run in parallel on a cluster. None: one path here,
+        one per worker thread on a cluster.
+    client : distributed.Client or str, optional
+        A dask.distributed cluster (or its address) the paths run on; default: the cluster of
+        :func:`hierlab.connect`, if any.
 
     Returns
     -------
@@ -186,23 +203,79 @@ def tune(
     t_start = time.perf_counter()
     y_arr = np.asarray(y, dtype=object)
     X_tr, X_va, y_tr, y_va = _split(X, y_arr, validation, random_state)
+    est = _path_estimator(estimator, path_rtol)
+    with job_cluster(client):
+        split = (X_tr, y_tr, X_va, y_va)
+        pieces = _pieces(grid, n_paths)
+        rows, stopped = _run_paths(est, pieces, split, scoring, warm_start, patience, max_time)
+        path = pd.DataFrame(rows)
+        best_C = float(path["C"].iloc[int(np.argmax(path["score"].to_numpy()))])
+        final = clone(estimator).set_params(C=best_C).fit(X, y_arr) if refit else None
+    skipped = tuple(c for c in grid if c not in set(path["C"]))
+    elapsed = time.perf_counter() - t_start
+    return TuneResult(best_C, path, final, scoring, elapsed, stopped, skipped)
+
+
+def _path_estimator(estimator: Any, path_rtol: float | None) -> Any:
+    """A clone of ``estimator`` for the path: its ``rtol`` loosened to ``path_rtol``."""
     est = clone(estimator)
     own_rtol = est.get_params().get("rtol")
     if path_rtol is not None and own_rtol is not None and float(path_rtol) > float(own_rtol):
         est.set_params(rtol=float(path_rtol))
-    deadline = None if max_time is None else t_start + float(max_time)
-    rows, stopped = _path(
-        est, grid, (X_tr, y_tr), (X_va, y_va), scoring, warm_start, patience, deadline
+    return est
+
+
+def _pieces(grid: list[float], n_paths: int | None) -> list[list[float]]:
+    """The grid cut into ``n_paths`` runs of consecutive ``C`` (default: 1 here, one per
+    worker thread on a cluster), none empty."""
+    if n_paths is None:
+        client = active_client()
+        n_paths = 1 if client is None else cluster_cores(client)
+    if isinstance(n_paths, bool) or int(n_paths) != n_paths or n_paths < 1:
+        raise ParameterError(f"n_paths must be a positive integer, got {n_paths!r}")
+    k = min(int(n_paths), len(grid))
+    return [[float(c) for c in piece] for piece in np.array_split(np.asarray(grid), k)]
+
+
+def _path_task(
+    X_tr: Any,
+    y_tr: Any,
+    X_va: Any,
+    y_va: Any,
+    est: Any,
+    grid: list[float],
+    scoring: str,
+    warm_start: bool,
+    patience: int | None,
+    max_time: float | None,
+) -> tuple[list[dict[str, Any]], str]:
+    """One path of :func:`tune` where it runs (its clock starts there): :func:`_path`."""
+    deadline = None if max_time is None else time.perf_counter() + float(max_time)
+    return _path(
+        clone(est), grid, (X_tr, y_tr), (X_va, y_va), scoring, warm_start, patience, deadline
     )
-    path = pd.DataFrame(rows)
-    best_C = float(path["C"].iloc[int(np.argmax(path["score"].to_numpy()))])
-    final = None
-    if refit:
-        final = clone(estimator).set_params(C=best_C)
-        final.fit(X, y_arr)
-    skipped = tuple(grid[len(rows) :])
-    elapsed = time.perf_counter() - t_start
-    return TuneResult(best_C, path, final, scoring, elapsed, stopped, skipped)
+
+
+def _run_paths(
+    est: Any,
+    pieces: list[list[float]],
+    split: tuple[Any, Any, Any, Any],
+    *args: Any,
+) -> tuple[list[dict[str, Any]], str]:
+    """Every path of ``pieces`` (:func:`_path_task` with ``args``), on the cluster if one is
+    in use, ``split`` sent there once; their rows in grid order and why they ended."""
+    items = [(est, piece, *args) for piece in pieces]
+    runs = list(run_tasks(_path_task, items, share(*split)))
+    rows = [row for r, _ in runs for row in r]
+    return rows, _why_ended([why for _, why in runs])
+
+
+def _why_ended(reasons: list[str]) -> str:
+    """One reason for several paths: ``max_time`` over ``patience`` over ``grid``."""
+    for why in ("max_time", "patience"):
+        if why in reasons:
+            return why
+    return "grid"
 
 
 def _check(

@@ -19,11 +19,11 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.svm import LinearSVC
 
 from hierlab.core.cards import ONE_SHOT_BOUNDS, MethodCard
+from hierlab.core.cluster import run_tasks, share
 from hierlab.core.params import Param
 from hierlab.core.registry import register
 from hierlab.core.solver import Callback, SolverState
@@ -58,9 +58,11 @@ def _child_towards(tax: Taxonomy, node: int, labels: np.ndarray) -> np.ndarray:
     return out
 
 
-def _fit_node(estimator: Any, X: Any, y: np.ndarray) -> Any:
-    """A fitted clone of ``estimator`` (one node's classifier; run by joblib)."""
-    return clone(estimator).fit(X, y)
+def _fit_node(X: Any, estimator: Any, rows: np.ndarray, y: np.ndarray) -> Any:
+    """A fitted clone of ``estimator`` on ``X[rows]`` (one node's classifier; a task of
+    :func:`~hierlab.core.cluster.run_tasks`: ``X`` is shared once per fit, the rows are the
+    task's own)."""
+    return clone(estimator).fit(X[rows], y)
 
 
 def report_one_shot(
@@ -115,7 +117,8 @@ class TopDownClassifier(HierarchicalClassifier):
     estimator : sklearn classifier, optional
         The base classifier cloned at every internal node; overrides ``C``.
     n_jobs : int, optional
-        Fit the nodes' classifiers in parallel with joblib.
+        Fit the nodes' classifiers in parallel with joblib. On a dask.distributed cluster
+        (:func:`hierlab.connect`), they run on its workers, ``X`` sent to each worker once.
 
     Attributes
     ----------
@@ -170,10 +173,12 @@ class TopDownClassifier(HierarchicalClassifier):
         self.n_jobs = n_jobs
 
     def _base(self) -> Any:
-        """The classifier cloned at every node: ``estimator``, else ``LinearSVC(C=C)``."""
+        """The classifier cloned at every node: ``estimator``, else ``LinearSVC(C=C)`` with a
+        fixed seed of liblinear's coordinate order (unseeded, it draws from numpy's global
+        state: two fits of the same data would differ by its tolerance)."""
         if self.estimator is not None:
             return self.estimator
-        return LinearSVC(C=self.C)
+        return LinearSVC(C=self.C, random_state=0)
 
     def _fit(self, X: np.ndarray | sp.csr_matrix, Y: Any, callbacks: Sequence[Callback]) -> None:
         base = self._base()
@@ -181,9 +186,8 @@ class TopDownClassifier(HierarchicalClassifier):
             check_liblinear_scale(X, type(self).__name__)
         jobs = self._node_jobs(np.asarray(Y, dtype=np.int64))
         t0 = time.perf_counter()
-        fitted = Parallel(n_jobs=self.n_jobs)(
-            delayed(_fit_node)(base, X[rows], target) for _, rows, target in jobs
-        )
+        items = [(base, rows, target) for _, rows, target in jobs]
+        fitted = run_tasks(_fit_node, items, share(X), n_jobs=self.n_jobs)
         self.node_estimators_ = {p: est for (p, _, _), est in zip(jobs, fitted)}
         self.coef_ = self._stack_coef(X.shape[1], sp.issparse(X))
         report_one_shot(

@@ -32,11 +32,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-from joblib import Parallel, delayed
 from sklearn.linear_model import LogisticRegression
 from sklearn.svm import LinearSVC
 from sklearn.utils.validation import check_is_fitted
 
+from hierlab.core.cluster import run_tasks, share
 from hierlab.core.exceptions import ParameterError
 from hierlab.core.params import Param
 from hierlab.core.registry import register
@@ -608,6 +608,17 @@ class HRLRClassifier(_HRBase):
 
 
 # ---------------------------------------------------------------------- one-vs-rest baselines
+def _fit_leaf(
+    problem: HRProblem, loss: str, C: float, tol: float, max_iter: int, k: int
+) -> np.ndarray:
+    """Leaf column ``k``'s binary problem of ``problem`` by liblinear (:func:`_fit_binary`);
+    a task of :func:`~hierlab.core.cluster.run_tasks`, the problem shared once per fit."""
+    col = np.array([k])
+    return _fit_binary(
+        loss, problem.X, problem.signs(col)[:, 0], problem.weights(col)[:, 0], C, tol, max_iter
+    )
+
+
 def _fit_binary(
     loss: str,
     X: Any,
@@ -742,13 +753,10 @@ class _OvRBase(_LeafScorer):
             objective is summed a block of leaves at a time: nothing of size (n_samples x
             n_leaves) is held."""
             cols = np.arange(len(leaves))
-            ws = Parallel(n_jobs=self.n_jobs)(
-                delayed(_fit_binary)(
-                    loss, X, problem.signs(cols[k : k + 1])[:, 0],
-                    problem.weights(cols[k : k + 1])[:, 0], C, tol, max_iter,
-                )
-                for k in cols
-            )  # fmt: skip
+            ws = list(run_tasks(
+                _fit_leaf, [(k,) for k in cols], share(problem, loss, C, tol, max_iter),
+                n_jobs=self.n_jobs,
+            ))  # fmt: skip
             coef = np.zeros((tax.n_nodes, X.shape[1]))
             coef[leaves] = np.asarray(ws).reshape(len(leaves), X.shape[1])
             # the one-vs-rest objective: sum over leaves of 1/2 ||w_n||^2 + C loss

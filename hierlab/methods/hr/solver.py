@@ -7,8 +7,10 @@ depth, then those of odd depth. Given the other parity, the nodes of one parity 
 ``w_n = (w_{pi(n)} + sum_{c in C_n} w_c) / (|C_n| + 1)``; leaves solve their block problem, by
 dual coordinate descent (eq. 5-7, :mod:`hierlab.solvers.dual_cd`) for the hinge and by L-BFGS on
 eq. (8) (:func:`solve_logistic_leaf`) for the logistic loss, warm-started from the previous outer
-iteration. Leaves are cut into blocks that run in parallel through joblib, so the same code runs
-on a dask cluster under ``joblib.parallel_backend("dask")``. Every outer iteration reports the
+iteration. Leaves are cut into blocks that run in parallel through joblib (threads), or on a
+dask.distributed cluster (:func:`hierlab.connect`): there ``X`` goes to every worker once per fit
+and a block's task carries its parents' weights, labels and duals only. Every outer iteration
+reports the
 smallest primal value so far and the best certified dual bound
 (:meth:`~hierlab.methods.hr.model.HRProblem.certificate`).
 """
@@ -16,8 +18,9 @@ smallest primal value so far and the best certified dual bound
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import joblib
@@ -26,6 +29,7 @@ import scipy.sparse as sp
 from scipy.optimize import minimize
 from threadpoolctl import threadpool_limits
 
+from hierlab.core.cluster import active_client, cluster_cores, run_tasks, share
 from hierlab.core.exceptions import ParameterError
 from hierlab.core.solver import Solver, SolverState
 from hierlab.core.taxonomy import Taxonomy
@@ -88,8 +92,8 @@ def _cached_rows(key: str, X: Any) -> CSRRows:
 
 
 def _svm_leaf_block(
-    key: str,
     X: Any,
+    key: str,
     Y: np.ndarray,
     upper: np.ndarray,
     W_parent: np.ndarray,
@@ -216,8 +220,7 @@ class BlockCoordinateDescent(Solver):
     shrinking : bool, default False
         Shrinking in the dual CD (Hsieh et al. 2008).
     n_jobs : int, optional
-        joblib workers for the leaf blocks (under ``joblib.parallel_backend("dask")`` the dask
-        workers).
+        joblib workers for the leaf blocks, without a cluster; on a cluster, its worker threads.
     leaf_block : int, default 256
         Largest number of leaves solved together in one task (dual CD vectorises over them).
     random_state : int, default 0
@@ -288,7 +291,11 @@ class BlockCoordinateDescent(Solver):
         W = np.zeros((tax.n_nodes, prob.X.shape[1]))
         alpha = LeafDuals(prob.X.shape[0], len(tax.leaves)) if prob.loss == "hinge" else None
         # workers cut the rows of X once per fit (dual CD), under this key
-        fit = _FitData(prob.X, uuid.uuid4().hex, int(joblib.effective_n_jobs(self.n_jobs)))
+        client = active_client()
+        n_workers = (
+            cluster_cores(client) if client is not None else joblib.effective_n_jobs(self.n_jobs)
+        )
+        fit = _FitData(share(prob.X)[0], uuid.uuid4().hex, int(n_workers))
         self.coef = W.copy()
         self.alpha = alpha
         try:
@@ -308,9 +315,8 @@ class BlockCoordinateDescent(Solver):
         # threads: the compiled dual CD pass releases the GIL, and W need not be pickled to
         # workers (a backend chosen with joblib.parallel_config, e.g. dask, still wins)
         # results as a generator: one block's dense duals at a time, not every block's at once
-        with joblib.Parallel(
-            n_jobs=self.n_jobs, prefer="threads", return_as="generator"
-        ) as parallel:
+        with joblib.Parallel(n_jobs=self.n_jobs, prefer="threads", return_as="generator") as pool:
+            parallel = partial(run_tasks, pool=pool)
             for t in range(1, self.max_iter + 1):
                 work = 0
                 for r in (0, 1):
@@ -361,7 +367,7 @@ class BlockCoordinateDescent(Solver):
 
     def _svm_leaves(
         self,
-        parallel: joblib.Parallel,
+        parallel: Callable[..., Iterator[Any]],
         prob: HRProblem,
         W: np.ndarray,
         alpha: LeafDuals,
@@ -372,10 +378,9 @@ class BlockCoordinateDescent(Solver):
         seed: list[int],
     ) -> int:
         """Dual CD (eq. 5-7) on the leaf blocks, in place on ``W`` and ``alpha``; the passes."""
-        res = parallel(
-            joblib.delayed(_svm_leaf_block)(
+        items = (
+            (
                 fit.key,
-                fit.X,
                 prob.signs(b),
                 prob.C * prob.weights(b),
                 wp,
@@ -387,6 +392,7 @@ class BlockCoordinateDescent(Solver):
             )
             for b, wp in zip(blocks, wpar)
         )
+        res = parallel(_svm_leaf_block, items, (fit.X,))
         work = 0
         leaves = prob.taxonomy.leaves
         for b, (Wb, ab, passes) in zip(blocks, res):
@@ -397,7 +403,7 @@ class BlockCoordinateDescent(Solver):
 
     def _lr_leaves(
         self,
-        parallel: joblib.Parallel,
+        parallel: Callable[..., Iterator[Any]],
         prob: HRProblem,
         W: np.ndarray,
         blocks: list[np.ndarray],
@@ -409,19 +415,11 @@ class BlockCoordinateDescent(Solver):
         leaves = prob.taxonomy.leaves
         # L-BFGS does level-1 BLAS on d-vectors, where threaded BLAS only adds synchronisation
         with threadpool_limits(limits=1, user_api="blas"):
-            res = parallel(
-                joblib.delayed(_lr_leaf_block)(
-                    fit.X,
-                    prob.signs(b),
-                    prob.weights(b),
-                    prob.C,
-                    wp,
-                    W[leaves[b]],
-                    tol,
-                    self.max_inner_iter,
-                )
+            items = (
+                (prob.signs(b), prob.weights(b), prob.C, wp, W[leaves[b]], tol, self.max_inner_iter)
                 for b, wp in zip(blocks, wpar)
             )
+            res = parallel(_lr_leaf_block, items, (fit.X,))
         work = 0
         for b, (Wb, iters) in zip(blocks, res):
             W[leaves[b]] = Wb

@@ -1,0 +1,202 @@
+"""Running hierlab's independent tasks on a dask.distributed cluster, or on this machine.
+
+A job (one ``compare``, one ``tune``, one ``fit``) sends its data to the workers once, with
+:func:`share` (``Client.scatter(..., broadcast=True)``: every worker holds one copy), and then
+hands out small tasks that name the shared data by its future (:func:`run_tasks`): a task
+carries its own indices and parameters, never the data. Without a cluster the same calls run
+through joblib on this machine (``n_jobs``; a ``joblib.parallel_config`` backend still wins),
+so a result never depends on where it ran.
+
+The cluster is chosen by :func:`connect` (an address ``tcp://host:port`` or a
+``distributed.Client``) for the whole process, or by :func:`use_cluster` for a ``with`` block
+(one thread's context). Tasks that already run on a dask worker never fan out again: the
+nested parts of a task (a top-down fit inside a comparison) run serially on that worker.
+
+dask.distributed is optional (``pip install 'hierlab[dask]'``); it is imported only when a
+cluster is used.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextvars import ContextVar
+from typing import Any
+
+from hierlab.core.exceptions import ParameterError
+
+__all__ = [
+    "active_client",
+    "cluster_cores",
+    "connect",
+    "disconnect",
+    "job_cluster",
+    "run_tasks",
+    "share",
+    "use_cluster",
+]
+
+_PROCESS_CLIENT: list[Any] = []  # the client of :func:`connect`, at most one
+_CONTEXT_CLIENT: ContextVar[Any] = ContextVar("hierlab_cluster", default=None)
+
+
+def _distributed() -> Any:
+    try:
+        import distributed
+    except ImportError as exc:  # pragma: no cover - dask is in [dev]
+        raise ParameterError(
+            "a dask cluster needs dask.distributed: pip install 'hierlab[dask]'"
+        ) from exc
+    return distributed
+
+
+def connect(address: Any, timeout: float = 10.0) -> Any:
+    """Use a dask.distributed cluster for every later hierlab job of this process.
+
+    Parameters
+    ----------
+    address : str or distributed.Client
+        The scheduler's address (``"tcp://127.0.0.1:8786"``) or a connected client.
+    timeout : float, default 10
+        Seconds to wait for the scheduler.
+
+    Returns
+    -------
+    distributed.Client
+        The client now in use (close it, or call :func:`disconnect`, when done).
+
+    Raises
+    ------
+    ParameterError
+        The address is not of the form ``scheme://host:port`` or no scheduler answers there.
+    """
+    client = _client_of(address, timeout)
+    _PROCESS_CLIENT[:] = [client]
+    return client
+
+
+def _client_of(address: Any, timeout: float) -> Any:
+    """A ``distributed.Client``: ``address`` itself, or a new one connected to it."""
+    distributed = _distributed()
+    if isinstance(address, distributed.Client):
+        return address
+    if not isinstance(address, str) or "://" not in address or ":" not in address.split("//")[-1]:
+        raise ParameterError(f"a cluster address looks like tcp://host:port, got {address!r}")
+    try:
+        return distributed.Client(address, timeout=timeout)
+    except (OSError, TimeoutError) as exc:
+        raise ParameterError(f"no dask scheduler answers at {address}: {exc}") from exc
+
+
+def disconnect() -> None:
+    """Stop using the cluster of :func:`connect`; the client stays open (its owner closes it)."""
+    _PROCESS_CLIENT.clear()
+
+
+@contextmanager
+def use_cluster(client: Any) -> Iterator[Any]:
+    """Run the hierlab jobs of a ``with`` block on ``client`` (a Client, an address or None).
+
+    ``None`` runs the block on this machine even when :func:`connect` chose a cluster. A
+    client opened here from an address is closed at the end of the block.
+    """
+    opened = client is not None and not _is_client(client)
+    c = _client_of(client, 10.0) if client is not None else None
+    token = _CONTEXT_CLIENT.set(c if c is not None else False)
+    try:
+        yield c
+    finally:
+        _CONTEXT_CLIENT.reset(token)
+        if opened and c is not None:
+            c.close()
+
+
+def job_cluster(client: Any) -> AbstractContextManager[Any]:
+    """``use_cluster(client)`` for a job given a client or an address; with None, the
+    process's choice (:func:`connect`, or this machine)."""
+    return nullcontext() if client is None else use_cluster(client)
+
+
+def _is_client(obj: Any) -> bool:
+    return "distributed" in sys.modules and isinstance(obj, sys.modules["distributed"].Client)
+
+
+def _on_worker() -> bool:
+    """Whether this code runs inside a dask worker's task."""
+    if "distributed" not in sys.modules:
+        return False
+    try:
+        sys.modules["distributed"].get_worker()
+    except ValueError:
+        return False
+    return True
+
+
+def active_client() -> Any:
+    """The cluster hierlab's jobs run on here, or None (this machine; always None on a worker)."""
+    ctx = _CONTEXT_CLIENT.get()
+    client = ctx if ctx is not None else (_PROCESS_CLIENT[0] if _PROCESS_CLIENT else None)
+    if client is None or client is False or _on_worker():
+        return None
+    if getattr(client, "status", "running") in ("closed", "closing"):
+        return None
+    return client
+
+
+def cluster_cores(client: Any) -> int:
+    """The worker threads of ``client``'s cluster (at least 1)."""
+    return max(1, int(sum(client.nthreads().values())))
+
+
+def share(*objs: Any) -> tuple[Any, ...]:
+    """Send ``objs`` to every worker once; what the tasks of :func:`run_tasks` take in their
+    place (futures on a cluster, the objects themselves here)."""
+    client = active_client()
+    if client is None:
+        return objs
+    return tuple(client.scatter(list(objs), broadcast=True, hash=False))
+
+
+def run_tasks(
+    fn: Callable[..., Any],
+    items: Iterable[tuple[Any, ...]],
+    shared: tuple[Any, ...] = (),
+    n_jobs: int | None = None,
+    prefer: str | None = None,
+    pool: Any = None,
+) -> Iterator[Any]:
+    """``fn(*shared, *item)`` for every item, results in the order of ``items``.
+
+    Parameters
+    ----------
+    fn : callable
+        A module-level function (it is pickled to the workers).
+    items : iterable of tuple
+        Each task's own arguments (indices, parameters: small); read lazily by joblib.
+    shared : tuple
+        What :func:`share` returned for this job's data.
+    n_jobs, prefer
+        joblib's, when no cluster is in use.
+    pool : joblib.Parallel, optional
+        An open joblib pool (``return_as="generator"``) to use instead, when no cluster is.
+
+    Yields
+    ------
+    The results, in the order of ``items`` (a generator: one result held at a time here).
+    """
+    client = active_client()
+    if client is None:
+        from joblib import Parallel, delayed
+
+        if pool is None:
+            pool = Parallel(n_jobs=n_jobs, prefer=prefer, return_as="generator")
+        yield from pool(delayed(fn)(*shared, *it) for it in items)
+        return
+    futures = [client.submit(fn, *shared, *it, pure=False) for it in items]
+    try:
+        for f in futures:
+            yield f.result()
+    finally:
+        for f in futures:
+            f.release()

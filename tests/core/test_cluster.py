@@ -1,0 +1,139 @@
+"""hierlab on a dask.distributed cluster of two worker processes: the results equal the serial
+run's, and the data reach each worker once per job."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Iterator
+
+import distributed
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+
+import hierlab
+from hierlab import HierDataset, ParameterError, make_estimator
+from hierlab.core.cluster import active_client, run_tasks, share, use_cluster
+from hierlab.evaluation.compare import compare
+from hierlab.evaluation.tune import tune
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[distributed.Client]:
+    with (
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+        ) as cluster,
+        distributed.Client(cluster) as c,
+    ):
+        yield c
+
+
+@pytest.fixture(scope="module")
+def text() -> HierDataset:
+    train, _ = hierlab.make_hierarchical_text(
+        n_samples=400, n_classes=8, n_features=300, depth=2, random_state=3
+    )
+    return train
+
+
+def _pid_and_id(data: np.ndarray, k: int) -> tuple[int, int, float]:
+    """Where a task ran and which copy of the shared array it saw."""
+    return os.getpid(), id(data), float(data[k])
+
+
+def test_shared_data_reach_each_worker_once(client: distributed.Client) -> None:
+    big = np.arange(200_000, dtype=np.float64)
+    with use_cluster(client):
+        assert active_client() is client
+        out = list(run_tasks(_pid_and_id, [(k,) for k in range(12)], share(big)))
+    assert [v for _, _, v in out] == [float(k) for k in range(12)]  # in the order given
+    copies: dict[int, set[int]] = {}
+    for pid, ident, _ in out:
+        copies.setdefault(pid, set()).add(ident)
+    assert os.getpid() not in copies  # the tasks ran in the worker processes
+    assert all(len(ids) == 1 for ids in copies.values())  # one copy per worker, not per task
+    assert active_client() is None
+
+
+def test_compare_on_the_cluster_equals_serial(
+    client: distributed.Client, text: HierDataset
+) -> None:
+    methods = [
+        ("topdown", {"C": 1.0}),
+        ("ovr-svm", {"solver": "liblinear"}),
+        ("hieron", {}),
+        ("flatmult", {"max_iter": 30}),
+    ]
+    serial = compare(text, methods, n_splits=2, random_state=1)
+    dist = compare(text, methods, n_splits=2, random_state=1, client=client)
+    cols = ["method", "split", "metric", "value", "n_iter"]
+    pd.testing.assert_frame_equal(serial.results[cols], dist.results[cols])
+    for key, pred in serial.predictions.items():
+        np.testing.assert_array_equal(pred, dist.predictions[key])
+
+
+def test_tune_paths_on_the_cluster_equal_serial(
+    client: distributed.Client, text: HierDataset
+) -> None:
+    est = make_estimator("flatmult", taxonomy=text.taxonomy)
+    Cs = [0.01, 0.1, 1.0, 10.0]
+    serial = tune(est, text.X, text.y, Cs=Cs, n_paths=2, patience=None)
+    dist = tune(est, text.X, text.y, Cs=Cs, client=client, patience=None)  # one per worker
+    cols = ["C", "score", "n_iter", "gap", "warm"]
+    pd.testing.assert_frame_equal(serial.path[cols], dist.path[cols])
+    assert dist.path["warm"].tolist() == [False, True, False, True]  # two warm-started paths
+    assert serial.best_C == dist.best_C
+    np.testing.assert_array_equal(serial.estimator.predict(text.X), dist.estimator.predict(text.X))
+    with pytest.raises(ParameterError, match="n_paths"):
+        tune(est, text.X, text.y, Cs=Cs, n_paths=0)
+
+
+@pytest.mark.parametrize("dense", [False, True])
+@pytest.mark.parametrize(
+    "name, params",
+    [
+        ("topdown", {}),
+        ("ovr-svm", {"solver": "liblinear"}),
+        ("hr-svm", {"solver": "block-cd", "loss": "hinge", "max_iter": 6, "tol": 1e-6}),
+    ],
+)
+def test_estimators_on_the_cluster_equal_serial(
+    client: distributed.Client, text: HierDataset, name: str, params: dict, dense: bool
+) -> None:
+    X = text.X.toarray() if dense else sp.csr_matrix(text.X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a capped max_iter may warn; both runs alike
+        serial = make_estimator(name, taxonomy=text.taxonomy, **params).fit(X, text.y)
+        with use_cluster(client):
+            dist = make_estimator(name, taxonomy=text.taxonomy, **params).fit(X, text.y)
+    a, b = serial.coef_, dist.coef_
+    a, b = (a.toarray(), b.toarray()) if sp.issparse(a) else (a, b)
+    np.testing.assert_allclose(b, a, rtol=0, atol=1e-10)
+    np.testing.assert_array_equal(serial.predict(X), dist.predict(X))
+    assert getattr(serial, "n_iter_", 0) == getattr(dist, "n_iter_", 0)
+
+
+def test_connect_by_address(client: distributed.Client, text: HierDataset) -> None:
+    addr = client.scheduler.address
+    c = hierlab.connect(addr)
+    try:
+        assert active_client() is c
+        with use_cluster(None):
+            assert active_client() is None  # this machine inside the block
+    finally:
+        hierlab.disconnect()
+        c.close()
+    assert active_client() is None
+    with pytest.raises(ParameterError, match="tcp://host:port"):
+        hierlab.connect("localhost")
+    with pytest.raises(ParameterError, match="no dask scheduler"):
+        hierlab.connect("tcp://127.0.0.1:1", timeout=1)
