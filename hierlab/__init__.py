@@ -53,7 +53,12 @@ from hierlab.methods.hr import (
     OneVsRestLRClassifier,
     OneVsRestSVMClassifier,
 )
-from hierlab.methods.labeltree import DAGSVMClassifier
+from hierlab.methods.labeltree import (
+    DAGSVMClassifier,
+    DRHLClassifier,
+    RDMClassifier,
+    RNMFClassifier,
+)
 from hierlab.methods.mftree import CMTLClassifier, MFTreeClassifier, induce_taxonomy
 from hierlab.methods.nhsvm import HSVMClassifier, NHSVMClassifier, SharedSVMClassifier
 from hierlab.methods.orthogonal import (
@@ -70,6 +75,7 @@ __all__ = [
     "CMTLClassifier",
     "ConvergenceError",
     "DAGSVMClassifier",
+    "DRHLClassifier",
     "DataError",
     "EarlyStopping",
     "FlatMulticlassClassifier",
@@ -93,6 +99,8 @@ __all__ = [
     "OneVsRestSVMClassifier",
     "OrthogonalTransferClassifier",
     "ParameterError",
+    "RDMClassifier",
+    "RNMFClassifier",
     "SharedSVMClassifier",
     "SolverResult",
     "SolverState",

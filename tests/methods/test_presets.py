@@ -57,6 +57,12 @@ PAPER_ALGORITHM = {
     "ovr-lr": "one-vs-rest logistic regression per leaf by liblinear (seed 001's baseline)",
     "dagsvm": "DAGSVM (Platt et al. 2000): K(K-1)/2 one-vs-one linear SVMs (hinge, regularised "
     "bias; dual CD of Hsieh et al. 2008) in a decision DAG, K - 1 evaluations per example",
+    "rdm": "RDM: recursive CLUHSIC (Song et al. 2007, linear kernel) into p = 2 clusters per "
+    "node, LinearSVC routers, linear one-class SVMs at the leaves",
+    "rnmf": "RNMF (Liu et al. 2012): rank-2 NMF of the class means per node, LinearSVC routers, "
+    "linear one-class SVMs at the leaves",
+    "drhl": "DRHL (Gao & Koller 2011): relaxed colourings (rho = 0.6) by exact DP alternating "
+    "with a LinearSVC per node; ignored classes go to both children",
 }
 
 

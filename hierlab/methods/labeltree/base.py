@@ -9,15 +9,20 @@ prediction (the structure itself is ``dag_`` / ``tree_`` of each class).
 
 from __future__ import annotations
 
+import time
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
+from hierlab.core.solver import Callback
 from hierlab.methods.base import HierarchicalClassifier
+from hierlab.methods.labeltree.tree import leaf_scores, route
+from hierlab.methods.topdown import report_one_shot
 
-__all__ = ["ClassScoresClassifier", "seed_of"]
+__all__ = ["ClassScoresClassifier", "LabelTreeClassifier", "seed_of"]
 
 
 def seed_of(random_state: Any) -> int:
@@ -65,4 +70,43 @@ class ClassScoresClassifier(HierarchicalClassifier):
         """The class scores in the class nodes' columns, 0 elsewhere (not candidates)."""
         S = np.zeros((X.shape[0], self.taxonomy_.n_nodes))
         S[:, self.class_nodes_] = self._class_scores(X)
+        return S
+
+
+class LabelTreeClassifier(ClassScoresClassifier):
+    """A classifier that grows a :class:`~hierlab.methods.labeltree.tree.LabelTree`.
+
+    A subclass implements :meth:`_grow`; ``tree_`` is the fitted tree, ``depth_`` its depth.
+    Class scores (:meth:`_class_scores`): 0 for the classes outside the reached leaf; the leaf's
+    classes ``1 + rank / m`` by their one-class SVM scores (``m`` classes, rank ``0 .. m-1``);
+    the predicted class 2.
+    """
+
+    def _grow(self, X: np.ndarray | sp.csr_matrix, yi: np.ndarray) -> Any:
+        raise NotImplementedError
+
+    def _fit(self, X: np.ndarray | sp.csr_matrix, Y: Any, callbacks: Sequence[Callback]) -> None:
+        yi = self._set_classes(Y)
+        t0 = time.perf_counter()
+        tree = self._grow(X, yi)
+        self.tree_ = tree
+        self.depth_ = tree.max_depth
+        self.n_nodes_ = len(tree.children)
+        self.n_leaves_ = tree.n_leaves
+        extra = {"depth": self.depth_, "n_nodes": self.n_nodes_, "n_leaves": self.n_leaves_}
+        report_one_shot(self, callbacks, time.perf_counter() - t0, extra)
+
+    def _predict_classes(self, X: np.ndarray | sp.csr_matrix) -> np.ndarray:
+        return route(self.tree_, X)[1]
+
+    def _class_scores(self, X: np.ndarray | sp.csr_matrix) -> np.ndarray:
+        leaf, _ = route(self.tree_, X)
+        S = np.zeros((X.shape[0], len(self.class_nodes_)))
+        for v in np.unique(leaf):
+            rows = np.flatnonzero(leaf == v)
+            pred, classes, sc = leaf_scores(self.tree_, int(v), X[rows])
+            rank = np.argsort(np.argsort(sc, axis=1), axis=1)
+            if sc.shape[1] == len(classes):
+                S[np.ix_(rows, classes)] = 1.0 + rank / len(classes)
+            S[rows, pred] = 2.0
         return S
