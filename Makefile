@@ -8,7 +8,9 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 PORT   ?= 8501
 
-.PHONY: run test lint typecheck pytest browser-deps clean
+DOCS_STAMP := $(VENV)/.docs-stamp
+
+.PHONY: run test lint typecheck pytest browser-deps docs clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -40,5 +42,14 @@ pytest: $(STAMP) browser-deps
 
 test: lint typecheck pytest
 
+# The documentation site, offline, warnings as errors: API reference, user guide, method cards,
+# and the example gallery (executed here). Output: docs/_build/html/index.html
+$(DOCS_STAMP): pyproject.toml $(STAMP)
+	$(PY) -m pip install --quiet -e ".[docs]"
+	@touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	$(PY) -m sphinx -W --keep-going -b html docs docs/_build/html
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache docs/_build docs/api docs/methods docs/auto_examples

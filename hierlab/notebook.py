@@ -25,15 +25,18 @@ from __future__ import annotations
 import math
 import sys
 import time
+import warnings
+from collections.abc import Sequence
 from typing import Any, TextIO
 
 import pandas as pd
 
 from hierlab.core.exceptions import ParameterError
+from hierlab.core.registry import make_estimator
 from hierlab.core.solver import SolverResult, SolverState
 from hierlab.plots import bounds_figure, bounds_series
 
-__all__ = ["LiveBounds", "widgets_available"]
+__all__ = ["LiveBounds", "compare_presets", "widgets_available"]
 
 _MODES = ("auto", "widget", "text")
 
@@ -263,3 +266,63 @@ class LiveBounds:
         if self.result is not None:
             parts.append(f"done ({self.result.stop_reason})")
         return " · ".join(parts)
+
+
+def compare_presets(
+    name: str,
+    train: Any,
+    test: Any,
+    presets: Sequence[str] = ("paper", "fast"),
+    **params: Any,
+) -> tuple[pd.DataFrame, Any]:
+    """Fit a method under each preset on the same split: what ran, how long, how good.
+
+    Parameters
+    ----------
+    name : str
+        A registered method (``"orthognl"``).
+    train, test : HierDataset
+        The split; the method gets ``train.taxonomy``.
+    presets : sequence of str, default ("paper", "fast")
+        :func:`hierlab.make_estimator` presets.
+    **params
+        Passed to every fit (they override the presets' values, e.g. ``max_iter``).
+
+    Returns
+    -------
+    table : DataFrame
+        One row per preset: ``algorithm`` (``est.algorithm_``), ``fit seconds`` (wall clock),
+        ``iterations``, ``objective`` and ``certified gap`` (NaN where the solver has none),
+        ``converged`` and the test ``accuracy`` and ``hierarchical_f1``.
+    figure : plotly Figure
+        :func:`hierlab.plots.bounds_figure` of the runs, keyed ``"<preset>: <algorithm>"``.
+    """
+    from sklearn.exceptions import ConvergenceWarning
+
+    from hierlab.evaluation.metrics import evaluate
+
+    rows, histories = [], {}
+    for preset in presets:
+        est = make_estimator(name, preset=preset, taxonomy=train.taxonomy, **params)
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():  # an unconverged paper solver is in the table
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            est.fit(train.X, train.y)
+        seconds = time.perf_counter() - t0
+        scores = evaluate(test.y, est.predict(test.X), train.taxonomy)
+        history = est.history_
+        rows.append(
+            {
+                "preset": preset,
+                "algorithm": str(est.algorithm_),
+                "fit seconds": seconds,
+                "iterations": len(history),
+                "objective": float(getattr(est, "objective_", math.nan)),
+                "certified gap": float(getattr(est, "gap_", math.nan)),
+                "converged": bool(getattr(est, "converged_", False)),
+                "accuracy": scores["accuracy"],
+                "hierarchical_f1": scores["hierarchical_f1"],
+            }
+        )
+        histories[f"{preset}: {est.algorithm_}"] = history
+    return pd.DataFrame(rows).set_index("preset"), bounds_figure(histories)

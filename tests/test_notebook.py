@@ -11,11 +11,7 @@ import pytest
 import hierlab
 from hierlab.core.exceptions import ParameterError
 from hierlab.core.solver import SolverResult, SolverState
-from hierlab.notebook import LiveBounds, widgets_available
-
-needs_widgets = pytest.mark.skipif(
-    not widgets_available(), reason="plotly FigureWidget needs anywidget ([notebook] extra)"
-)
+from hierlab.notebook import LiveBounds, compare_presets, widgets_available
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +42,11 @@ def _trace(live: LiveBounds, name: str) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(tr.x, dtype=float), np.asarray(tr.y, dtype=float)
 
 
-@needs_widgets
+def test_widgets_are_installed_for_the_suite() -> None:
+    """[dev] holds the [notebook] extra: the widget tests below run, never skip."""
+    assert widgets_available()
+
+
 @pytest.mark.parametrize("min_interval", [0.0, 3600.0])
 def test_widget_traces_equal_the_states(recorded: list[SolverState], min_interval: float) -> None:
     from plotly.graph_objects import FigureWidget
@@ -68,7 +68,6 @@ def test_widget_traces_equal_the_states(recorded: list[SolverState], min_interva
     assert f"iteration {recorded[-1].iteration}/40" in live.figure.layout.title.text
 
 
-@needs_widgets
 def test_widget_rebuilds_when_a_curve_appears() -> None:
     """Bounds without a lower bound first (objective only), then certified ones: the trace set
     changes and the figure follows it."""
@@ -130,3 +129,26 @@ def test_in_a_real_fit_with_progress() -> None:
 def test_bad_arguments(bad: dict) -> None:
     with pytest.raises(ParameterError, match="LiveBounds"):
         LiveBounds(**bad)
+
+
+def test_compare_presets_runs_what_each_preset_names() -> None:
+    train, test = hierlab.make_hieron_synthetic(
+        n_train_per_label=3, n_test_per_label=2, depth=2, random_state=2
+    )
+    table, fig = compare_presets("orthognl", train, test, max_iter=50)
+    assert list(table.index) == ["paper", "fast"]
+    for preset in ("paper", "fast"):
+        est = hierlab.make_estimator(
+            "orthognl", preset=preset, taxonomy=train.taxonomy, max_iter=50
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est.fit(train.X, train.y)
+        row = table.loc[preset]
+        assert row["algorithm"] == est.algorithm_
+        assert row["iterations"] == len(est.history_)
+        assert row["objective"] == pytest.approx(est.objective_)
+        assert row["accuracy"] == pytest.approx(float(np.mean(est.predict(test.X) == test.y)))
+    assert table.loc["paper", "algorithm"] != table.loc["fast", "algorithm"]
+    names = {str(t.name).split(": ")[0] for t in fig.data}
+    assert names == {"paper", "fast"}

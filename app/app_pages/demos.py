@@ -37,7 +37,7 @@ name = st.radio(
     key="demo_choice",
 )
 preset = DEMOS[name]
-st.markdown(f"**{preset.question}**")
+st.markdown(preset.markdown())  # the same text as the seed's teaching notebook
 with st.expander("The preset: data, split, methods and parameters", expanded=False):
     st.markdown(
         f"- data: built-in `{preset.data}` with "
@@ -58,9 +58,11 @@ with st.expander("The preset: data, split, methods and parameters", expanded=Fal
         hide_index=True,
         key=f"demo_preset_{name}",
     )
-st.markdown("**What to look at**")
-for k, text in enumerate(preset.look_at, start=1):
-    st.markdown(f"{k}. {text}")
+if preset.notebook:
+    st.caption(
+        f"The teaching notebook `docs/notebooks/{preset.notebook}` runs this demo with the "
+        "same text and code, and goes further (the objective, a live fit, the paper's table)."
+    )
 
 res = stored_result(
     results,
@@ -72,8 +74,7 @@ res = stored_result(
 )
 
 st.success(f"Done in {res.seconds:.1f} s. What it shows:")
-for text in res.observations:
-    st.markdown(f"- {text}")
+st.markdown(res.markdown())
 SHOWN = ("label", "method", "zero_one_error", "tree_induced_error", "accuracy", "macro_f1")
 cols = [c for c in (*SHOWN, "hierarchical_f1") if c in res.metrics.columns]
 shown = res.metrics[cols].round(4)
@@ -83,6 +84,9 @@ st.dataframe(
 for k, (title, fig) in enumerate(res.figures.items()):
     st.markdown(f"**{title}**")
     st.plotly_chart(fig, key=f"demo_fig_{name}_{k}", theme=None)
+
+if preset.exercises:
+    st.markdown(preset.exercises_markdown())
 
 st.divider()
 left, mid, right = st.columns(3)

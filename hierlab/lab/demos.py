@@ -11,6 +11,12 @@ histogram difference, an admissibility check, a tree comparison) and returns a
 Sizes are shrunk so that each demo runs in seconds on a laptop (a classroom), not minutes; the
 ``hierlab reproduce`` commands run the full-size experiments.
 
+One source for the app and the notebooks: a preset carries its text (the question, the idea,
+what to look at, exercises) and :func:`run_demo` its code. The app's Guided demos page shows
+:meth:`DemoPreset.markdown` and runs :func:`run_demo`; the teaching notebook of the preset's
+seed (``docs/notebooks/<DemoPreset.notebook>``) displays the same Markdown and calls the same
+function, so neither can drift from the other.
+
 ========================  =====================================================================
 ``hierarchy-helps``       Does the hierarchy help? Batch Hieron on the tree vs on the flattened
                           taxonomy (seed 002), gamma histograms and their difference.
@@ -35,7 +41,7 @@ from hierlab.core.exceptions import ParameterError
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.lab.export import DataSource, RunResult, RunSpec, Session, SplitSpec
 
-__all__ = ["DEMOS", "DemoPreset", "DemoResult", "list_demos", "run_demo"]
+__all__ = ["DEMOS", "DemoPreset", "DemoResult", "list_demos", "random_binary_tree", "run_demo"]
 
 Progress = Callable[[float, str], None]
 
@@ -63,6 +69,12 @@ class DemoPreset:
         What to look at, in order.
     seeds : str
         Paper(s) the demo illustrates.
+    idea : str
+        The idea behind the demo, in Markdown (a paragraph or two).
+    exercises : tuple of str
+        Questions to try after the run, in Markdown.
+    notebook : str
+        The teaching notebook that runs this demo (a file name in ``docs/notebooks``).
     """
 
     name: str
@@ -74,6 +86,37 @@ class DemoPreset:
     runs: tuple[RunSpec, ...]
     look_at: tuple[str, ...]
     seeds: str = ""
+    idea: str = ""
+    exercises: tuple[str, ...] = ()
+    notebook: str = ""
+
+    def markdown(self) -> str:
+        """The demo's text in Markdown: the question, the idea and what to look at.
+
+        Returns
+        -------
+        str
+            What the app's Guided demos page and the notebooks show above the run.
+        """
+        lines = [f"**{self.question}**", ""]
+        if self.idea:
+            lines += [self.idea.strip(), ""]
+        lines += ["**What to look at**", ""]
+        lines += [f"{k}. {text}" for k, text in enumerate(self.look_at, start=1)]
+        return "\n".join(lines) + "\n"
+
+    def exercises_markdown(self) -> str:
+        """The exercises as a numbered Markdown list (empty without exercises).
+
+        Returns
+        -------
+        str
+        """
+        if not self.exercises:
+            return ""
+        lines = ["**Exercises**", ""]
+        lines += [f"{k}. {text}" for k, text in enumerate(self.exercises, start=1)]
+        return "\n".join(lines) + "\n"
 
     def session(self) -> Session:
         """The preset as an exportable session (data, split, runs)."""
@@ -118,8 +161,32 @@ class DemoResult:
     extra: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
 
+    def markdown(self) -> str:
+        """What the run shows, with this run's numbers, as a Markdown list.
+
+        Returns
+        -------
+        str
+            One bullet per observation (the app's page and the notebooks show it).
+        """
+        return "\n".join(f"- {text}" for text in self.observations) + "\n"
+
     def run(self, label: str) -> RunResult:
-        """The run called ``label``."""
+        """The run called ``label``.
+
+        Parameters
+        ----------
+        label : str
+
+        Returns
+        -------
+        RunResult
+
+        Raises
+        ------
+        KeyError
+            No run has that label.
+        """
         for r in self.runs:
             if r.label == label:
                 return r
@@ -152,6 +219,20 @@ _HIERARCHY = DemoPreset(
         "The error per level: the tree version errs less at the top levels.",
     ),
     seeds="002",
+    idea=(
+        "Hieron (seed 002) scores a label by the sum of the prototypes on its path in the tree "
+        "and updates them with a margin that grows with the tree distance gamma between the "
+        "true and the predicted label. The same algorithm on the *flattened* taxonomy (every "
+        "label a child of the root) is a multiclass perceptron: it knows nothing of the tree. "
+        "Both see the same training data; only the taxonomy differs."
+    ),
+    exercises=(
+        "Raise the noise (`noise_std`) to 0.8: does the hierarchy help more or less?",
+        "Train `hieron` (online, last hypothesis) instead of `hieron-batch`: how do the "
+        "histograms change?",
+        "Which levels gain most from the tree? Read the error-per-level chart.",
+    ),
+    notebook="002_hieron.ipynb",
 )
 
 #: The RDA settings both runs of the certified-optimality demo share. C multiplies the summed
@@ -186,6 +267,22 @@ _CERTIFIED = DemoPreset(
         "The test metrics of ORTHOGNL against the flat multiclass SVM.",
     ),
     seeds="000",
+    idea=(
+        "ORTHOGNL (seed 000) learns one weight vector per node and penalises the overlap of "
+        "each node's weights with its ancestors' through the matrix K of eq. (6). The "
+        "objective is convex only while K is positive semi-definite, which limits alpha; "
+        "within that limit, Algorithm 1 (regularised dual averaging) reports an upper bound "
+        "(the best objective so far) and a lower bound (a minorant of the objective) at every "
+        "iteration."
+    ),
+    exercises=(
+        "Run ORTHOGNL with `solver=\"bcfw\"` (the fast preset): how many iterations does it "
+        "need for the same gap?",
+        "Set alpha just below the largest admissible value: what happens to lambda_min and to "
+        "the speed of RDA?",
+        "Is a smaller gap always a better test accuracy? Try `rtol=1e-1` against `rtol=1e-4`.",
+    ),
+    notebook="000_orthogonal_transfer.ipynb",
 )
 
 _INDUCE = DemoPreset(
@@ -216,6 +313,21 @@ _INDUCE = DemoPreset(
         "classifier that was given the true tree.",
     ),
     seeds="004",
+    idea=(
+        "MF-Tree (seed 004) splits the classes in two at every node, choosing the split that "
+        "maximises a kernel dependence (HSIC) between the examples and the split, by a matrix "
+        "factorisation; the leaves are the classes and prediction routes an example down the "
+        "tree. The data here come from a generator with a known topic tree, so the induced "
+        "tree can be scored against the truth."
+    ),
+    exercises=(
+        "Raise `tau` to 4: is the tree closer to the truth, and how much slower is the fit?",
+        "Lower the generator's `noise` to 0.6: does the MSE approach the binary-refinement "
+        "floor?",
+        "Train a top-down classifier on the induced tree (`hierlab.induce_taxonomy`) and "
+        "compare it with the true tree's.",
+    ),
+    notebook="004_mftree.ipynb",
 )
 
 #: Every preset by name, in display order.
@@ -361,8 +473,21 @@ def _balanced_binary(name: str, items: list[Any], edges: list[tuple[str, str]], 
             _balanced_binary(child, part, edges, grow)
 
 
-def _random_binary_tree(classes: list[str], rng: np.random.Generator) -> Taxonomy:
-    """A balanced binary tree over ``classes`` in a random order (the chance baseline)."""
+def random_binary_tree(classes: list[str], rng: np.random.Generator) -> Taxonomy:
+    """A balanced binary tree over ``classes`` in a random order (the chance baseline).
+
+    Parameters
+    ----------
+    classes : list of str
+        The leaves.
+    rng : numpy.random.Generator
+        Draws the order.
+
+    Returns
+    -------
+    Taxonomy
+        Root ``"root"``, internal nodes ``"<parent>~0"`` / ``"<parent>~1"``, leaves ``classes``.
+    """
     order = [classes[i] for i in rng.permutation(len(classes))]
     edges: list[tuple[str, str]] = []
     _balanced_binary("root", order, edges, lambda parent, leaf: edges.append((parent, leaf)))
@@ -396,7 +521,7 @@ def _induce_analysis(res: DemoResult) -> None:
     mse = tree_similarity_mse(true_tax, induced, classes)
     rng = np.random.default_rng(0)
     rand = [
-        tree_similarity_mse(true_tax, _random_binary_tree(classes, rng), classes) for _ in range(20)
+        tree_similarity_mse(true_tax, random_binary_tree(classes, rng), classes) for _ in range(20)
     ]
     floor = tree_similarity_mse(true_tax, _binary_refinement(true_tax), classes)
     cmtl_mse = tree_similarity_mse(true_tax, res.runs[2].estimator.taxonomy_, classes)

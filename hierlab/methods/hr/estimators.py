@@ -566,8 +566,8 @@ class HRLRClassifier(_HRBase):
     (the default) is dual coordinate descent over every pair at once with Yu et al.'s Newton
     step per pair (:mod:`hierlab.methods.hr.global_lr`); ``"block-cd"`` is the paper's
     Algorithm 1 with leaves solved by L-BFGS on eq. (8): there ``inner_tol`` (default 0.01) is
-    the starting largest-|gradient| tolerance and ``max_inner_iter`` the L-BFGS iteration
-    limit.
+    the starting tolerance on the largest absolute gradient and ``max_inner_iter`` the L-BFGS
+    iteration limit.
     ``shrinking`` has no effect, and ``random_state`` seeds global CD's orders only.
     """
 
