@@ -19,6 +19,7 @@ from app.state import (
 from app.state.background import start_comparison, take_failed
 from app.state.views import has_probabilities, run_views
 from app.ui.errors import show_error
+from app.ui.model_io import comparison_exports
 from app.ui.page import run_with_progress, training_page
 from app.ui.reports import await_reports
 from app.ui.training import metric_columns
@@ -289,6 +290,7 @@ def show_comparison(state: AppState, comp: Comparison) -> None:
         show_significance(comp)
     show_charts(comp)
     show_downloads(state, comp, numeric.to_csv(index=False))
+    comparison_exports(state, comp)
     with st.expander("Per-split results"):
         st.dataframe(comp.results, hide_index=True)
 

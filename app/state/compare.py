@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -46,6 +46,13 @@ class Comparison:
         config, split, level, error (``hierlab.evaluation.metrics.error_per_level`` per fit).
     baseline : str
         Label of the baseline configuration.
+    dataset_key : str
+        The data set's key in the session (for exports).
+    split : dict
+        The data set's split when the comparison ran (an induced taxonomy was induced on its
+        training rows).
+    taxonomy_source : str
+        ``"given"`` or ``"induced"``.
     """
 
     id: int
@@ -55,6 +62,9 @@ class Comparison:
     engine: Any
     per_level: pd.DataFrame
     baseline: str
+    dataset_key: str = ""
+    split: dict[str, Any] = field(default_factory=dict)
+    taxonomy_source: str = "given"
 
     @property
     def results(self) -> pd.DataFrame:
@@ -217,6 +227,9 @@ def finish_comparison(
         engine=engine,
         per_level=_per_level(engine, taxonomy or entry.taxonomy),
         baseline=str(baseline if baseline in labels else labels[0]),
+        dataset_key=entry.key,
+        split=dict(entry.split),
+        taxonomy_source="given" if taxonomy is None or taxonomy is entry.taxonomy else "induced",
     )
 
 
