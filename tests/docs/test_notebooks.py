@@ -52,6 +52,7 @@ def test_every_guided_demo_is_in_its_notebook() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.realdata  # the seed notebooks' tables read 20 Newsgroups and the IPC titles
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
 def test_notebook_runs_top_to_bottom(source: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HIERLAB_NOTEBOOK_SIZE", "tiny")
