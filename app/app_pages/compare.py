@@ -274,6 +274,11 @@ def show_comparison(state: AppState, comp: Comparison) -> None:
     state.landed.clear()  # shown here: the sidebar's notices are done
     st.subheader(f"Comparison #{comp.id} on {comp.dataset_name}")
     st.caption(f"{comp.describe_plan()}; baseline {comp.baseline}. Mean ± std over splits.")
+    for label, why in comp.trivial().items():
+        st.warning(
+            f"**Trivial model ({label}):** it {why}: its row is not a result of the method.",
+            icon=":material/warning:",
+        )
     numeric = comp.numeric_table()
     table = mean_std_table(numeric)
     st.dataframe(
@@ -292,7 +297,7 @@ def show_comparison(state: AppState, comp: Comparison) -> None:
     show_downloads(state, comp, numeric.to_csv(index=False))
     comparison_exports(state, comp)
     with st.expander("Per-split results"):
-        st.dataframe(comp.results, hide_index=True)
+        st.dataframe(comp.results, hide_index=True, column_config=number_columns(comp.results))
 
 
 state, entry, tax, tax_source = training_page("Compare")

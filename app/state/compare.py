@@ -97,6 +97,20 @@ class Comparison:
         ``fit_time``, ``predict_time``) as numbers over the splits: what the CSV export holds."""
         return self.engine.summary().reset_index().rename(columns={"index": "method"})
 
+    def trivial(self) -> dict[str, str]:
+        """Configurations whose model predicted one class for every test row of a split
+        (while the test rows had several): label -> why, in words."""
+        out: dict[str, str] = {}
+        for (label, s), pred in self.engine.predictions.items():
+            labels = {str(v) for v in pred}
+            truth = {str(v) for v in self.engine.dataset.y[self.engine.splits[s][1]]}
+            if len(pred) > 1 and len(labels) == 1 and len(truth) > 1 and label not in out:
+                out[label] = (
+                    f"predicts {next(iter(labels))!r} for every one of the {len(pred)} test rows "
+                    f"of split {s + 1}"
+                )
+        return out
+
     def table(self) -> pd.DataFrame:
         """``mean ± std`` per metric, one row per method (the engine's table)."""
         table: pd.DataFrame = self.engine.table()

@@ -374,3 +374,22 @@ def test_solver_race_chart_has_y_tick_labels(span: tuple[float, float]) -> None:
     assert len(axis.ticktext) == len(axis.tickvals)
     assert min(axis.tickvals) >= span[0] * 0.999 and max(axis.tickvals) <= span[1] * 1.001
     assert all(float(t) == pytest.approx(v, rel=1e-2) for t, v in zip(axis.ticktext, axis.tickvals))
+
+
+def test_a_trivial_model_in_a_comparison_is_said_so(app_two_runs) -> None:
+    at = app_two_runs
+    flat, top = _state(at).runs[:2]
+    at.switch_page("app_pages/compare.py")
+    at.run()
+    at.radio(key="compare_source").set_value("runs")
+    at.run()
+    at.multiselect(key="compare_runs").set_value([flat.id, top.id])
+    at.number_input(key="compare_n_splits").set_value(1)
+    at.run()
+    at.button(key="run_compare").click()
+    at.run()
+    _ok(at)
+    comp = _state(at).comparisons[-1]
+    assert set(comp.trivial()) == {flat.label}
+    shown = [w.value for w in at.warning if "Trivial model" in w.value]
+    assert len(shown) == 1 and flat.label in shown[0]
