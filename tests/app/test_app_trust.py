@@ -17,8 +17,10 @@ from hierlab.methods.probability import point_masses
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app" / "streamlit_app.py")
 #: a small built-in set (seed 002's generator, 121 labels, 20 training and 3 test rows each)
-#: on which FLATMULT "as in the paper" (C = 1/n) keeps every weight at zero
 GEN = {"n_train_per_label": 20, "n_test_per_label": 3, "depth": 4, "random_state": 4}
+#: an upload whose features say nothing (every value 0): any model of it is trivial
+LEAVES = ["animal/mammal/cat", "animal/mammal/dog", "animal/bird/eagle", "vehicle/car"]
+CONSTANT = ("size,speed,label\n" + "".join(f"0,0,{LEAVES[i % 4]}\n" for i in range(60))).encode()
 
 
 def _ok(at: AppTest) -> None:
@@ -51,11 +53,25 @@ def _train(at: AppTest, method: str, preset: str | None = None) -> None:
     _ok(at)
 
 
+def _constant_upload(at: AppTest):
+    """The constant-feature upload as the current data set; returns its entry."""
+    from app.state import upload_entry
+
+    tax = ("taxonomy.paths", (ROOT / "datasets" / "taxonomy.paths").read_bytes())
+    entry = upload_entry(("constant.csv", CONSTANT), tax)
+    _state(at).add_dataset(entry)
+    return entry
+
+
 @pytest.fixture(scope="module")
 def app_two_runs() -> AppTest:
-    """FLATMULT as in the paper (a trivial model on this set) and TOPDOWN."""
-    at = _small_app()
-    _train(at, "flatmult", preset="paper")
+    """FLATMULT with its defaults on features that say nothing (a trivial model), then TOPDOWN
+    on a small built-in set (the current data set afterwards)."""
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.run()
+    _constant_upload(at)
+    _train(at, "flatmult")
+    _state(at).add_dataset(load_builtin("catalog:hieron-synthetic", GEN))
     _train(at, "topdown")
     return at
 
@@ -63,7 +79,7 @@ def app_two_runs() -> AppTest:
 def test_a_trivial_model_shows_the_warning_and_the_record_says_why(app_two_runs) -> None:
     at = app_two_runs
     flat, top = _state(at).runs
-    # the preset as the user gets it: one class for every row, every weight zero
+    # the defaults as the user gets them: one class for every row, every weight zero
     assert len(set(flat.y_pred)) == 1
     assert flat.trivial and not top.trivial
     assert any("every weight" in r for r in flat.trivial)
@@ -87,7 +103,9 @@ def test_compare_shows_the_standard_ece_and_brier(app_two_runs) -> None:
     _ok(at)
     table = next(df.value for df in at.dataframe if "ECE (top-1)" in df.value.columns)
     entry = _state(at).dataset
-    for run in _state(at).runs:
+    runs = [r for r in _state(at).runs if r.dataset_key == entry.key]
+    assert list(table["run"]) == [r.label for r in runs]
+    for run in runs:
         row = table[table["run"] == run.label].iloc[0]
         est = run.estimator
         D = point_masses(est.node_proba(entry.test.X), est.taxonomy_)
@@ -95,9 +113,6 @@ def test_compare_shows_the_standard_ece_and_brier(app_two_runs) -> None:
         assert row["ECE (top-1)"] == pytest.approx(want.ece)
         assert row["Brier (multi-class)"] == pytest.approx(want.brier)
         assert "pooled node ECE" in table.columns
-    # the trivial model is badly calibrated by the standard figures (pooled ones hide it)
-    flat = table[table["run"] == _state(at).runs[0].label].iloc[0]
-    assert flat["Brier (multi-class)"] > 0.5
 
 
 def test_no_bounds_chart_for_a_method_without_a_certificate(app_two_runs) -> None:
@@ -343,6 +358,7 @@ def test_an_exported_comparison_script_reproduces_its_table(app_two_runs, tmp_pa
     _ok(at)
     state = _state(at)
     comp = state.comparisons[-1]
+    assert comp.trivial() == {}  # both configurations discriminate
     export = export_files(state, comparison_session(state, comp), comp.dataset_key, "cmp")
     script = tmp_path / "cmp.py"
     script.write_text(export.script)
@@ -378,18 +394,24 @@ def test_solver_race_chart_has_y_tick_labels(span: tuple[float, float]) -> None:
 
 def test_a_trivial_model_in_a_comparison_is_said_so(app_two_runs) -> None:
     at = app_two_runs
-    flat, top = _state(at).runs[:2]
-    at.switch_page("app_pages/compare.py")
-    at.run()
-    at.radio(key="compare_source").set_value("runs")
-    at.run()
-    at.multiselect(key="compare_runs").set_value([flat.id, top.id])
-    at.number_input(key="compare_n_splits").set_value(1)
-    at.run()
-    at.button(key="run_compare").click()
-    at.run()
-    _ok(at)
-    comp = _state(at).comparisons[-1]
-    assert set(comp.trivial()) == {flat.label}
-    shown = [w.value for w in at.warning if "Trivial model" in w.value]
-    assert len(shown) == 1 and flat.label in shown[0]
+    state = _state(at)
+    flat = state.runs[0]
+    before = state.current
+    _constant_upload(at)
+    try:
+        at.switch_page("app_pages/compare.py")
+        at.run()
+        at.radio(key="compare_source").set_value("runs")
+        at.run()
+        at.multiselect(key="compare_runs").set_value([flat.id])
+        at.number_input(key="compare_n_splits").set_value(1)
+        at.run()
+        at.button(key="run_compare").click()
+        at.run()
+        _ok(at)
+        comp = state.comparisons[-1]
+        assert set(comp.trivial()) == {flat.label}
+        shown = [w.value for w in at.warning if "Trivial model" in w.value]
+        assert len(shown) == 1 and flat.label in shown[0]
+    finally:
+        state.current = before
