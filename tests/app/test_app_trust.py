@@ -415,3 +415,45 @@ def test_a_trivial_model_in_a_comparison_is_said_so(app_two_runs) -> None:
         assert len(shown) == 1 and flat.label in shown[0]
     finally:
         state.current = before
+
+
+def test_a_model_file_predicts_new_unlabelled_text_rows_like_the_session() -> None:
+    import io
+    import zipfile
+
+    from app.state import AppState, fit_run, upload_entry
+    from app.state.model_files import (
+        model_file_bytes,
+        predict_rows,
+        read_model_file,
+        read_rows_to_predict,
+    )
+    from hierlab.core.exceptions import ModelFileError
+
+    entry = upload_entry(
+        ("example_text.csv", (ROOT / "datasets" / "example_text.csv").read_bytes())
+    )
+    run = fit_run(AppState(), entry, "topdown", {})
+    model = read_model_file(model_file_bytes(run.estimator), "m.hlm")
+    texts = [str(t) for t in entry.test.texts]
+    quoted = [t.replace('"', '""') for t in texts]
+    new = ("id,text\n" + "".join(f'n{i},"{t}"\n' for i, t in enumerate(quoted))).encode()
+    rows = read_rows_to_predict(new, "new.csv", entry.train)
+    table, metrics = predict_rows(model, rows)
+    assert metrics == {} and list(table["text"]) == texts
+    assert list(table["predicted"]) == [str(v) for v in run.y_pred]
+    # the same rows with their labels are scored like the run
+    _, scored = predict_rows(model, entry.test)
+    assert scored == pytest.approx(run.metrics, nan_ok=True)
+    # bad files: a message naming the file, nothing returned
+    empty_zip = io.BytesIO()
+    zipfile.ZipFile(empty_zip, "w").writestr("other.txt", "x")
+    for bad in (b"", b"not a zip at all", empty_zip.getvalue()):
+        with pytest.raises(ModelFileError, match=r"bad\.hlm"):
+            read_model_file(bad, "bad.hlm")
+    # rows of another width: said, with what to do
+    other = upload_entry(
+        ("example_paths.csv", (ROOT / "datasets" / "example_paths.csv").read_bytes())
+    )
+    with pytest.raises(Exception, match="load the data set the model was trained on"):
+        predict_rows(model, other.test)
