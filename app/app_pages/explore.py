@@ -434,12 +434,17 @@ def cell_examples(state: AppState, run: Run, summary: Summary, tax: Taxonomy) ->
     pairs = summary.pairs.get(level)
     if pairs is None or not len(pairs):
         return
-    cells = [f"{t} → {p}" for t, p in zip(pairs["true"][:TOP_CELLS], pairs["predicted"])]
+    # the most-confused pairs first (those the table above lists), then the largest cells
+    ranked = pd.concat([pairs[~pairs["correct"]].head(TOP_PAIRS), pairs]).head(
+        TOP_CELLS + TOP_PAIRS
+    )
+    cells = list(dict.fromkeys(f"{t} → {p}" for t, p in zip(ranked["true"], ranked["predicted"])))
     st.subheader("Examples of a confusion cell")
     if st.session_state.get("explore_cell") not in cells:
         st.session_state["explore_cell"] = cells[0]
     cell = st.selectbox(
-        f"Cell (true → predicted; the {len(cells)} largest of depth {level}, or click one)",
+        f"Cell (true → predicted at depth {level}: the most confused, then the largest; "
+        "or click one)",
         cells,
         key="explore_cell",
     )
