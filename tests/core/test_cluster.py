@@ -15,7 +15,7 @@ import scipy.sparse as sp
 
 import hierlab
 from hierlab import HierDataset, ParameterError, make_estimator
-from hierlab.core.cluster import active_client, run_tasks, share, use_cluster
+from hierlab.core.cluster import active_client, probe, run_tasks, share, use_cluster
 from hierlab.evaluation.compare import compare
 from hierlab.evaluation.tune import tune
 
@@ -133,6 +133,7 @@ def test_connect_by_address(client: distributed.Client, text: HierDataset) -> No
         hierlab.disconnect()
         c.close()
     assert active_client() is None
+    assert probe(addr) == 2  # the two worker threads, the probe's connection closed again
     with pytest.raises(ParameterError, match="tcp://host:port"):
         hierlab.connect("localhost")
     with pytest.raises(ParameterError, match="no dask scheduler"):
