@@ -577,7 +577,7 @@ def _print_plan(model: Any, tab: Any, check: dict[str, Any] | None) -> None:
     from hierlab.benchmarks.plan import ASSUMPTIONS
 
     print(
-        f"\n{model.method}: time ~ nnz^{model.b:.2f} x leaves^{model.c:.2f} "
+        f"\n{model.method}: {model.clock} ~ nnz^{model.b:.2f} x leaves^{model.c:.2f} "
         f"({model.n_points} measured points); memory {model.m0 / 2**20:.0f} MB + "
         f"{model.alpha:.0f} B/nnz + {model.beta:.2f} B/(node x feature)"
     )
@@ -585,7 +585,8 @@ def _print_plan(model: Any, tab: Any, check: dict[str, Any] | None) -> None:
     if check is not None:
         print(
             f"check at {check['n_classes']} leaves, {check['n_docs']} docs (fitted without "
-            f"it): time {check['predicted_s']:.1f} s predicted / {check['measured_s']:.1f} s "
+            f"it): {check['clock']} {check['predicted_s']:.1f} s predicted / "
+            f"{check['measured_s']:.1f} s "
             f"measured = {check['time_ratio']:.2f}; memory {check['predicted_mb']:.0f} / "
             f"{check['measured_mb']:.0f} MB = {check['memory_ratio']:.2f}"
         )

@@ -52,3 +52,11 @@ def test_the_table_divides_time_and_weights_by_the_workers() -> None:
     with pytest.raises(ValueError, match=">= 3"):
         fit_plan(_table().iloc[:2], "m", 2_000)
     assert np.isfinite(tab["memory_per_worker_gb"]).all()
+
+
+def test_cpu_seconds_are_the_clock_when_recorded() -> None:
+    table = _table().assign(fit_cpu=lambda d: d["fit_time"] / 7.0)  # a loaded machine's wall
+    model = fit_plan(table, "m", n_features=2_000)
+    assert model.clock == "fit_cpu"
+    assert model.b == pytest.approx(1.1) and model.c == pytest.approx(0.4)
+    assert model.time(1e6, 100) == pytest.approx(1e-4 * 1e6**1.1 * 100**0.4 / 7.0)
