@@ -60,7 +60,7 @@ def fit_blocks(
         raise ParameterError(
             f"{type(estimator).__name__} learns from the whole training set at once (no "
             "partial_fit): a file read in blocks trains hieron, hieron-batch, hieron-flat, "
-            "hsvm, nhsvm or nhsvm13"
+            "hieron-greedy, hsvm, nhsvm or nhsvm13"
         )
     n_passes = default_passes(estimator) if passes is None else int(passes)
     if n_passes < 1:
