@@ -21,7 +21,7 @@ import sys
 import time
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 import numpy as np
 
@@ -108,6 +108,13 @@ def _load_data(args: argparse.Namespace) -> tuple[Any, Any]:
         return data, load_dataset(args.test, reference=data)
     from sklearn.model_selection import train_test_split
 
+    n_test = int(np.ceil(args.test_size * data.n_samples))
+    if not 1 <= n_test < data.n_samples:
+        raise HierlabError(
+            f"{args.data}: {data.n_samples} row(s); --test-size {args.test_size} leaves "
+            f"{data.n_samples - n_test} to train on and {n_test} to test (give more rows, "
+            "another --test-size, or a --test file)"
+        )
     idx = np.arange(data.n_samples)
     tr, te = train_test_split(idx, test_size=args.test_size, random_state=args.seed)
     return data.subset(tr), data.subset(te)
@@ -164,12 +171,18 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     from hierlab.core.registry import get_method, make_estimator
     from hierlab.evaluation.metrics import evaluate
 
-    if args.chunk_rows is not None:
-        return _fit_chunked(args)
+    if args.out:
+        from hierlab.persistence import writable_target
 
+        writable_target(args.out)  # a directory, a device or a FIFO: refused before the fit
     train, test = _load_data(args)
     params = _parse_params(args.param)
     spec = get_method(args.method)
+    if args.calibrate_cv is not None and args.calibrate_cv > train.n_samples:
+        raise HierlabError(
+            f"--calibrate-cv {args.calibrate_cv}: more folds than the {train.n_samples} "
+            "training rows"
+        )
     total = params.get("max_iter", spec.defaults().get("max_iter"))
     est = make_estimator(args.method, taxonomy=train.taxonomy, preset=args.preset, **params)
     bar = ProgressBar(total=total if isinstance(total, int) else None)
@@ -204,53 +217,6 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         print(json.dumps(report, default=float, indent=2))
     else:
         print(f"{args.method} on {args.data}:")
-        _print_table(report, sys.stdout)
-    if args.out:
-        from hierlab.persistence import save
-
-        save(est, args.out)
-        print(f"model written to {args.out}", file=sys.stderr)
-    return 0
-
-
-def _fit_chunked(args: argparse.Namespace) -> int:
-    """``hierlab fit FILE --chunk-rows N``: ``partial_fit`` over blocks of N rows, evaluated on
-    ``--test`` read the same way; memory bounded by one block and the model."""
-    import resource
-
-    from hierlab.core.registry import make_estimator
-    from hierlab.evaluation.metrics import evaluate
-    from hierlab.evaluation.stream import default_passes, fit_blocks, predict_blocks
-    from hierlab.io.chunks import iter_chunks
-
-    if not os.path.isfile(args.data):
-        raise HierlabError(f"--chunk-rows reads a data file; {args.data!r} is not one")
-    train = iter_chunks(args.data, args.chunk_rows, taxonomy=args.taxonomy)
-    params = _parse_params(args.param)
-    est = make_estimator(args.method, taxonomy=train.taxonomy, preset=args.preset, **params)
-    passes = args.passes if args.passes is not None else default_passes(est)
-    t0 = time.perf_counter()
-    fit_blocks(est, train, passes)
-    report: dict[str, Any] = {
-        "method": args.method,
-        "n_train": train.n_samples,
-        "chunk_rows": train.chunk_rows,
-        "blocks": len(train),
-        "passes": passes,
-        "fit_time_s": time.perf_counter() - t0,
-        "solver": str(getattr(est, "solver_", "")),
-        "algorithm": str(getattr(est, "algorithm_", "")),
-    }
-    if args.test:
-        test = iter_chunks(args.test, args.chunk_rows, reference=train)
-        y_true, y_pred = predict_blocks(est, test)
-        report["n_test"] = len(y_true)
-        report.update(evaluate(y_true, y_pred, train.taxonomy))
-    report["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    if args.json:
-        print(json.dumps(report, default=float, indent=2))
-    else:
-        print(f"{args.method} on {args.data}, {len(train)} blocks of {train.chunk_rows} rows:")
         _print_table(report, sys.stdout)
     if args.out:
         from hierlab.persistence import save
@@ -373,6 +339,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     )
     table = cmp.table()
     print(table.to_string())
+    for (method, split), error in cmp.failures.items():
+        print(f"hierlab: {method} failed on split {split}: {error}", file=sys.stderr)
     baseline = args.baseline or cmp.methods[0]
     tests = cmp.tests(baseline, args.metric) if len(cmp.methods) > 1 else None
     if tests is not None:
@@ -535,7 +503,7 @@ def _bench_scale(
         budget=None if args.scale_budget <= 0 else float(args.scale_budget),
         blas_threads=args.blas_threads or None,
     )
-    out["scale"] = {"table": bench.records(df), "slopes": slopes, "n_features": args.features}
+    out["scale"] = {"table": bench.records(df), "slopes": slopes}
     if args.figure:
         bench.scale_figure(df, slopes).write_html(args.figure, include_plotlyjs="cdn")
         out["scale"]["figure"] = args.figure
@@ -547,85 +515,13 @@ def _bench_scale(
             print(f"{m}: log-log slope vs nnz {s['nnz']:.3f}, vs classes {s['classes']:.3f}")
 
 
-def _bench_plan(args: argparse.Namespace, out: dict[str, Any]) -> None:
-    """``bench --plan``: the scale curves' slopes extrapolated to LSHTC and DMOZ sizes."""
-    import pandas as pd
-
-    from hierlab.benchmarks import bench, plan
-
-    if args.plan_from:
-        with open(args.plan_from, encoding="utf-8") as fh:
-            scale = json.load(fh)["scale"]
-        table, n_features = pd.DataFrame(scale["table"]), int(scale.get("n_features", 20_000))
-    else:
-        _bench_scale(args, _bench_params(args), out)
-        table, n_features = pd.DataFrame(out["scale"]["table"]), int(args.features)
-    out["plan"] = {}
-    for method in table["method"].unique():
-        try:
-            model = plan.fit_plan(table, method, n_features)
-        except ValueError as exc:
-            raise HierlabError(str(exc)) from None
-        tab, check = plan.plan_table(model), plan.check_point(table, method, n_features)
-        out["plan"][method] = {"table": bench.records(tab), "check": check}
-        if not args.json:
-            _print_plan(model, tab, check)
-
-
-def _print_plan(model: Any, tab: Any, check: dict[str, Any] | None) -> None:
-    """The plan of one method: its fitted slopes, the table, the check, the assumptions."""
-    from hierlab.benchmarks.plan import ASSUMPTIONS
-
-    print(
-        f"\n{model.method}: {model.clock} ~ nnz^{model.b:.2f} x leaves^{model.c:.2f} "
-        f"({model.n_points} measured points); memory {model.m0 / 2**20:.0f} MB + "
-        f"{model.alpha:.0f} B/nnz + {model.beta:.2f} B/(node x feature)"
-    )
-    print(tab.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
-    if check is not None:
-        print(
-            f"check at {check['n_classes']} leaves, {check['n_docs']} docs (fitted without "
-            f"it): {check['clock']} {check['predicted_s']:.1f} s predicted / "
-            f"{check['measured_s']:.1f} s "
-            f"measured = {check['time_ratio']:.2f}; memory {check['predicted_mb']:.0f} / "
-            f"{check['measured_mb']:.0f} MB = {check['memory_ratio']:.2f}"
-        )
-    for a in ASSUMPTIONS:
-        print(f"  assumption: {a}")
-
-
-def _bench_cluster(
-    args: argparse.Namespace, per_method: dict[str, dict[str, Any]], out: dict[str, Any]
-) -> None:
-    """``bench --dask ADDRESS``: compare and HR-SVM timed here and on the cluster."""
-    from hierlab.benchmarks import bench
-    from hierlab.benchmarks.cluster import COMPARE_METHODS, cluster_speedups
-    from hierlab.datasets.catalog import load_builtin
-
-    data = load_builtin(args.data, **_parse_params(args.data_param))
-    table = cluster_speedups(
-        data,
-        methods=args.methods or COMPARE_METHODS,
-        hr_params=per_method.get("hr-svm"),
-        progress=_note,
-    )
-    out["cluster"] = bench.records(table)
-    if not args.json:
-        print(f"on this machine (serial) and on the dask cluster at {args.dask}, {args.data}:")
-        print(table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
-
-
 def _cmd_bench(args: argparse.Namespace) -> int:
     from hierlab.benchmarks import bench
 
     out: dict[str, Any] = {}
     budget = None if args.budget <= 0 else float(args.budget)
     per_method = _bench_params(args)  # --param: for the table and the scale curves
-    if args.plan:
-        _bench_plan(args, out)
-    elif args.dask is not None:
-        _bench_cluster(args, per_method, out)
-    elif not args.no_table:
+    if not args.no_table:
         _bench_table(args, per_method, budget, out)
     if args.scale is not None:
         _bench_scale(args, per_method, out)
@@ -687,7 +583,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 if TYPE_CHECKING:  # the ``add_subparsers`` action (argparse keeps its class private)
-    _Sub = argparse._SubParsersAction[argparse.ArgumentParser]
+    _Sub = argparse._SubParsersAction[Any]
 
 
 def _add_list_parsers(sub: _Sub) -> None:
@@ -728,8 +624,8 @@ def _data_parser(sub: _Sub, name: str, summary: str) -> argparse.ArgumentParser:
 def _add_fit_parser(sub: _Sub) -> None:
     """``hierlab fit DATA --method NAME --param NAME=VALUE ...``."""
     s = _data_parser(sub, "fit", "train a method and evaluate it on a test split")
-    s.add_argument("--test-size", type=float, default=0.3)
-    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--test-size", type=_fraction, default=0.3)
+    s.add_argument("--seed", type=_seed, default=0)
     s.add_argument("--method", default="topdown")
     s.add_argument(
         "--preset",
@@ -743,14 +639,14 @@ def _add_fit_parser(sub: _Sub) -> None:
     s.add_argument("--json", action="store_true", help="print JSON")
     s.add_argument(
         "--threshold",
-        type=float,
+        type=_probability,
         default=None,
         metavar="T",
         help="stop above the leaves: predict the deepest node of the path with P >= T",
     )
     s.add_argument(
         "--calibrate-cv",
-        type=int,
+        type=_int_at_least(2),
         default=None,
         metavar="K",
         help="cross-fit the probability calibration on K folds (default: in-sample)",
@@ -758,40 +654,26 @@ def _add_fit_parser(sub: _Sub) -> None:
     s.add_argument(
         "--proba", action="store_true", help="also report AU(PRC), Brier and ECE of node_proba"
     )
-    s.add_argument(
-        "--chunk-rows",
-        type=int,
-        default=None,
-        metavar="N",
-        help="train on a file larger than memory: partial_fit over blocks of N rows (hieron, "
-        "hsvm, nhsvm ...); --test is read the same way",
-    )
-    s.add_argument(
-        "--passes",
-        type=int,
-        default=None,
-        help="with --chunk-rows: passes over the file (default: the method's epochs)",
-    )
     s.set_defaults(func=_cmd_fit)
 
 
 def _add_tune_parser(sub: _Sub) -> None:
     """``hierlab tune DATA --method NAME [--Cs ...]``: choose C, then test the refitted model."""
     s = _data_parser(sub, "tune", "choose C by a warm-started path on a validation split")
-    s.add_argument("--test-size", type=float, default=0.3)
-    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--test-size", type=_fraction, default=0.3)
+    s.add_argument("--seed", type=_seed, default=0)
     s.add_argument("--method", default="flatmult")
     s.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
     s.add_argument("--Cs", type=float, nargs="+", help="the grid (default 1e-2 ... 1e2)")
-    s.add_argument("--validation", type=float, default=0.2, help="held-out fraction")
+    s.add_argument("--validation", type=_fraction, default=0.2, help="held-out fraction")
     s.add_argument("--scoring", default="hierarchical_f1")
     s.add_argument(
         "--patience",
-        type=int,
+        type=_int_at_least(0),
         default=2,
         help="end the path after this many C below the best since the last improvement (0: all)",
     )
-    s.add_argument("--max-time", type=float, default=None, help="seconds the path may take")
+    s.add_argument("--max-time", type=_seconds, default=None, help="seconds the path may take")
     s.add_argument("--json", action="store_true", help="print JSON")
     s.set_defaults(func=_cmd_tune)
 
@@ -814,9 +696,9 @@ def _add_compare_parser(sub: _Sub) -> None:
     s.add_argument("--methods", nargs="+", default=["topdown"], metavar="NAME")
     s.add_argument("--param", action="append", default=[], metavar="METHOD:NAME=VALUE")
     s.add_argument("--split", choices=["given", "repeated", "kfold"], default=None)
-    s.add_argument("--n-splits", type=int, default=5)
-    s.add_argument("--test-size", type=float, default=0.3)
-    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--n-splits", type=_int_at_least(1), default=5)
+    s.add_argument("--test-size", type=_fraction, default=0.3)
+    s.add_argument("--seed", type=_seed, default=0)
     s.add_argument("--n-jobs", type=int, default=None)
     s.add_argument("--baseline", help="method the others are tested against (default: first)")
     s.add_argument("--metric", default="accuracy", help="metric of the paired t-test")
@@ -859,13 +741,6 @@ def _add_bench_parser(sub: _Sub) -> None:
     s.add_argument("--blas-threads", type=int, default=1, help="BLAS threads; 0: unlimited")
     s.add_argument("--no-hiclass", action="store_true", help="leave out the HiClass row")
     s.add_argument("--no-table", action="store_true", help="skip the method table")
-    s.add_argument(
-        "--plan",
-        action="store_true",
-        help="size a cluster on paper: fit time and memory per worker at LSHTC- and DMOZ-like "
-        "sizes from the scale curves' slopes (--plan-from JSON of bench --scale --json)",
-    )
-    s.add_argument("--plan-from", default=None, help="a bench --scale --json file to fit")
     _add_scale_arguments(s)
     s.add_argument("--json", action="store_true", help="machine-readable output")
     s.set_defaults(func=_cmd_bench)
@@ -928,7 +803,7 @@ def _add_dask_argument(s: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``hierlab`` command."""
-    p = argparse.ArgumentParser(prog="hierlab", description=__doc__.split("\n")[0])
+    p = _Parser(prog="hierlab", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
     for add in (
         _add_list_parsers,
@@ -958,18 +833,114 @@ def _cluster(args: argparse.Namespace) -> AbstractContextManager[Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``hierlab`` console script."""
+    """Entry point of the ``hierlab`` console script.
+
+    Every error ends as one line on stderr, ``hierlab: error: ...`` naming the argument or the
+    file, and a non-zero exit status (:func:`_run`); never a traceback (``HIERLAB_DEBUG=1``
+    shows one for an unexpected error).
+    """
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a one-line argument error (2), already printed
+        return exc.code if isinstance(exc.code, int) else 2
+    return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Run the sub-command, every error mapped to one line and an exit status.
+
+    2: bad input (a hierlab error, an argument scikit-learn refuses, a file that cannot be
+    read or written); 1: out of memory, or an unexpected error; 130: interrupted.
+    """
     try:
         with _cluster(args):
             return int(args.func(args))
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
     except HierlabError as exc:
-        print(f"hierlab: error: {exc}", file=sys.stderr)
-        return 2
-    except FileNotFoundError as exc:
-        print(f"hierlab: error: {exc}", file=sys.stderr)
-        return 2
+        return _fail(str(exc), 2)
+    except OSError as exc:
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        return _fail(f"{where}{exc.strerror or exc}", 2)
+    except MemoryError:
+        return _fail("out of memory: use a smaller data set or a sparse format", 1)
+    except (ValueError, TypeError) as exc:  # scikit-learn's InvalidParameterError included
+        if os.environ.get("HIERLAB_DEBUG"):
+            raise
+        return _fail(str(exc) or type(exc).__name__, 2)
+    except Exception as exc:
+        if os.environ.get("HIERLAB_DEBUG"):
+            raise
+        return _fail(f"unexpected {type(exc).__name__}: {exc} (HIERLAB_DEBUG=1 shows where)", 1)
+
+
+def _fail(message: str, status: int) -> int:
+    """Print ``hierlab: error: message`` on one line of stderr; return ``status``."""
+    print(f"hierlab: error: {' '.join(message.split())}", file=sys.stderr)
+    return status
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with its errors on one line (``hierlab fit: error: argument --seed: ...``)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (see --help)\n")
+
+
+def _fraction(text: str) -> float:
+    """An argparse type: a number strictly between 0 and 1 (a share of the rows)."""
+    v = _number(text)
+    if not 0.0 < v < 1.0:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1), got {text!r}")
+    return v
+
+
+def _probability(text: str) -> float:
+    """An argparse type: a number in [0, 1]."""
+    v = _number(text)
+    if not 0.0 <= v <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be a number in [0, 1], got {text!r}")
+    return v
+
+
+def _seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds >= 0."""
+    v = _number(text)
+    if not 0.0 <= v < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds >= 0, got {text!r}")
+    return v
+
+
+def _number(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if v != v:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}")
+    return v
+
+
+def _int_at_least(low: int, high: int | None = None) -> Any:
+    """An argparse type: an int in ``[low, high]``."""
+
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+        if v < low or (high is not None and v > high):
+            upper = f" and <= {high}" if high is not None else ""
+            raise argparse.ArgumentTypeError(f"must be an integer >= {low}{upper}, got {v}")
+        return v
+
+    parse.__name__ = "int"
+    return parse
+
+
+#: a seed: what scikit-learn's random_state takes
+_seed = _int_at_least(0, 2**32 - 1)
 
 
 if __name__ == "__main__":  # pragma: no cover

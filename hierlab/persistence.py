@@ -36,15 +36,19 @@ elsewhere can at worst build a wrong hierlab estimator, never run code.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import inspect
 import io
 import json
+import os
 import re
+import stat
+import tempfile
 import zipfile
 from os import PathLike
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 import pandas as pd
@@ -52,14 +56,23 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
 from hierlab.core import limits
-from hierlab.core.exceptions import DataError, ModelFileError
+from hierlab.core.exceptions import DataError, ModelFileError, ParameterError
 from hierlab.core.registry import get_method, list_methods
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.core.version import __version__
-from hierlab.io.decoding import open_regular
+from hierlab.io.decoding import check_path, open_regular
 from hierlab.io.model_archive import READ_ERRORS, check_head, read_archive, read_arrays
 
-__all__ = ["FORMAT", "VERSION", "check_model", "checksums", "load", "save"]
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "check_model",
+    "checksums",
+    "load",
+    "model_bytes",
+    "save",
+    "writable_target",
+]
 
 FORMAT = "hierlab-model"
 #: the format version :func:`save` writes (2: with checksums)
@@ -380,26 +393,54 @@ def _hashable(k: Any) -> Any:
     return k
 
 
-def save(estimator: BaseEstimator, path: str | PathLike[str]) -> None:
-    """Write a (fitted or not) hierlab or scikit-learn estimator to a safe model file.
+def save(estimator: BaseEstimator, path: str | PathLike[str] | IO[bytes]) -> None:
+    """Write a (fitted or not) hierlab estimator to a safe model file.
+
+    The file is written next to its target under a temporary name, then renamed over it: a
+    failed write (a full disk) leaves no half-written model behind.
 
     Parameters
     ----------
     estimator : BaseEstimator
-    path : path-like
-        Conventionally ``*.hlm`` (a zip archive).
+        One of hierlab's registered estimator classes.
+    path : path-like or binary file
+        Conventionally ``*.hlm`` (a zip archive); an existing target must be a regular file
+        (a FIFO, a device such as ``/dev/full`` or a directory is refused at once). A binary
+        file object open for writing (``io.BytesIO``) receives the bytes.
 
     Raises
     ------
     ModelFileError
-        When ``estimator`` is not of a registered hierlab class, or an attribute has no safe
-        encoding (it names the attribute).
+        When ``estimator`` is not of a registered hierlab class, an attribute has no safe
+        encoding (it names the attribute), or the target cannot be written (it names the file).
     """
     if type(estimator) not in _root_classes():
         raise ModelFileError(
             f"cannot save a {type(estimator).__module__}.{type(estimator).__qualname__}: model "
             "files hold hierlab's registered estimators (hierlab.list_methods())"
         )
+    if hasattr(path, "write"):
+        path.write(model_bytes(estimator))
+        return
+    target = writable_target(path)
+    blob = model_bytes(estimator)
+    folder, name = os.path.split(target)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder or ".")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(blob)
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    except OSError as exc:
+        raise ModelFileError(f"{target}: cannot write the model: {exc.strerror}") from None
+
+
+def model_bytes(estimator: BaseEstimator) -> bytes:
+    """The content of the model file of ``estimator`` (what :func:`save` writes)."""
     enc = _Encoder()
     root = enc.estimator(estimator, type(estimator).__name__)
     buf = io.BytesIO()
@@ -412,9 +453,54 @@ def save(estimator: BaseEstimator, path: str | PathLike[str]) -> None:
         "root": root,
         "checksums": checksums(root, arrays),
     }
-    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("manifest.json", json.dumps(manifest))
         zf.writestr("arrays.npz", arrays)
+    return out.getvalue()
+
+
+def writable_target(path: Any) -> str:
+    """``path`` (a symlink resolved) if a model may be written there; else ModelFileError.
+
+    A missing file in an existing directory, or an existing regular file, may be written; a
+    directory, a FIFO, a device or a socket may not (checked without opening: a FIFO never
+    blocks).
+    """
+    try:
+        spath = check_path(path)
+    except DataError as exc:
+        raise ParameterError(f"save: {exc}") from None
+    target = os.path.realpath(spath)
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        folder = os.path.dirname(target) or "."
+        if not os.path.isdir(folder):
+            raise ModelFileError(f"{spath}: cannot write the model: no such directory") from None
+        return target
+    except OSError as exc:
+        raise ModelFileError(f"{spath}: cannot write the model: {exc.strerror}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise ModelFileError(f"{spath}: is a directory; give a file name such as model.hlm")
+    if not stat.S_ISREG(st.st_mode):
+        raise ModelFileError(
+            f"{spath}: not a regular file (a FIFO, a device or a socket): a model is written "
+            "to a regular file only"
+        )
+    return target
+
+
+def _check_max_bytes(max_bytes: Any) -> int:
+    """``max_bytes`` of :func:`load`: a positive int, else a ParameterError."""
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int | np.integer):
+        raise ParameterError(
+            f"max_bytes must be a positive int (bytes), got {type(max_bytes).__name__} "
+            f"{max_bytes!r}"
+        )
+    if max_bytes <= 0:
+        raise ParameterError(f"max_bytes must be a positive int (bytes), got {max_bytes}")
+    return int(max_bytes)
 
 
 def checksums(root: Any, arrays: bytes) -> dict[str, str]:
@@ -478,13 +564,17 @@ def load(path: str | PathLike[str], max_bytes: int = MAX_ARRAY_BYTES) -> BaseEst
         objects, a foreign root class, a state key shadowing a method, an integer beyond 64
         bits.
     """
+    max_bytes = _check_max_bytes(max_bytes)
     try:
         fh = open_regular(path)
     except DataError as exc:
         raise ModelFileError(str(exc)) from None
     with fh:
-        check_head(path, fh.read(4))
-        fh.seek(0)
+        try:
+            check_head(path, fh.read(4))
+            fh.seek(0)
+        except OSError as exc:
+            raise ModelFileError(f"{path}: cannot read: {exc.strerror}") from None
         manifest_bytes, arrays_file, arrays_sha = read_archive(path, fh, max_bytes)
     with arrays_file:
         manifest = _parse_manifest(path, manifest_bytes)

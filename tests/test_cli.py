@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -223,3 +224,127 @@ def test_tune_ends_its_path_by_patience_or_time(capsys: pytest.CaptureFixture[st
     out = json.loads(capsys.readouterr().out)
     assert out["path_ended_by"] == "grid" and out["C_not_fitted"] == "-"
     assert len(out["path"]) == len(grid)
+
+
+# ---------------------------------------------------------------------------- no traceback, ever
+def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """Exit status and stderr of ``hierlab argv`` (argparse's own exits included)."""
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    return code, capsys.readouterr().err
+
+
+def _one_line(err: str, *words: str) -> None:
+    lines = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith("\r")]
+    assert "Traceback" not in err, err
+    assert len(lines) == 1 and "error:" in lines[0], err
+    for w in words:
+        assert w in lines[0], (w, err)
+
+
+FIT = ["fit", str(DATA / "example_names.csv"), "--taxonomy", str(DATA / "taxonomy_edges.txt")]
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        (["--test-size", "0"], ["--test-size"]),
+        (["--test-size", "1.5"], ["--test-size"]),
+        (["--seed", "-3"], ["--seed"]),
+        (["--seed", "abc"], ["--seed"]),
+        (["--calibrate-cv", "1"], ["--calibrate-cv"]),
+        (["--calibrate-cv", "1000"], ["--calibrate-cv", "1000"]),
+        (["--threshold", "2"], ["--threshold"]),
+        (["--param", "C=5e-324"], ["'C'"]),
+        (["--param", "C=1e-200"], ["'C'"]),
+        (["--param", "nonsense=1"], ["nonsense"]),
+        (["--method", "no-such-method"], ["no-such-method"]),
+    ],
+)
+def test_fit_argument_errors_are_one_line(
+    extra: list[str], words: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, err = _cli([*FIT, *extra], capsys)
+    assert code != 0
+    _one_line(err, *words)
+
+
+def test_fit_output_targets_are_refused_before_the_fit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for target in (str(tmp_path), "/dev/full"):
+        if not Path(target).exists():
+            continue
+        code, err = _cli([*FIT, "--out", target], capsys)
+        assert code != 0
+        _one_line(err, target)
+    code, err = _cli([*FIT, "--out", str(tmp_path / "no" / "m.hlm")], capsys)
+    assert code != 0
+    _one_line(err, "no such directory")
+
+
+def test_fit_data_errors_name_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    one = tmp_path / "one.csv"
+    one.write_text("x,y,label\n1,2,cat\n")
+    code, err = _cli(["fit", str(one)], capsys)
+    assert code != 0
+    _one_line(err, str(one), "row")
+    code, err = _cli(["fit", str(tmp_path / "missing.csv")], capsys)
+    assert code != 0
+    _one_line(err, "missing.csv")
+    code, err = _cli(["fit", str(tmp_path)], capsys)
+    assert code != 0
+    _one_line(err, str(tmp_path))
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        (["--n-splits", "0"], ["--n-splits"]),
+        (["--split", "kfold", "--n-splits", "1000"], ["n_splits"]),
+        (["--test-size", "0"], ["--test-size"]),
+        (["--methods", "topdown", "bogus"], ["bogus"]),
+        (["--param", "topdown:C=-1"], ["'C'"]),
+    ],
+)
+def test_compare_argument_errors_are_one_line(
+    extra: list[str], words: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, err = _cli(["compare", str(DATA / "example_names.csv"), *extra], capsys)
+    assert code != 0
+    _one_line(err, *words)
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        (["--Cs", "a"], ["--Cs"]),
+        (["--Cs", "-1"], ["Cs"]),
+        (["--validation", "0.999"], ["validation"]),
+        (["--validation", "1"], ["--validation"]),
+        (["--max-time", "-1"], ["--max-time"]),
+    ],
+)
+def test_tune_argument_errors_are_one_line(
+    extra: list[str], words: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, err = _cli(["tune", str(DATA / "example_names.csv"), "--method", "flatmult", *extra],
+                     capsys)  # fmt: skip
+    assert code != 0
+    _one_line(err, *words)
+
+
+def test_an_unexpected_error_is_one_line_too(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import hierlab.cli as cli
+
+    def boom(args: Any) -> int:
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr(cli, "_cmd_datasets", boom)
+    code, err = _cli(["datasets"], capsys)
+    assert code == 1
+    _one_line(err, "ZeroDivisionError")

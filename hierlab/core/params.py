@@ -219,6 +219,12 @@ class Param:
             ) from None
 
     def _check_range(self, v: float, where: str) -> None:
+        if self.log and self.type == "float" and not _normal_size(v):
+            raise ParameterError(
+                f"{where}parameter {self.name!r} (a scale) must have a magnitude in "
+                f"[{_TINY:.0e}, {_HUGE:.0e}], got {v!r}: beyond, the solver's steps overflow, "
+                "underflow or stall"
+            )
         if self.low is not None and (v < self.low or (self.low_open and v == self.low)):
             op = ">" if self.low_open else ">="
             raise ParameterError(
@@ -355,6 +361,18 @@ def declared(cls: type) -> dict[str, Param]:
     """The parameters ``cls`` declares (its ``_parameters``), by name, in declaration order."""
     params: Iterable[Param] = getattr(cls, "_parameters", ())
     return {p.name: p for p in params}
+
+
+#: the magnitudes a scale parameter (``log=True``: C, a step, a bandwidth) may take: beyond
+#: them a solver's steps underflow or stall (liblinear does not return at C=1e-200), or the
+#: reciprocal of the scale overflows
+_TINY = 1e-100
+_HUGE = 1e300
+
+
+def _normal_size(v: float) -> bool:
+    """``v`` is zero or a finite float in ``[_TINY, _HUGE]`` in magnitude."""
+    return v == 0.0 or _TINY <= abs(v) <= _HUGE
 
 
 def validate_params(estimator: Any) -> dict[str, Any]:

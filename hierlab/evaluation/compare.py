@@ -26,7 +26,8 @@ from sklearn.model_selection import KFold, ShuffleSplit
 from hierlab.core.cluster import job_cluster, run_tasks, share
 from hierlab.core.dataset import HierDataset, concat_datasets
 from hierlab.core.exceptions import ParameterError
-from hierlab.core.registry import make_estimator
+from hierlab.core.params import Param, validate_params
+from hierlab.core.registry import list_methods, make_estimator
 from hierlab.core.taxonomy import Taxonomy
 
 __all__ = ["Comparison", "MethodRun", "compare", "make_splits", "paired_tests"]
@@ -57,15 +58,15 @@ def _as_runs(methods: Sequence[Any]) -> list[MethodRun]:
         elif isinstance(m, str):
             runs.append(MethodRun(label=m, name=m))
         elif isinstance(m, dict):
-            name = m["name"]
-            params = dict(m.get("params", {}))
+            name, params = _name_and_params(m.get("name"), m.get("params", {}), m)
             runs.append(
-                MethodRun(label=m.get("label", _label(name, params)), name=name, params=params)
+                MethodRun(label=str(m.get("label", _label(name, params))), name=name, params=params)
             )
         elif isinstance(m, tuple) and len(m) == 2 and isinstance(m[1], BaseEstimator):
             runs.append(MethodRun(label=str(m[0]), estimator=m[1]))
         elif isinstance(m, tuple) and len(m) == 2:
-            runs.append(MethodRun(label=_label(m[0], m[1]), name=m[0], params=dict(m[1])))
+            name, params = _name_and_params(m[0], m[1], m)
+            runs.append(MethodRun(label=_label(name, params), name=name, params=params))
         else:
             raise ParameterError(
                 f"cannot read method {m!r}: give a name, (name, params), {{'name', 'params'}}, "
@@ -78,6 +79,61 @@ def _as_runs(methods: Sequence[Any]) -> list[MethodRun]:
     if not runs:
         raise ParameterError("compare needs at least one method")
     return runs
+
+
+def _name_and_params(name: Any, params: Any, given: Any) -> tuple[str, dict[str, Any]]:
+    """A method's registry name and parameters, refused unless a known name and a dict."""
+    if not isinstance(name, str):
+        raise ParameterError(
+            f"methods: {given!r} needs a method name ('name': one of hierlab.list_methods())"
+        )
+    if name not in list_methods():
+        raise ParameterError(f"methods: unknown method {name!r}; known: {list_methods()}")
+    if not isinstance(params, dict):
+        raise ParameterError(
+            f"methods: the params of {name!r} must be a dict, got {type(params).__name__}"
+        )
+    return name, dict(params)
+
+
+def _check_runs(runs: list[MethodRun], taxonomy: Taxonomy) -> None:
+    """Build each method once and validate its parameters: a wrong name or value is an
+    argument error, raised before any fit (a fit that fails is recorded instead)."""
+    for run in runs:
+        try:
+            validate_params(run.build(taxonomy))
+        except (ParameterError, TypeError, ValueError) as exc:
+            raise ParameterError(f"methods: {run.label}: {exc}") from None
+
+
+#: compare's keywords, declared as the estimators declare theirs (:mod:`hierlab.core.params`)
+_KEYWORDS = (
+    Param("n_splits", "int", 5, low=1),
+    Param("test_size", "float", 0.3, low=0.0, high=1.0, low_open=True, high_open=True),
+    Param("random_state", "seed", 0),
+    Param("n_jobs", "int", None),
+)
+
+
+def _check_keywords(values: dict[str, Any], n_samples: int, split: str) -> dict[str, Any]:
+    """:func:`compare`'s keywords against their declarations and the data's size; the
+    validated values (``"5"`` becomes 5)."""
+    values = {**values, **{p.name: p.validate(values[p.name], owner="compare") for p in _KEYWORDS}}
+    n_splits = int(values["n_splits"])
+    if split == "kfold" and not 2 <= n_splits <= n_samples:
+        raise ParameterError(
+            f"compare: n_splits must be in [2, {n_samples}] for k-fold on {n_samples} rows, "
+            f"got {n_splits}"
+        )
+    n_test = int(np.ceil(float(values["test_size"]) * n_samples))
+    if split == "repeated" and not 1 <= n_test < n_samples:
+        raise ParameterError(
+            f"compare: test_size={values['test_size']} leaves {n_samples - n_test} of "
+            f"{n_samples} rows to train on and {n_test} to test"
+        )
+    if values["progress"] is not None and not callable(values["progress"]):
+        raise ParameterError("compare: progress must be a callable or None")
+    return values
 
 
 def _label(name: str, params: dict[str, Any]) -> str:
@@ -164,6 +220,49 @@ def _fit_one(
     }
 
 
+def _paired(
+    cmp: Comparison, res: pd.DataFrame, baseline: str, m: str, metric: str
+) -> dict[str, Any]:
+    """One row of :func:`paired_tests`: ``m`` against ``baseline`` on the splits where both
+    fitted (a failed pair, :attr:`Comparison.failures`, leaves its split out)."""
+    common = [s for s in range(len(cmp.splits)) if (baseline, s) in cmp.predictions
+              and (m, s) in cmp.predictions]  # fmt: skip
+    y_all = cmp.dataset.y
+    y_true = np.concatenate([y_all[cmp.splits[s][1]] for s in common] or [y_all[:0]])
+    base_vals = res[res["method"] == baseline].set_index("split")["value"].loc[common]
+    vals = res[res["method"] == m].set_index("split")["value"].loc[common]
+    diff = float((vals - base_vals).mean()) if common else float("nan")
+    t_p = (
+        float(stats.ttest_rel(vals, base_vals).pvalue)
+        if len(common) >= 2 and not np.allclose(vals.to_numpy(), base_vals.to_numpy())
+        else (1.0 if len(common) >= 2 else float("nan"))
+    )
+    ok = np.concatenate([cmp.correct[(m, s)] for s in common] or [np.zeros(0, dtype=bool)])
+    base_ok = np.concatenate(
+        [cmp.correct[(baseline, s)] for s in common] or [np.zeros(0, dtype=bool)]
+    )
+    wins, losses = int(np.sum(ok & ~base_ok)), int(np.sum(~ok & base_ok))
+    sign_p = float(stats.binomtest(wins, wins + losses, 0.5).pvalue) if wins + losses else 1.0
+    wil_p = 1.0
+    if common:
+        base_f1 = _per_class_f1(
+            y_true, np.concatenate([cmp.predictions[(baseline, s)] for s in common])
+        )
+        pred = np.concatenate([cmp.predictions[(m, s)] for s in common])
+        f1 = _per_class_f1(y_true, pred).reindex(base_f1.index, fill_value=0.0)
+        if np.any(f1.to_numpy() - base_f1.to_numpy()):
+            wil_p = float(stats.wilcoxon(f1.to_numpy(), base_f1.to_numpy()).pvalue)
+    return {
+        "method": m,
+        f"{metric}_diff": diff,
+        "t_pvalue": t_p,
+        "wins": wins,
+        "losses": losses,
+        "sign_pvalue": sign_p,
+        "wilcoxon_pvalue": wil_p,
+    }
+
+
 def _correct(y_true: np.ndarray, y_pred: np.ndarray, tax: Taxonomy) -> np.ndarray:
     """Per-example correctness as "accuracy" counts it: the exact node (single-label) or the
     exact closed set (multi-label); so the sign test and the "accuracy" column agree."""
@@ -213,6 +312,11 @@ class Comparison:
         ``(method, split) -> bool array`` of per-example correctness.
     dataset : HierDataset
         The rows the splits index.
+    methods : list of str
+        The methods' labels, in the order given.
+    failures : dict
+        ``(method, split) -> "ErrorType: message"`` of every fit that failed; those pairs
+        have no results, predictions or correctness.
     """
 
     results: pd.DataFrame
@@ -221,6 +325,7 @@ class Comparison:
     correct: dict[tuple[str, int], np.ndarray]
     dataset: HierDataset
     methods: list[str]
+    failures: dict[tuple[str, int], str] = field(default_factory=dict)
 
     def summary(self) -> pd.DataFrame:
         """Mean and std over splits of every metric and of the times, per method."""
@@ -240,7 +345,7 @@ class Comparison:
         metric.columns = [f"{m}_{stat}" for stat, m in metric.columns]
         times.columns = [f"{m}_{stat}" for m, stat in times.columns]
         out = metric.join(times)
-        return out.loc[self.methods]
+        return out.reindex(self.methods)
 
     def table(self, metrics: Sequence[str] | None = None) -> pd.DataFrame:
         """Printable ``mean ± std`` strings, one row per method."""
@@ -277,45 +382,9 @@ def paired_tests(cmp: Comparison, baseline: str, metric: str = "accuracy") -> pd
     if res.empty:
         known = sorted(cmp.results["metric"].unique())
         raise ParameterError(f"no metric {metric!r}; the comparison has {known}")
-    base_vals = res[res["method"] == baseline].set_index("split")["value"]
-    n_splits = len(cmp.splits)
-    y_all = cmp.dataset.y
-    y_true_pooled = np.concatenate([y_all[te] for _, te in cmp.splits])
-    base_pred = np.concatenate([cmp.predictions[(baseline, s)] for s in range(n_splits)])
-    base_f1 = _per_class_f1(y_true_pooled, base_pred)
-    base_ok = np.concatenate([cmp.correct[(baseline, s)] for s in range(n_splits)])
-    rows = []
-    for m in cmp.methods:
-        if m == baseline:
-            continue
-        vals = res[res["method"] == m].set_index("split")["value"].loc[base_vals.index]
-        diff = float((vals - base_vals).mean())
-        t_p = (
-            float(stats.ttest_rel(vals, base_vals).pvalue)
-            if n_splits >= 2 and not np.allclose(vals.to_numpy(), base_vals.to_numpy())
-            else (1.0 if n_splits >= 2 else float("nan"))
-        )
-        ok = np.concatenate([cmp.correct[(m, s)] for s in range(n_splits)])
-        wins = int(np.sum(ok & ~base_ok))
-        losses = int(np.sum(~ok & base_ok))
-        sign_p = float(stats.binomtest(wins, wins + losses, 0.5).pvalue) if wins + losses else 1.0
-        pred = np.concatenate([cmp.predictions[(m, s)] for s in range(n_splits)])
-        f1 = _per_class_f1(y_true_pooled, pred).reindex(base_f1.index, fill_value=0.0)
-        d = f1.to_numpy() - base_f1.to_numpy()
-        wil_p = (
-            float(stats.wilcoxon(f1.to_numpy(), base_f1.to_numpy()).pvalue) if np.any(d) else 1.0
-        )
-        rows.append(
-            {
-                "method": m,
-                f"{metric}_diff": diff,
-                "t_pvalue": t_p,
-                "wins": wins,
-                "losses": losses,
-                "sign_pvalue": sign_p,
-                "wilcoxon_pvalue": wil_p,
-            }
-        )
+    rows = [_paired(cmp, res, baseline, m, metric) for m in cmp.methods if m != baseline]
+    if not rows:
+        return pd.DataFrame(columns=["method"]).set_index("method")
     return pd.DataFrame(rows).set_index("method")
 
 
@@ -355,17 +424,19 @@ def compare(
     -------
     Comparison
     """
-    runs = _as_runs(methods)
-    plan = split or ("given" if isinstance(dataset, tuple) else "repeated")
-    full, splits = make_splits(dataset, plan, n_splits, test_size, random_state)
+    keywords = {"n_splits": n_splits, "test_size": test_size, "random_state": random_state,
+                "n_jobs": n_jobs, "progress": progress}  # fmt: skip
+    runs, full, splits = _checked_plan(dataset, methods, split, keywords)
     tasks = [(r, s, tr, te) for s, (tr, te) in enumerate(splits) for r in runs]
     out: list[dict[str, Any]] = []
     with job_cluster(client):
-        gen = run_tasks(_fit_one, tasks, share(full), n_jobs=n_jobs)
+        gen = run_tasks(_fit_one_recorded, tasks, share(full), n_jobs=n_jobs)
         for k, rec in enumerate(gen, 1):
             out.append(rec)
             if progress is not None:
-                progress(k, len(tasks), rec["method"], rec["split"])
+                _report(progress, k, len(tasks), rec)
+    failures = {(r["method"], r["split"]): r["error"] for r in out if "error" in r}
+    out = [r for r in out if "error" not in r]
     rows = []
     for rec in out:
         for metric, value in rec["scores"].items():
@@ -381,7 +452,8 @@ def compare(
                 }
             )
     order = {r.label: i for i, r in enumerate(runs)}
-    table = pd.DataFrame(rows).sort_values(
+    columns = ["method", "split", "metric", "value", "fit_time", "predict_time", "n_iter"]
+    table = pd.DataFrame(rows, columns=columns).sort_values(
         ["method", "split", "metric"], key=lambda c: c.map(order) if c.name == "method" else c
     )
     return Comparison(
@@ -391,4 +463,46 @@ def compare(
         correct={(rec["method"], rec["split"]): rec["correct"] for rec in out},
         dataset=full,
         methods=[r.label for r in runs],
+        failures=failures,
     )
+
+
+def _checked_plan(
+    dataset: Any, methods: Any, split: str | None, keywords: dict[str, Any]
+) -> tuple[list[MethodRun], HierDataset, list[tuple[np.ndarray, np.ndarray]]]:
+    """:func:`compare`'s arguments checked: its runs, the rows and the splits."""
+    if isinstance(methods, str | bytes) or not isinstance(methods, Sequence):
+        raise ParameterError(f"compare: methods must be a list, got {type(methods).__name__}")
+    runs = _as_runs(methods)
+    plan = split or ("given" if isinstance(dataset, tuple) else "repeated")
+    if not isinstance(dataset, HierDataset | tuple):
+        raise ParameterError(
+            f"compare: dataset must be a HierDataset or a (train, test) pair, got "
+            f"{type(dataset).__name__}"
+        )
+    n_rows = sum(d.n_samples for d in dataset) if isinstance(dataset, tuple) else dataset.n_samples
+    kw = _check_keywords(keywords, n_rows, plan)
+    full, splits = make_splits(dataset, plan, kw["n_splits"], kw["test_size"], kw["random_state"])
+    _check_runs(runs, full.taxonomy)
+    return runs, full, splits
+
+
+def _fit_one_recorded(
+    full: HierDataset, run: MethodRun, split_id: int, tr: np.ndarray, te: np.ndarray
+) -> dict[str, Any]:
+    """:func:`_fit_one`, or the record of its failure: ``{"method", "split", "error"}``."""
+    try:
+        return _fit_one(full, run, split_id, tr, te)
+    except Exception as exc:  # any failure of one fit is that pair's result, not the run's
+        msg = " ".join(str(exc).split()) or type(exc).__name__
+        return {"method": run.label, "split": split_id, "error": f"{type(exc).__name__}: {msg}"}
+
+
+def _report(progress: Any, done: int, total: int, rec: dict[str, Any]) -> None:
+    """Call the progress callback; what it raises becomes a ParameterError naming it."""
+    try:
+        progress(done, total, rec["method"], rec["split"])
+    except Exception as exc:
+        raise ParameterError(
+            f"compare: the progress callback raised {type(exc).__name__}: {exc}"
+        ) from exc

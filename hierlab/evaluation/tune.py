@@ -38,7 +38,8 @@ from sklearn.base import clone
 from sklearn.model_selection import train_test_split
 
 from hierlab.core.cluster import active_client, cluster_cores, job_cluster, run_tasks, share
-from hierlab.core.exceptions import ParameterError
+from hierlab.core.exceptions import DataError, ParameterError
+from hierlab.core.params import Param
 from hierlab.evaluation.scoring import hierarchical_scorer
 
 __all__ = ["DEFAULT_CS", "TuneResult", "tune"]
@@ -286,13 +287,18 @@ def _check(
     max_time: float | None,
 ) -> list[float]:
     """The grid, increasing, after checking :func:`tune`'s arguments (``ParameterError``)."""
-    if "C" not in estimator.get_params():
-        raise ParameterError(f"{type(estimator).__name__} has no parameter C to tune")
-    grid = sorted(float(c) for c in (DEFAULT_CS if Cs is None else Cs))
-    if not grid or min(grid) <= 0:
-        raise ParameterError(f"Cs must be positive numbers, got {Cs!r}")
-    if not 0.0 < validation < 1.0:
-        raise ParameterError(f"validation must be in (0, 1), got {validation!r}")
+    if not hasattr(estimator, "get_params") or "C" not in estimator.get_params():
+        raise ParameterError(f"tune: {type(estimator).__name__} has no parameter C to tune")
+    values = DEFAULT_CS if Cs is None else Cs
+    if isinstance(values, str | bytes) or not hasattr(values, "__iter__"):
+        raise ParameterError(f"tune: Cs must be a list of positive numbers, got {Cs!r}")
+    try:
+        grid = sorted(_C_GRID.validate(c, owner="tune") for c in values)
+    except ParameterError as exc:
+        raise ParameterError(f"Cs must be positive numbers: {exc}") from None
+    if not grid:
+        raise ParameterError("tune: Cs must hold at least one value of C")
+    validation = _VALIDATION.validate(validation, owner="tune")
     if patience is not None and (
         isinstance(patience, bool) or int(patience) != patience or patience < 1
     ):
@@ -302,9 +308,24 @@ def _check(
     return grid
 
 
+#: the values of tune's grid and validation fraction, declared as the estimators declare theirs
+_C_GRID = Param("Cs", "float", 1.0, low=0.0, low_open=True, log=True)
+_VALIDATION = Param("validation", "float", 0.2, low=0.0, high=1.0, low_open=True, high_open=True)
+
+
 def _split(X: Any, y: np.ndarray, validation: float, random_state: int) -> list[Any]:
     """A seeded train/validation split, stratified when every label has two rows and each
     side has room for every label once."""
+    n_rows = X.shape[0] if hasattr(X, "shape") and len(X.shape) == 2 else len(X)
+    if n_rows != len(y):
+        raise DataError(f"tune: X has {n_rows} rows but y has {len(y)} labels")
+    n_valid = int(np.ceil(validation * len(y)))
+    if not 1 <= n_valid <= len(y) - 2:
+        raise ParameterError(
+            f"tune: validation={validation} holds out {n_valid} of {len(y)} rows: both the "
+            "fitted part (at least 2 rows) and the held-out part (at least 1) need rows"
+        )
+    Param("random_state", "seed", 0).validate(random_state, owner="tune")
     y_str = y.astype(str)
     _, counts = np.unique(y_str, return_counts=True)
     n_valid = int(np.ceil(validation * len(y_str)))

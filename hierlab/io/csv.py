@@ -14,7 +14,7 @@ import itertools
 import operator
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,7 +66,7 @@ def _csv_row_lines(text: str, delimiter: str, n_rows: int) -> np.ndarray:
     out = []
     header = True
     start = 1
-    for row in reader:
+    for row in _checked(reader, None):
         if _is_blank(row):
             start = reader.line_num + 1
             continue
@@ -103,6 +103,30 @@ class LazyLines:
 
     def __len__(self) -> int:
         return self._args[2]
+
+
+def csv_rows(text: str, delimiter: str, path: str | None) -> Iterator[list[str]]:
+    """The rows of ``text`` (Python's csv reader), its errors DataErrors naming the line."""
+    return _checked(csv.reader(io.StringIO(text), delimiter=delimiter), path)
+
+
+def _checked(reader: Any, path: str | None) -> Iterator[list[str]]:
+    """The rows of a csv ``reader``; ``csv.Error`` (a cell over the field limit, a NUL) as a
+    DataError naming the line."""
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            limit = csv.field_size_limit()
+            raise DataError(
+                f"malformed CSV ({exc}): a cell longer than {limit:,} characters, or an "
+                "unclosed quote",
+                path=path,
+                line=reader.line_num,
+            ) from None
+        yield row
 
 
 def sniff_delimiter(text: str, filename: str | None) -> str:
@@ -155,7 +179,7 @@ def header_names(text: str, delimiter: str, path: str | None) -> list[str]:
         For no header, more columns than ``max_features`` allows, an unnamed column before the
         last named one, or a name given twice (after trimming spaces).
     """
-    first = next(csv.reader(io.StringIO(_header_text(text)), delimiter=delimiter), [])
+    first = next(csv_rows(_header_text(text), delimiter, path), [])
     names = [c.strip() for c in first]
     if not any(names):
         raise DataError("empty file: no header and no row", path=path)
@@ -260,7 +284,7 @@ def _refuse_long_rows(text: str, delimiter: str, n_header: int, path: str | None
     """
     reader = csv.reader(io.StringIO(text), delimiter=delimiter)
     header = True
-    for row in reader:
+    for row in _checked(reader, path):
         if _is_blank(row) or header:
             header = header and _is_blank(row)
             continue
@@ -378,6 +402,14 @@ def _raw_label_column(
         if not labs:
             what = "empty label" if not multi else f"no label in the cell {vals[i]!r}"
             raise DataError(what, path=path, line=int(row_lines[i]), column=col)
+    broken = next((i for i, v in enumerate(vals) if "\n" in v), None)
+    if broken is not None:  # a quoted line break (CR or LF) inside the cell
+        raise DataError(
+            f"the label {vals[broken]!r} holds a line break: a node name is one line",
+            path=path,
+            line=int(row_lines[broken]),
+            column=col,
+        )
     return raw, multi
 
 
@@ -464,6 +496,13 @@ def prepare_table(
     txt = pick_column(hdr, text_column, TEXT_COLUMNS, "text", path) if text_mode else None
     keep = [c for c in dict.fromkeys((lab, idc, txt)) if c is not None]
     n_features = sum(1 for c in names if c and c not in keep)
+    if not text_mode and n_features == 0:
+        raise DataError(
+            f"no feature column: the header names only {', '.join(keep)}; a data file needs "
+            "numeric feature columns beside its label (or format='text' with a text column)",
+            path=path,
+            line=1,
+        )
     if not text_mode and n_features > limits.current().max_features:
         raise DataError(
             f"the header declares {n_features:,} feature columns "

@@ -192,7 +192,8 @@ def _decode_as(data: bytes, encoding: str, path: str | None) -> str:
 def clean_text(text: str, path: str | None = None) -> str:
     """Refuse text holding a NUL (binary content); normalise line ends, BOMs and Unicode.
 
-    ``\\r\\n`` and ``\\r`` become ``\\n``; every U+FEFF (a byte-order mark, at the start
+    A trailing Ctrl-Z (a DOS end-of-file mark) is dropped; ``\\r\\n`` and ``\\r`` become
+    ``\\n``; every U+FEFF (a byte-order mark, at the start
     or pasted mid-file) is dropped; the text is put in Unicode normal form C (NFC), so that one
     name has one spelling.
 
@@ -210,6 +211,8 @@ def clean_text(text: str, path: str | None = None) -> str:
     if "\x00" in text:
         line = text.count("\n", 0, text.index("\x00")) + 1
         raise DataError("binary content (a NUL character): not a text file", path=path, line=line)
+    if text.endswith("\x1a"):  # a DOS end-of-file mark (Ctrl-Z), not content
+        text = text.rstrip("\x1a")
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     if "\ufeff" in text:

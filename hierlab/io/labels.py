@@ -90,9 +90,19 @@ def resolve_labels(
         For a label that is not a node, or labels that do not form a taxonomy.
     """
     uniq = list(dict.fromkeys(lab for labs in raw for lab in labs))
+    built = taxonomy is None
     if taxonomy is None:
         taxonomy = _taxonomy_of_labels(raw, uniq, path, lines, column)
-    mapping = {u: _node_of_label(u, raw, taxonomy, path, lines, column) for u in uniq}
+    index = taxonomy._index
+    mapping = {}
+    for u in uniq:
+        last = u.rsplit("/", 1)[-1].strip()
+        if u in index:
+            mapping[u] = u
+        elif built and last in index:  # the tree was built from these very paths: no check
+            mapping[u] = last
+        else:
+            mapping[u] = _node_of_label(u, raw, taxonomy, path, lines, column)
     y = np.empty(len(raw), dtype=object)
     if multilabel:
         y[:] = [tuple(dict.fromkeys(mapping[lab] for lab in labs)) for labs in raw]

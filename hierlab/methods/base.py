@@ -56,7 +56,13 @@ from hierlab.methods.probability import (
     tree_probabilities,
 )
 
-__all__ = ["FLAT_ROOT", "HierarchicalClassifier", "check_X", "warn_ignored"]
+__all__ = [
+    "FLAT_ROOT",
+    "HierarchicalClassifier",
+    "check_X",
+    "check_sparse_structure",
+    "warn_ignored",
+]
 
 FLAT_ROOT = "<root>"
 
@@ -85,17 +91,24 @@ def check_X(
     ndarray or csr_matrix of shape (n_samples, n_features), float64
     """
     kw: dict[str, Any] = {"accept_sparse": "csr", "dtype": np.float64, "ensure_min_samples": 1}
-    if isinstance(estimator, int | np.integer):  # check_X(X, n_features): a bare width check
-        X = check_array(X, **kw)
-        if X.shape[1] != int(estimator):
-            raise ValueError(
-                f"X has {X.shape[1]} features, but this estimator is expecting "
-                f"{int(estimator)} features as input"
-            )
-    elif estimator is not None:
-        X = validate_data(estimator, X, reset=reset, **kw)
-    else:
-        X = check_array(X, **kw)
+    if sp.issparse(X):
+        check_sparse_structure(X)
+    try:
+        if isinstance(estimator, int | np.integer):  # check_X(X, n_features): a width check
+            X = check_array(X, **kw)
+            if X.shape[1] != int(estimator):
+                raise DataError(
+                    f"X has {X.shape[1]} features, but this estimator is expecting "
+                    f"{int(estimator)} features as input"
+                )
+        elif estimator is not None:
+            X = validate_data(estimator, X, reset=reset, **kw)
+        else:
+            X = check_array(X, **kw)
+    except ValueError as exc:  # scikit-learn's words, as a hierlab DataError
+        if isinstance(exc, DataError):
+            raise
+        raise DataError(" ".join(str(exc).split())) from None
     if sp.issparse(X):
         X = sp.csr_matrix(X)
         if X.indices.dtype != np.int32 and X.nnz < np.iinfo(np.int32).max:
@@ -111,6 +124,32 @@ def check_X(
                 "sklearn.preprocessing.MaxAbsScaler."
             )
     return X
+
+
+def check_sparse_structure(X: Any) -> None:
+    """Refuse a sparse matrix whose index arrays do not describe a matrix of its shape.
+
+    CSR/CSC: ``indptr`` of length ``n + 1``, from 0 to ``nnz`` and non-decreasing, every index
+    in ``[0, n_columns)`` (resp. rows); COO: row and column indices in bounds. Such a matrix
+    would otherwise be read past its bounds or silently mis-assigned.
+
+    Raises
+    ------
+    DataError
+        Naming what is malformed.
+    """
+    if isinstance(X, sp.csr_matrix | sp.csc_matrix | sp.csr_array | sp.csc_array):
+        try:
+            X.check_format(full_check=True)
+        except ValueError as exc:
+            raise DataError(f"X is a malformed sparse matrix: {exc}") from None
+    elif isinstance(X, sp.coo_matrix | sp.coo_array) and X.nnz:
+        for axis, idx in enumerate(X.coords):
+            if int(idx.min()) < 0 or int(idx.max()) >= X.shape[axis]:
+                raise DataError(
+                    f"X is a malformed sparse matrix: a {('row', 'column')[axis]} index "
+                    f"outside [0, {X.shape[axis]})"
+                )
 
 
 def warn_ignored(estimator: Any, values: Mapping[str, Any]) -> None:

@@ -41,24 +41,19 @@ from hierlab.methods.labeltree.tree import LabelTree, Split, grow_label_tree
 __all__ = ["RNMFClassifier", "class_means", "nmf_partition"]
 
 
-def class_means(X: Any, yi: np.ndarray, classes: np.ndarray) -> Any:
-    """Mean row of each class in ``classes``, shape (len(classes), n_features): CSR for CSR
-    ``X`` (a class mean has only its rows' features), else dense."""
+def class_means(X: Any, yi: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    """Mean row of each class in ``classes``, dense (len(classes), n_features)."""
     pos = np.searchsorted(classes, yi)
     n = len(yi)
-    counts = np.bincount(pos, minlength=len(classes)).astype(np.float64)
-    P = sp.csr_matrix((1.0 / counts[pos], (pos, np.arange(n))), shape=(len(classes), n))
+    P = sp.csr_matrix((np.ones(n), (pos, np.arange(n))), shape=(len(classes), n))
+    counts = np.asarray(P.sum(axis=1)).ravel()
     M = P @ X
-    return sp.csr_matrix(M) if sp.issparse(M) else np.asarray(M)
+    M = M.toarray() if sp.issparse(M) else np.asarray(M)
+    return M / counts[:, None]
 
 
-def nmf_partition(M: Any, p: int, max_iter: int = 500) -> tuple[np.ndarray, np.ndarray]:
+def nmf_partition(M: np.ndarray, p: int, max_iter: int = 500) -> tuple[np.ndarray, np.ndarray]:
     """Children of the classes (rows of ``M``) by the rank-``p`` NMF (module docstring).
-
-    Parameters
-    ----------
-    M : ndarray or csr_matrix of shape (n_classes, n_features)
-        Class means; sparse stays sparse unless a feature is negative (then shifted, dense).
 
     Returns
     -------
@@ -66,10 +61,10 @@ def nmf_partition(M: Any, p: int, max_iter: int = 500) -> tuple[np.ndarray, np.n
         Child index of each class, ``0 .. g-1`` with ``g >= 2`` groups all non-empty.
     U : ndarray of shape (n_classes, p)
     """
-    low = np.asarray(M.min(axis=0).toarray() if sp.issparse(M) else M.min(axis=0)).ravel()
+    M = np.asarray(M, dtype=np.float64)
+    low = M.min(axis=0)
     if (low < 0).any():
-        dense = M.toarray() if sp.issparse(M) else np.asarray(M, dtype=np.float64)
-        M = dense - np.minimum(low, 0.0)[None, :]
+        M = M - np.minimum(low, 0.0)[None, :]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         U = NMF(n_components=p, init="nndsvda", solver="cd", max_iter=max_iter).fit_transform(M)
@@ -78,8 +73,8 @@ def nmf_partition(M: Any, p: int, max_iter: int = 500) -> tuple[np.ndarray, np.n
     if len(used) < 2:
         share = U[:, 0] / np.maximum(U.sum(axis=1), 1e-300)
         order = np.argsort(-share, kind="stable")
-        group = np.zeros(M.shape[0], dtype=np.int64)
-        group[order[M.shape[0] // 2 :]] = 1
+        group = np.zeros(len(M), dtype=np.int64)
+        group[order[len(M) // 2 :]] = 1
         return group, U
     return np.searchsorted(used, group).astype(np.int64), U
 
