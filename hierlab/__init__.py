@@ -7,11 +7,12 @@ Importing the package registers every method (:mod:`hierlab.methods`).
 from typing import Any
 
 from hierlab import plots
-from hierlab.core.callbacks import EarlyStopping, FunctionCallback, History, Timeout
+from hierlab.core.callbacks import EarlyStopping, FunctionCallback, History, StopFlag, Timeout
 from hierlab.core.cluster import connect, disconnect, use_cluster
 from hierlab.core.exceptions import (
     ConvergenceError,
     DataError,
+    FitStopped,
     HierlabError,
     HierlabWarning,
     IgnoredParameterWarning,
@@ -78,6 +79,7 @@ __all__ = [
     "DRHLClassifier",
     "DataError",
     "EarlyStopping",
+    "FitStopped",
     "FlatMulticlassClassifier",
     "FunctionCallback",
     "HRLRClassifier",
@@ -104,6 +106,7 @@ __all__ = [
     "SharedSVMClassifier",
     "SolverResult",
     "SolverState",
+    "StopFlag",
     "Taxonomy",
     "TaxonomyError",
     "Timeout",

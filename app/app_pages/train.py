@@ -16,22 +16,25 @@ from app.state import (
     admissibility,
     compatible_methods,
     default_method,
+    display_name,
     runs_json,
     runs_table,
     suggested_params,
 )
-from app.ui.errors import show_error
+from app.state.jobs import live_jobs
+from app.state.runs import count_text
 from app.ui.method_card import show_card
 from app.ui.page import training_page
 from app.ui.training import (
     bounds_chart,
+    job_view,
     metric_columns,
     show_metrics,
-    train_live,
+    start_job,
     x_axis_toggle,
 )
 from app.ui.widgets import param_errors, param_widgets, preset_bar, trivial_warning
-from hierlab import Taxonomy, get_method, make_estimator, tune
+from hierlab import Taxonomy, get_method
 
 
 def admissibility_note(method: str, params: dict[str, Any], tax: Taxonomy) -> bool:
@@ -54,33 +57,33 @@ def admissibility_note(method: str, params: dict[str, Any], tax: Taxonomy) -> bo
     return False
 
 
-def choose_C(entry: DatasetEntry, method: str, params: dict[str, Any], tax: Taxonomy) -> Any:
-    """Run :func:`hierlab.tune` on the training split; return the params with the chosen ``C``
-    (None when the search failed: the message is shown and nothing else changes)."""
-    try:
-        with st.spinner("Choosing C: a warm-started path over C = 0.01 … 100 on 20% held out"):
-            est = make_estimator(method, taxonomy=tax, **params)
-            res = tune(est, entry.train.X, entry.train.y, refit=False)
-    except Exception as exc:
-        show_error(exc, f"Choosing C for {method}")
-        return None
-    st.session_state["tune_path"] = (method, res.best_C, res.path, res.time)
-    return {**params, "C": res.best_C}
-
-
-def tune_summary() -> None:
-    """The last C search: the path and the C it chose."""
-    found = st.session_state.get("tune_path")
-    if found is None:
+def tune_summary(state: AppState, entry: DatasetEntry, method: str) -> None:
+    """The last C search on this data set for this method: the path and the C it chose."""
+    found = state.tuned.get(entry.key)
+    if found is None or found["method"] != method:
         return
-    method, best, path, took = found
-    with st.expander(f"C chosen for {method}: C = {best:g} ({took:.1f} s)", expanded=False):
+    took = found["time"]
+    with st.expander(
+        f"C chosen for {display_name(method)} on {entry.name}: C = {found['best_C']:g}"
+        + (f" ({took:.1f} s)" if took is not None else ""),
+        expanded=False,
+    ):
         st.caption(
             "Each C fitted on 80% of the training split, warm-started from the previous C "
             "(certified methods stop at a 1% gap on the path), scored by hierarchical F1 on "
             "the other 20%; the chosen C is then trained on the whole split."
         )
-        st.dataframe(path, hide_index=True)
+        st.dataframe(pd.DataFrame(found["path"]), hide_index=True)
+
+
+def kept_text(run: Run) -> str:
+    """After a stop: which certified iterate the model is."""
+    kept = run.kept
+    if not run.stopped or not kept:
+        return ""
+    gap = kept.get("gap")
+    bound = f", certified gap {gap:.3g}" if isinstance(gap, float) and gap == gap else ""
+    return f" (kept the iterate of iteration {kept.get('iteration')}{bound})"
 
 
 def last_run(state: AppState, last: Run) -> None:
@@ -92,8 +95,9 @@ def last_run(state: AppState, last: Run) -> None:
     if not finite.any():
         st.caption(f"{last.name} reports no objective value: nothing to plot for its solver.")
     st.markdown(
-        f"**Last run:** {last.label} — {last.fit_time:.2f} s, {len(hist)} iteration(s)"
+        f"**Last run:** {last.label} — {last.fit_time:.2f} s, {count_text(hist)}"
         + (" — stopped by you" if last.stopped else "")
+        + kept_text(last)
     )
     what = getattr(last.estimator, "algorithm_", "")
     if what:
@@ -150,20 +154,20 @@ with left:
         help="Pick C by hierlab.tune: a warm-started path over C = 0.01 … 100, each fit scored "
         "by hierarchical F1 on 20% of the training split held out; then train with it.",
     )
-    clicked = st.button("Train", key="train", type="primary", disabled=blocked)
+    busy = any(j.kind in ("train", "tune") for j in live_jobs(state))
+    clicked = st.button("Train", key="train", type="primary", disabled=blocked or busy)
+    if busy:
+        st.caption("A fit is running (right, and in the sidebar): stop it or wait for it.")
 
 with right:
     x = x_axis_toggle()
     slots = [st.empty(), st.empty(), st.empty()]  # chart, progress bar, Stop button
-    if clicked and auto_C:
-        chosen = choose_C(entry, method, params, tax)
-        if chosen is not None:
-            train_live(state, entry, method, chosen, (tax, tax_source), slots, x=x)
-    elif clicked:
-        train_live(state, entry, method, params, (tax, tax_source), slots, x=x)
-    elif state.runs:
-        bounds_chart(slots[0], state.runs[-1], x)
+    if clicked and start_job(state, entry, method, params, (tax, tax_source), choose_C=auto_C):
+        st.rerun()  # the button shows as busy, the sidebar lists the job
 
-tune_summary()
+# a timed fragment at the top level of the page, drawing into the right column's slots
+if job_view(state, slots, x) is None and state.runs:
+    bounds_chart(slots[0], state.runs[-1], x)
+tune_summary(state, entry, method)
 if state.runs:
     last_run(state, state.runs[-1])

@@ -22,13 +22,17 @@ stopped by a comparison finishing.
 
 from __future__ import annotations
 
+import json
 import logging
 import multiprocessing
+import os
+import tempfile
 import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.state.compare import comparison_data, finish_comparison, run_engine
@@ -41,6 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BackgroundComparison",
+    "Cancelled",
     "collect",
     "pending",
     "shutdown",
@@ -56,6 +61,31 @@ def _quiet_worker() -> None:
     """The worker has no Streamlit runtime: its "missing ScriptRunContext" warnings (from
     importing the app's modules) are noise in the server's log."""
     logging.getLogger("streamlit").setLevel(logging.ERROR)
+
+
+class Cancelled(Exception):
+    """Raised in the worker when the person cancelled the comparison."""
+
+
+def _report(path: str, done: int, total: int, method: str, split: int) -> None:
+    """The worker's progress after each fit, written where the server reads it (atomically);
+    a cancel marker beside it ends the comparison here."""
+    if os.path.exists(path + ".cancel"):
+        raise Cancelled(f"cancelled after {done} of {total} fits")
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump({"done": done, "total": total, "method": method, "split": split}, f)
+    os.replace(tmp, path)
+
+
+def run_reporting(data: Any, configs: list[dict[str, Any]], plan: dict[str, Any], path: str) -> Any:
+    """:func:`~app.state.compare.run_engine` in the worker, reporting each fit to ``path``."""
+    _report(path, 0, 0, "", 0)
+
+    def progress(done: int, total: int, method: str, split: int) -> None:
+        _report(path, done, total, method, split)
+
+    return run_engine(data, configs, plan, progress=progress)
 
 
 def _executor() -> ProcessPoolExecutor:
@@ -110,6 +140,8 @@ class BackgroundComparison:
     future: Future[Any]
     started: float = field(default_factory=time.monotonic)
     error: str | None = None
+    progress_path: str = ""
+    cancelled: bool = False
 
     @property
     def labels(self) -> str:
@@ -122,6 +154,27 @@ class BackgroundComparison:
         if self.error is not None:
             return f"{what} failed: {self.error}"
         return f"{what} running for {time.monotonic() - self.started:.0f} s"
+
+    def progress(self) -> tuple[float, str]:
+        """The share of fits done and one line: fits done of all, the last fit, the time."""
+        took = time.monotonic() - self.started
+        if self.cancelled:
+            return 1.0, f"Cancelling: stops after the fit under way ({took:.0f} s)"
+        try:
+            rep = json.loads(Path(self.progress_path).read_text())
+        except (OSError, ValueError):
+            return 0.0, f"waiting for the worker ({took:.0f} s)"
+        done, total = int(rep.get("done", 0)), int(rep.get("total", 0))
+        if not total:
+            return 0.0, f"starting ({took:.0f} s)"
+        last = f", last: {rep['method']} split {rep['split']}" if done else ""
+        return done / total, f"{done} of {total} fits done{last} · {took:.0f} s"
+
+    def cancel(self) -> None:
+        """Ask the worker to end the comparison after the fit under way."""
+        if self.progress_path and not self.cancelled:
+            Path(self.progress_path + ".cancel").touch()
+            self.cancelled = True
 
 
 def start_comparison(
@@ -147,6 +200,9 @@ def start_comparison(
         raise DataError("choose at least one method to compare")
     data, plan = comparison_data(entry, n_splits, test_size, seed, taxonomy)
     cfgs = [dict(c) for c in configs]
+    fd, path = tempfile.mkstemp(prefix="hierlab-compare-", suffix=".json")
+    os.close(fd)
+    os.unlink(path)  # the worker writes it
     job = BackgroundComparison(
         id=state.new_id(),
         entry=entry,
@@ -154,10 +210,18 @@ def start_comparison(
         plan=plan,
         taxonomy=taxonomy or entry.taxonomy,
         baseline=baseline,
-        future=_executor().submit(run_engine, data, cfgs, plan),
+        future=_executor().submit(run_reporting, data, cfgs, plan, path),
+        progress_path=path,
     )
     state.background.append(job)
     return job
+
+
+def _cleanup(path: str) -> None:
+    """Remove a finished job's progress file and cancel marker."""
+    for p in (path, path + ".cancel", path + ".tmp"):
+        if p and os.path.exists(p):
+            os.unlink(p)
 
 
 def pending(state: AppState) -> list[BackgroundComparison]:
@@ -189,13 +253,15 @@ def collect(state: AppState) -> list[Comparison]:
         if job.error is not None or not job.future.done():
             keep.append(job)
             continue
+        _cleanup(job.progress_path)
         try:
             engine = job.future.result()
             comp = finish_comparison(
                 job.id, job.entry, job.configs, job.plan, engine, job.taxonomy, job.baseline
             )
         except Exception as exc:  # the worker's error (or a broken worker): a message
-            job.error = f"{type(exc).__name__}: {exc}"
+            cancelled = job.cancelled and "Cancelled" in f"{type(exc).__name__}: {exc}"
+            job.error = "cancelled by you" if cancelled else f"{type(exc).__name__}: {exc}"
             keep.append(job)
             continue
         state.comparisons.append(comp)

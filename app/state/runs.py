@@ -37,12 +37,14 @@ __all__ = [
     "Run",
     "admissibility",
     "compatible_methods",
+    "count_text",
     "default_method",
     "display_name",
     "distinguishing_params",
     "fit_run",
     "iteration_budget",
     "json_default",
+    "n_passes",
     "run_from_result",
     "run_label",
     "runs_json",
@@ -147,6 +149,9 @@ class Run:
         Test labels and predictions (node names).
     stopped : bool
         Stopped by the user before the solver's own stopping rule.
+    kept : dict or None
+        The solver state whose iterate the model holds (``kept_state_`` of the estimator:
+        ``iteration``, ``upper``, ``lower``, ``gap``): after a stop, the certified iterate kept.
     converged : bool
     warnings : list of str
     trivial : list of str
@@ -175,6 +180,7 @@ class Run:
     y_test: np.ndarray
     y_pred: np.ndarray
     stopped: bool = False
+    kept: dict[str, Any] | None = None
     converged: bool = True
     warnings: list[str] = field(default_factory=list)
     trivial: list[str] = field(default_factory=list)
@@ -208,9 +214,11 @@ class Run:
             "fit_time": self.fit_time,
             "predict_time": self.predict_time,
             "solver_time": self.solver_time,
-            "n_iter": len(self.history),
+            "n_iter": n_passes(self.history),
+            "n_states": len(self.history),
             "converged": self.converged,
             "stopped": self.stopped,
+            "kept_iterate": _kept_record(self.kept),
             "metrics": self.metrics,
             "trivial_model": list(self.trivial),
             "warnings": list(self.warnings),
@@ -218,6 +226,33 @@ class Run:
             "history": self.history.replace({np.nan: None}).to_dict(orient="list"),
             "started": self.started,
         }
+
+
+def n_passes(history: pd.DataFrame) -> int:
+    """The solver's last iteration (pass, epoch) in ``history``: the chart's last x."""
+    if "iteration" not in history or not len(history):
+        return 0
+    return int(pd.to_numeric(history["iteration"], errors="coerce").max())
+
+
+def count_text(history: pd.DataFrame) -> str:
+    """``"12 iterations"``, or ``"69 passes, 15 certified states"`` where the states are not
+    one a pass (estimates between certificates, a certificate every few passes)."""
+    n = n_passes(history)
+    if "exact" in history:
+        exact = int(history["exact"].map(lambda v: v is not False).sum())
+    else:
+        exact = len(history)
+    if exact != n or exact != len(history):
+        return f"{n} passes, {exact} certified states"
+    return f"{n} iterations"
+
+
+def _kept_record(kept: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The kept iterate's iteration and bounds (``upper``, ``lower``, ``gap``) for the record."""
+    if kept is None:
+        return None
+    return {k: kept.get(k) for k in ("iteration", "upper", "lower", "gap", "epoch") if k in kept}
 
 
 def _solver_time(history: pd.DataFrame, fit_time: float) -> float:
@@ -297,7 +332,7 @@ def _timed_fit(est: Any, train: HierDataset, callbacks: Iterable[Any]) -> tuple[
 
 
 def fit_run(
-    state: AppState,
+    state: AppState | None,
     entry: DatasetEntry,
     method: str,
     params: dict[str, Any],
@@ -305,13 +340,15 @@ def fit_run(
     taxonomy: Taxonomy | None = None,
     taxonomy_source: str = "given",
     stopped: Callable[[], bool] | None = None,
+    run_id: int | None = None,
 ) -> Run:
     """Train ``method`` on the entry's training rows, evaluate on its test rows.
 
     Parameters
     ----------
-    state : AppState
-        Gives the run its id (the caller adds the run to ``state.runs``).
+    state : AppState or None
+        Gives the run its id unless ``run_id`` does (the caller adds the run to
+        ``state.runs``).
     entry : DatasetEntry
     method : str
     params : dict
@@ -323,7 +360,11 @@ def fit_run(
     taxonomy_source : str
     stopped : callable, optional
         Tells whether the user stopped the solver (recorded in the run).
+    run_id : int, optional
+        The run's id, reserved when the fit started (a background job).
     """
+    if run_id is None and state is None:
+        raise ValueError("fit_run needs the session (state) or a run_id")
     tax = taxonomy if taxonomy is not None else entry.taxonomy
     spec = get_method(method)
     clean = {p.name: p.validate(params[p.name], method) for p in spec.params if p.name in params}
@@ -335,8 +376,9 @@ def fit_run(
     y_test = np.asarray(entry.test.y, dtype=object)
     history = est.history_.copy()
     was_stopped = bool(stopped()) if stopped is not None else False
+    was_stopped = was_stopped or getattr(est, "stop_reason_", "") == "callback"
     run = Run(
-        id=state.new_id(),
+        id=run_id if run_id is not None else state.new_id(),  # type: ignore[union-attr]
         method=method,
         params=clean,
         dataset_key=entry.key,
@@ -356,6 +398,7 @@ def fit_run(
         converged=bool(est.converged_) and not was_stopped,
         warnings=[] if was_stopped else msgs,
         trivial=trivial_reasons(est, y_pred, _n_classes(entry.train.y)),
+        kept=getattr(est, "kept_state_", None),
     )
     prepare_views(run, entry.test)  # Explore's views now, its probabilities in the background
     return run
@@ -399,7 +442,7 @@ def runs_table(runs: Sequence[Run]) -> pd.DataFrame:
                 "taxonomy": r.taxonomy_source,
                 "params": params_text(r.params),
                 "fit s": round(r.fit_time, 3),
-                "iterations": len(r.history),
+                "iterations": n_passes(r.history),
                 "status": r.status + (" (trivial model)" if r.trivial else ""),
                 **{k: round(v, 4) for k, v in r.metrics.items()},
             }
@@ -447,8 +490,8 @@ def default_method(names: Sequence[str]) -> str | None:
     return pool[0] if pool else None
 
 
-def _iterations(values: dict[str, Any]) -> int | None:
-    for name in ITERATION_PARAMS:
+def _iterations(values: dict[str, Any], names: Sequence[str]) -> int | None:
+    for name in names:
         v = values.get(name)
         if isinstance(v, int | float) and not isinstance(v, bool) and v and math.isfinite(v):
             return int(v)
@@ -457,10 +500,15 @@ def _iterations(values: dict[str, Any]) -> int | None:
 
 def iteration_budget(method: str, params: dict[str, Any]) -> int | None:
     """The number of iterations the method will run at most (for the progress bar), if known:
-    from ``params`` or the registry entry's fixed values, else the declared defaults."""
+    the estimator's own budget parameter (``_budget_param``: ``max_iter``, ``epochs``,
+    ``rounds``) from ``params`` or the registry entry's fixed values, else its declared
+    default; None where that is None (resolved at fit time: the live display then reads the
+    solver's own limit)."""
     spec = get_method(method)
     defaults = {name: p.default for name, p in declared(spec.estimator).items()}
-    return _iterations({**spec.fixed, **params}) or _iterations(defaults)
+    own = getattr(spec.estimator, "_budget_param", None)
+    names = (own,) if isinstance(own, str) and own in defaults else ITERATION_PARAMS
+    return _iterations({**spec.fixed, **params}, names) or _iterations(defaults, names)
 
 
 def admissibility(method: str, params: dict[str, Any], taxonomy: Taxonomy) -> dict[str, Any] | None:

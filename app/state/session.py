@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from app.state.background import BackgroundComparison
     from app.state.compare import Comparison
     from app.state.data import DatasetEntry
+    from app.state.jobs import Job
     from app.state.runs import Run
     from hierlab import Taxonomy
 
@@ -48,6 +49,12 @@ class AppState:
         Comparisons running in the worker process (:mod:`app.state.background`).
     landed : list of int
         Ids of background comparisons that finished since the Compare page was last shown.
+    jobs : list of Job
+        Training and tuning jobs running in threads, and those finished lately
+        (:mod:`app.state.jobs`).
+    tuned : dict of str -> dict
+        Per data set key, the last "Choose C" search on it: ``method``, ``best_C``, ``path``
+        (one row per C), ``time``.
     """
 
     datasets: dict[str, DatasetEntry] = field(default_factory=dict)
@@ -59,6 +66,8 @@ class AppState:
     next_id: int = 1
     background: list[BackgroundComparison] = field(default_factory=list)
     landed: list[int] = field(default_factory=list)
+    jobs: list[Job] = field(default_factory=list)
+    tuned: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def new_id(self) -> int:
         """A fresh id for a run or comparison."""

@@ -1,5 +1,9 @@
 """The jobs panel: background work (running, done, failed) in the sidebar, refreshed every 2 s.
 
+Training and tuning jobs (:mod:`app.state.jobs`) show their progress bar (passes, gap, the time
+left as a range, the maximum) and a Cancel button; comparisons running in the worker process
+(:mod:`app.state.background`) their progress; finished jobs stay listed for a while.
+
 Where the panel's fragment is declared matters. Streamlit reruns a timed fragment in the
 session's script thread with the container stack it had when it was declared, and leaves that
 stack in place when the rerun ends; the person's next click (another page) is then served by
@@ -17,7 +21,8 @@ from typing import Any
 import streamlit as st
 
 from app.state import AppState
-from app.state.background import collect, pending
+from app.state.background import BackgroundComparison, collect, pending
+from app.state.jobs import Job, collect_jobs, live_jobs
 
 __all__ = ["REFRESH", "jobs_panel", "sidebar_slot"]
 
@@ -30,24 +35,79 @@ def sidebar_slot() -> Any:
     return st.empty()
 
 
+def _job_line(job: Job) -> str:
+    """A finished job in one line."""
+    took = (job.finished or job.started) - job.started
+    if job.status == "failed":
+        return f"{job.title}: failed: {job.error}"
+    if job.run is None:
+        return f"{job.title}: stopped before a model was fitted ({took:.0f} s)"
+    if job.status == "stopped":
+        kept = job.run.kept or {}
+        it = kept.get("iteration")
+        where = f", kept the iterate of iteration {it}" if it is not None else ""
+        return f"Run {job.title}: stopped by you after {took:.0f} s{where}"
+    return f"Run {job.title}: done in {took:.0f} s (Train, Explore)"
+
+
+def _draw_job(job: Job) -> None:
+    """A running job: its title, progress bar (time left, maximum) and Cancel button."""
+    frac, text = job.progress()
+    st.caption(job.title)
+    st.progress(min(1.0, max(0.0, frac)), text=text)
+    if job.status == "running" and st.button(
+        "Cancel", key=f"cancel_{job.id}", help="Stop after the pass under way; keeps the run"
+    ):
+        job.stop()
+        st.caption("Stopping after this pass …")
+
+
+def _draw_comparison(comp: BackgroundComparison) -> None:
+    """A background comparison: running (progress, Cancel) or failed."""
+    if comp.error is not None or comp.future.done():
+        st.caption(comp.describe())
+        return
+    frac, text = comp.progress()
+    st.caption(comp.describe())
+    st.progress(min(1.0, max(0.0, frac)), text=text)
+    if not comp.cancelled and st.button(
+        "Cancel", key=f"cancel_compare_{comp.id}", help="End it after the fit under way"
+    ):
+        comp.cancel()
+        st.caption("Cancelling: stops after the fit under way …")
+
+
 def _draw(state: AppState, slot: Any) -> None:
-    """The panel's content: each background job and each comparison that landed."""
-    lines = [job.describe() for job in pending(state)]
-    done = "is done: its results are on the Compare page."
-    lines += [f"Comparison #{k} {done}" for k in state.landed]
-    if not lines:
+    """The panel's content: training and tuning jobs, background comparisons."""
+    jobs = list(state.jobs)
+    comparisons = pending(state)
+    if not (jobs or comparisons or state.landed):
         slot.empty()
         return
     with slot.container():
-        for line in lines:
-            st.caption(line)
+        st.markdown("**Jobs**")
+        for job in jobs:
+            if job.running:
+                _draw_job(job)
+            else:
+                st.caption(_job_line(job))
+        for comp in comparisons:
+            _draw_comparison(comp)
+        done = "is done: its results are on the Compare page."
+        for k in state.landed:
+            st.caption(f"Comparison #{k} {done}")
+
+
+def _collect(state: AppState) -> None:
+    collect(state)
+    collect_jobs(state)
 
 
 @st.fragment(run_every=REFRESH)
 def _refresh(state: AppState, slot: Any) -> None:
     """Every :data:`REFRESH` seconds: land finished jobs and redraw the panel. Never pre-empts
-    a running page (a live fit included): Streamlit queues a fragment's timed rerun."""
-    collect(state)
+    a running page: Streamlit queues a fragment's timed rerun."""
+    _collect(state)
     _draw(state, slot)
 
 
@@ -57,8 +117,8 @@ def jobs_panel(state: AppState, slot: Any) -> None:
     Call at the top level of the main area, outside any container (see the module's note):
     the fragment's declaration must not capture the sidebar.
     """
-    collect(state)  # a job finished since the last rerun lands now
-    if state.background or state.landed:
+    _collect(state)  # a job finished since the last rerun lands now
+    if state.background or state.landed or live_jobs(state):
         _refresh(state, slot)
     else:
         _draw(state, slot)

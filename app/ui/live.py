@@ -30,10 +30,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from hierlab.core.progress import estimate_eta
 from hierlab.core.solver import SolverResult, SolverState
 from hierlab.plots import bounds_series
 
-__all__ = ["LivePlot", "time_left"]
+__all__ = ["LivePlot"]
 
 #: the progress bar appears once a fit has run this many seconds
 PROGRESS_AFTER = 2.0
@@ -176,21 +177,35 @@ class LivePlot:
         """Seconds since the fit started (its first state, less the solver's own time)."""
         return 0.0 if self._start is None else time.perf_counter() - self._start
 
+    def on_start(self, info: dict[str, Any]) -> None:
+        """The solver's own limits (``solve`` announces them before the first state)."""
+        for name in ("max_iter", "max_time"):
+            v = info.get(name)
+            if isinstance(v, int | float) and not isinstance(v, bool) and 0 < v < 10**9:
+                if name == "max_iter":
+                    self.total = int(v)
+                else:
+                    self.max_time = float(v)
+        self.tol = float(info.get("tol") or self.tol)
+        self.rtol = float(info.get("rtol") or self.rtol)
+
     def _progress(self) -> tuple[float, str]:
         last = self.states[-1]
         it = int(last.get("iteration", len(self.states)))
         gap = last.get("gap")
         upper = last.get("upper")
-        parts = [f"iteration {it}" + (f"/{self.total}" if self.total else "")]
+        parts = [f"iteration {it}"]
         if isinstance(gap, float) and math.isfinite(gap):
             parts.append(f"gap {gap:.3g}")
         elif isinstance(upper, float) and math.isfinite(upper):
             parts.append(f"objective {upper:.4g}")
         parts.append(f"{float(last.get('elapsed', 0.0)):.1f} s")
-        frac, left = time_left(self.states, self.total, self.max_time, self.tol, self.rtol)
-        if left is not None:
-            parts.append(f"about {_duration(left)} left")
-        return frac, " · ".join(parts)
+        eta = estimate_eta(self.states, self.total, self.max_time, self.tol, self.rtol)
+        parts.append(eta.text())
+        limits = [f"{self.total} iterations"] if self.total else []
+        limits += [f"{self.max_time:g} s"] if self.max_time else []
+        parts.append("at most " + ", ".join(limits) if limits else "no iteration or time limit")
+        return eta.fraction, " · ".join(parts)
 
     def on_end(self, result: SolverResult) -> None:
         """Draw the final state (unless the app is being interrupted)."""
@@ -202,84 +217,3 @@ class LivePlot:
         if self.interrupt is not None:
             exc, self.interrupt = self.interrupt, None
             raise exc
-
-
-def _duration(seconds: float) -> str:
-    """``"40 s"``, ``"3 min"``, ``"2.1 h"``."""
-    if seconds < 90:
-        return f"{max(1, round(seconds))} s"
-    if seconds < 5400:
-        return f"{round(seconds / 60)} min"
-    return f"{seconds / 3600:.1f} h"
-
-
-def time_left(
-    states: list[dict[str, Any]],
-    total: int | None = None,
-    max_time: float | None = None,
-    tol: float = 0.0,
-    rtol: float = 0.0,
-) -> tuple[float, float | None]:
-    """How far a fit is, and an estimate of the seconds it has left.
-
-    The solver stops at the first of three limits, so the fraction done is the largest and the
-    time left the smallest of what each predicts:
-
-    * iterations: ``it / total`` done, ``elapsed * (total - it) / it`` left;
-    * time: ``elapsed / max_time`` done, ``max_time - elapsed`` left;
-    * the gap, falling linearly in log scale: with ``g_0`` the first and ``g`` the last gap and
-      ``g*`` the target ``max(tol, rtol |upper|)``, ``log(g_0 / g) / log(g_0 / g*)`` done and
-      ``log(g / g*) / r`` left after the last exact gap, ``r`` the rate ``-d log g / dt`` over
-      the second half of the exact states (recent progress predicts the next better than the
-      first fast iterations).
-
-    Parameters
-    ----------
-    states : list of dict
-        ``SolverState.as_dict()`` records (``iteration``, ``elapsed``, ``upper``, ``gap``).
-    total : int, optional
-        Iteration budget.
-    max_time : float, optional
-        Time budget in seconds.
-    tol, rtol : float
-        The stopping rule on the gap.
-
-    Returns
-    -------
-    fraction : float
-        In [0, 1].
-    seconds_left : float or None
-        None when no limit predicts anything yet.
-    """
-    if not states:
-        return 0.0, None
-    last = states[-1]
-    it = int(last.get("iteration") or len(states))
-    elapsed = float(last.get("elapsed") or 0.0)
-    done: list[float] = []
-    left: list[float] = []
-    if total and it > 0:
-        done.append(it / total)
-        left.append(elapsed * max(0, total - it) / it)
-    if max_time and max_time > 0:
-        done.append(elapsed / max_time)
-        left.append(max(0.0, max_time - elapsed))
-    pts = [
-        (float(s.get("elapsed") or 0.0), float(s["gap"]), float(s.get("upper") or 0.0))
-        for s in states
-        if isinstance(s.get("gap"), int | float)
-        and math.isfinite(float(s["gap"]))
-        and float(s["gap"]) > 0
-        and s.get("exact", True) is not False
-    ]
-    if len(pts) >= 2:
-        g0, g, up = pts[0][1], pts[-1][1], pts[-1][2]
-        target = max(tol, rtol * abs(up))
-        if 0 < target < g < g0:
-            done.append(math.log(g0 / g) / math.log(g0 / target))
-            (ta, ga, _), (tb, gb, _) = pts[(len(pts) - 1) // 2], pts[-1]
-            if tb > ta and gb < ga:
-                reach = tb + math.log(gb / target) * (tb - ta) / math.log(ga / gb)
-                left.append(max(0.0, reach - elapsed))
-    frac = min(1.0, max([0.0, *done]))
-    return frac, (min(left) if left else None)

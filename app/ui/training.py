@@ -16,6 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from app.state import AppState, DatasetEntry, Run, display_name, fit_run, iteration_budget
+from app.state.jobs import Job, collect_jobs, live_jobs, start_training
 from app.ui.errors import show_error
 from app.ui.live import LivePlot
 from app.ui.widgets import NUMBER_FORMAT, fmt, number_columns
@@ -25,10 +26,13 @@ from hierlab.evaluation.metrics import METRICS, metric_help, metric_label
 from hierlab.plots import bounds_figure, has_certificate, training_curve_figure
 
 __all__ = [
+    "LIVE_REFRESH",
     "X_AXES",
     "bounds_chart",
+    "job_view",
     "metric_columns",
     "show_metrics",
+    "start_job",
     "stopping_rule",
     "train_live",
     "x_axis_toggle",
@@ -36,6 +40,8 @@ __all__ = [
 
 #: the live chart's x axes: history column -> how the toggle names it
 X_AXES = {"iteration": "iterations", "elapsed": "seconds"}
+#: seconds between two redraws of a running fit on the Train page
+LIVE_REFRESH = 0.5
 
 
 def x_axis_toggle(key: str = "bounds_x") -> str:
@@ -181,3 +187,83 @@ def metric_columns(df: pd.DataFrame) -> dict[str, Any]:
                 else st.column_config.Column(metric_label(c), help=metric_help(c))
             )
     return out
+
+
+# ---------------------------------------------------------------------------------- jobs
+def start_job(
+    state: AppState,
+    entry: DatasetEntry,
+    method: str,
+    params: dict[str, Any],
+    taxonomy: tuple[Taxonomy, str],
+    choose_C: bool = False,
+) -> Job | None:
+    """Start training (after choosing C when ``choose_C``) in the background; None when it
+    could not start (the message is shown)."""
+    try:
+        return start_training(state, entry, method, params, taxonomy, choose_C=choose_C)
+    except Exception as exc:
+        show_error(exc, f"Training {method}")
+        return None
+
+
+def _tune_table(job: Job) -> pd.DataFrame:
+    """The C path so far: one row per C fitted and scored."""
+    cols = ["C", "score", "fit_time", "n_iter", "gap"]
+    rows = [{k: r.get(k) for k in cols} for r in job.path]
+    return pd.DataFrame(rows, columns=cols).rename(
+        columns={"fit_time": "fit s", "n_iter": "iterations", "score": "hierarchical F1"}
+    )
+
+
+def draw_job(job: Job, slots: list[Any], x: str, stop: bool = True) -> None:
+    """A running job in ``slots`` (chart or C path, progress bar with the time left and the
+    maximum, Stop button). A click on Stop is acknowledged in this same run."""
+    chart_slot, progress_slot, stop_slot = slots
+    if job.phase == "tune":
+        with chart_slot.container():
+            st.caption(f"Choosing C for {display_name(job.method)}: each C as it is scored")
+            st.dataframe(_tune_table(job), hide_index=True)
+    elif job.progress_cb.states:
+        history = pd.DataFrame(list(job.progress_cb.states))
+        chart_slot.plotly_chart(
+            bounds_figure(history, x=x, title=job.title),
+            key=f"live_{job.id}",
+            theme=None,
+            width="stretch",
+        )
+    if stop and job.status == "running":
+        if stop_slot.button("Stop", key=f"stop_{job.id}", help=STOP_HELP):
+            job.stop()
+    elif job.status == "stopping":
+        stop_slot.caption("Stop requested.")
+    frac, text = job.progress()
+    progress_slot.progress(min(1.0, max(0.0, frac)), text=text)
+
+
+STOP_HELP = "Stop after the pass under way and keep the best iterate so far"
+
+
+@st.fragment(run_every=LIVE_REFRESH)
+def _live(state: AppState, job_id: int, slots: list[Any], x: str) -> None:
+    """Redraw the running job; once it is done, rerun the page (its run is in the history)."""
+    job = next((j for j in state.jobs if j.id == job_id), None)
+    if job is None:
+        return
+    if not job.running:
+        collect_jobs(state)
+        st.rerun()
+    draw_job(job, slots, x)
+
+
+def job_view(state: AppState, slots: list[Any], x: str) -> Job | None:
+    """Show the session's running training job live in ``slots``; returns it (None without).
+
+    Call at the top level of the main area, outside any container (see :mod:`app.ui.jobs`):
+    the live view is a timed fragment that writes into ``slots``.
+    """
+    running = [j for j in live_jobs(state) if j.kind in ("train", "tune")]
+    if not running:
+        return None
+    _live(state, running[-1].id, slots, x)
+    return running[-1]

@@ -15,9 +15,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-__all__ = [
-    "HAVE_NUMBA", "choose", "jit_enabled", "njit", "sparse_row_times", "sparse_row_update"
-]
+__all__ = ["HAVE_NUMBA", "choose", "jit_enabled", "njit", "sparse_row_times", "sparse_row_update"]
 
 numba: Any
 try:  # pragma: no cover - depends on the environment

@@ -33,7 +33,11 @@ __all__ = ["AncestorFactor", "sparse_entries"]
 
 
 def _factorize(
-    order: np.ndarray, ptr: np.ndarray, idx: np.ndarray, val: np.ndarray, diag: np.ndarray,
+    order: np.ndarray,
+    ptr: np.ndarray,
+    idx: np.ndarray,
+    val: np.ndarray,
+    diag: np.ndarray,
     dinv: np.ndarray,
 ) -> int:  # pragma: no cover - compiled by numba
     """Right-looking ``L D L^T`` in place: on entry ``val`` holds ``M[a, c]`` for the entries of
@@ -60,8 +64,15 @@ def _factorize(
 
 
 def _solve_range(
-    order: np.ndarray, lo: int, hi: int, ptr: np.ndarray, idx: np.ndarray, val: np.ndarray,
-    dinv: np.ndarray, b: np.ndarray, z: np.ndarray,
+    order: np.ndarray,
+    lo: int,
+    hi: int,
+    ptr: np.ndarray,
+    idx: np.ndarray,
+    val: np.ndarray,
+    dinv: np.ndarray,
+    b: np.ndarray,
+    z: np.ndarray,
 ) -> None:  # pragma: no cover - compiled by numba
     """``z = M^{-1} b`` on the nodes ``order[lo:hi]`` (whole blocks: ``L`` links none of them
     to a node outside), whose entries of ``z`` it overwrites."""
@@ -84,8 +95,13 @@ def _solve_range(
 
 
 def _solve(
-    order: np.ndarray, ptr: np.ndarray, idx: np.ndarray, val: np.ndarray, dinv: np.ndarray,
-    b: np.ndarray, z: np.ndarray,
+    order: np.ndarray,
+    ptr: np.ndarray,
+    idx: np.ndarray,
+    val: np.ndarray,
+    dinv: np.ndarray,
+    b: np.ndarray,
+    z: np.ndarray,
 ) -> None:  # pragma: no cover - compiled by numba
     """``z = M^{-1} b`` on the active rows (``order``), 0 elsewhere; ``b``, ``z`` of shape (m,)."""
     for j in range(z.shape[0]):
@@ -94,8 +110,16 @@ def _solve(
 
 
 def _solve_touched(
-    order: np.ndarray, ptr: np.ndarray, idx: np.ndarray, val: np.ndarray, dinv: np.ndarray,
-    blk_ptr: np.ndarray, blk_of: np.ndarray, touched: np.ndarray, nt: int, b: np.ndarray,
+    order: np.ndarray,
+    ptr: np.ndarray,
+    idx: np.ndarray,
+    val: np.ndarray,
+    dinv: np.ndarray,
+    blk_ptr: np.ndarray,
+    blk_of: np.ndarray,
+    touched: np.ndarray,
+    nt: int,
+    b: np.ndarray,
     z: np.ndarray,
 ) -> None:  # pragma: no cover - compiled by numba
     """:func:`_solve` for a ``b`` that is zero off ``touched[:nt]``: only the blocks (connected
@@ -118,8 +142,13 @@ def _solve_touched(
 
 
 def _solve_each_row(
-    order: np.ndarray, ptr: np.ndarray, idx: np.ndarray, val: np.ndarray, dinv: np.ndarray,
-    B: np.ndarray, Z: np.ndarray,
+    order: np.ndarray,
+    ptr: np.ndarray,
+    idx: np.ndarray,
+    val: np.ndarray,
+    dinv: np.ndarray,
+    B: np.ndarray,
+    Z: np.ndarray,
 ) -> None:  # pragma: no cover - compiled by numba
     """:func:`_solve` for every row of ``B`` (k, m) (a vector each, contiguous) into ``Z``."""
     for f in range(B.shape[0]):
@@ -127,8 +156,17 @@ def _solve_each_row(
 
 
 def _solve_block_rows(
-    order: np.ndarray, ptr: np.ndarray, idx: np.ndarray, val: np.ndarray, dinv: np.ndarray,
-    lo: int, hi: int, nodes: np.ndarray, R: np.ndarray, b: np.ndarray, Z: np.ndarray,
+    order: np.ndarray,
+    ptr: np.ndarray,
+    idx: np.ndarray,
+    val: np.ndarray,
+    dinv: np.ndarray,
+    lo: int,
+    hi: int,
+    nodes: np.ndarray,
+    R: np.ndarray,
+    b: np.ndarray,
+    Z: np.ndarray,
 ) -> None:  # pragma: no cover - compiled by numba
     """For every row ``r`` of ``R`` (k, hi - lo), a vector on the block ``nodes =
     order[lo:hi]``: ``Z[r] = (M^{-1} r)`` on those nodes (``b``: scratch of shape (m,))."""
@@ -141,8 +179,13 @@ def _solve_block_rows(
 
 
 def _solve_by_node(
-    order: np.ndarray, ptr: np.ndarray, idx: np.ndarray, val: np.ndarray, dinv: np.ndarray,
-    B: np.ndarray, Z: np.ndarray,
+    order: np.ndarray,
+    ptr: np.ndarray,
+    idx: np.ndarray,
+    val: np.ndarray,
+    dinv: np.ndarray,
+    B: np.ndarray,
+    Z: np.ndarray,
 ) -> None:  # pragma: no cover - compiled by numba
     """:func:`_solve` for the columns of ``B`` (m, k) at once, row operations over ``k``."""
     k = B.shape[1]
@@ -275,9 +318,7 @@ class AncestorFactor:
             )
         keep = val != 0.0  # TRANSFER's parent-only pattern stays so: drop the exact zeros
         kept = np.concatenate([[0], np.cumsum(keep)])
-        self.ptr = np.concatenate([[0], np.cumsum(kept[ptr[1:]] - kept[ptr[:-1]])]).astype(
-            np.int64
-        )
+        self.ptr = np.concatenate([[0], np.cumsum(kept[ptr[1:]] - kept[ptr[:-1]])]).astype(np.int64)
         self.idx, self.val, self.dinv = idx[keep], val[keep], dinv
 
     @property

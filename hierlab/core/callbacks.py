@@ -1,4 +1,4 @@
-"""Callbacks for :func:`hierlab.core.solver.solve`: History, EarlyStopping, Timeout.
+"""Callbacks for :func:`hierlab.core.solver.solve`: History, EarlyStopping, Timeout, StopFlag.
 
 A callback is any callable taking a :class:`~hierlab.core.solver.SolverState` and returning
 True to stop. The solver's clock excludes the callbacks' time (see ``solve``).
@@ -7,6 +7,7 @@ True to stop. The solver's clock excludes the callbacks' time (see ``solve``).
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Callable
 
@@ -15,7 +16,7 @@ import pandas as pd
 from hierlab.core.exceptions import ParameterError
 from hierlab.core.solver import Callback, SolverResult, SolverState
 
-__all__ = ["Callback", "EarlyStopping", "FunctionCallback", "History", "Timeout"]
+__all__ = ["Callback", "EarlyStopping", "FunctionCallback", "History", "StopFlag", "Timeout"]
 
 
 class History:
@@ -120,3 +121,35 @@ class FunctionCallback:
     def on_end(self, result: SolverResult) -> None:
         if self._on_end is not None:
             self._on_end(result)
+
+
+class StopFlag:
+    """A stop request raised from another thread (a Stop button) while a fit runs.
+
+    As a callback it stops the solver at its next state; :func:`~hierlab.core.solver.solve`
+    also polls :meth:`stop_requested` before each state, and solvers with long passes poll it
+    inside them (:meth:`~hierlab.core.solver.Solver.interrupted`), so a fit stops within a
+    fraction of a second of :meth:`set`, keeping the iterate of its last reported state.
+
+    Attributes
+    ----------
+    requested_at : float or None
+        ``time.perf_counter()`` when :meth:`set` was first called.
+    """
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self.requested_at: float | None = None
+
+    def set(self) -> None:
+        """Ask the fit to stop (thread-safe; later calls change nothing)."""
+        if self.requested_at is None:
+            self.requested_at = time.perf_counter()
+        self._event.set()
+
+    def stop_requested(self) -> bool:
+        """True once :meth:`set` was called."""
+        return self._event.is_set()
+
+    def __call__(self, state: SolverState) -> bool:
+        return self._event.is_set()

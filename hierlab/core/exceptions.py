@@ -11,6 +11,7 @@ from __future__ import annotations
 __all__ = [
     "ConvergenceError",
     "DataError",
+    "FitStopped",
     "HierlabError",
     "HierlabWarning",
     "IgnoredParameterWarning",
@@ -78,6 +79,11 @@ class ParameterError(HierlabError, ValueError):
 
 class ConvergenceError(HierlabError, RuntimeError):
     """A solver met non-finite values or diverged."""
+
+
+class FitStopped(HierlabError, RuntimeError):
+    """A stop was requested (``StopFlag``) before the solver reported any state: there is no
+    iterate to keep."""
 
 
 class ModelFileError(HierlabError, ValueError):

@@ -140,8 +140,15 @@ TRANSFORM_CODES = {
 
 
 def _delta_row(
-    y: int, code: int, anc_ptr: np.ndarray, anc_idx: np.ndarray, w: np.ndarray, Wn: np.ndarray,
-    cand: np.ndarray, mark: np.ndarray, out: np.ndarray,
+    y: int,
+    code: int,
+    anc_ptr: np.ndarray,
+    anc_idx: np.ndarray,
+    w: np.ndarray,
+    Wn: np.ndarray,
+    cand: np.ndarray,
+    mark: np.ndarray,
+    out: np.ndarray,
 ) -> None:  # pragma: no cover - compiled by numba
     """``out[l] = Delta(y, cand[l])`` for every candidate (:class:`DeltaRows`); ``mark`` is a
     zeroed scratch of shape (n_nodes,), zeroed again on return."""
@@ -175,8 +182,15 @@ DELTA_ROW: Any = njit(_delta_row) or _delta_row
 
 
 def _delta_rows(
-    labels: np.ndarray, code: int, anc_ptr: np.ndarray, anc_idx: np.ndarray, w: np.ndarray,
-    Wn: np.ndarray, cand: np.ndarray, mark: np.ndarray, out: np.ndarray,
+    labels: np.ndarray,
+    code: int,
+    anc_ptr: np.ndarray,
+    anc_idx: np.ndarray,
+    w: np.ndarray,
+    Wn: np.ndarray,
+    cand: np.ndarray,
+    mark: np.ndarray,
+    out: np.ndarray,
 ) -> None:  # pragma: no cover - compiled by numba
     """:func:`_delta_row` of each label: ``out[i, l] = Delta(labels[i], cand[l])``."""
     for i in range(labels.shape[0]):
@@ -224,9 +238,7 @@ class DeltaRows:
     cand: np.ndarray
 
     @classmethod
-    def of(
-        cls, name: str, taxonomy: Taxonomy, candidates: Any, weights: Any = None
-    ) -> DeltaRows:
+    def of(cls, name: str, taxonomy: Taxonomy, candidates: Any, weights: Any = None) -> DeltaRows:
         """The rows of the loss ``name`` (``weights`` as in :func:`delta`)."""
         loss = get_loss(name)
         w = _node_weights(loss, taxonomy, weights)

@@ -745,9 +745,7 @@ def comparison_lambda_min(K: Any, active: np.ndarray, taxonomy: Taxonomy | None 
     return _eigsh_one(block, "SA", tol=0.0)
 
 
-def smallest_comparison_eigenvalue(
-    taxonomy_or_K: Taxonomy | Any, alpha: float = 1.0
-) -> float:
+def smallest_comparison_eigenvalue(taxonomy_or_K: Taxonomy | Any, alpha: float = 1.0) -> float:
     """``lambda_min(Kbar)`` over the non-root nodes: the strong convexity of ``Omega``.
 
     Parameters

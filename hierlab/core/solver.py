@@ -7,6 +7,12 @@ calls the callbacks on each state, stops on the certified gap ``upper - lower <=
 state flagged ``converged``, or when a callback asks to stop, and returns a
 :class:`SolverResult`.
 
+Stopping on request. A callback that has a ``stop_requested()`` method (a
+:class:`~hierlab.core.callbacks.StopFlag`, set from another thread: a Stop button) is polled by
+:func:`solve` before each state and, through :meth:`Solver.interrupted`, by solvers inside
+their long passes (every few blocks or examples, where a pass can take seconds): the solver
+then returns at once, keeping the best iterate of its last reported state.
+
 The clock lives in :func:`solve`: ``SolverState.elapsed`` is the time spent inside the
 generator only, so the callbacks' own time (a live plot, a progress bar) is never charged to the
 solver.
@@ -25,9 +31,9 @@ from typing import Any, Protocol, runtime_checkable
 
 from sklearn.exceptions import ConvergenceWarning
 
-from hierlab.core.exceptions import ConvergenceError
+from hierlab.core.exceptions import ConvergenceError, FitStopped
 
-__all__ = ["Callback", "Solver", "SolverResult", "SolverState", "solve"]
+__all__ = ["Callback", "Solver", "SolverResult", "SolverState", "report_work", "solve"]
 
 
 @dataclass(frozen=True)
@@ -83,7 +89,11 @@ class SolverState:
 class Callback(Protocol):
     """Called with every :class:`SolverState`; returning True asks the solver to stop.
 
-    A callback may also define ``on_end(result)``, called once with the :class:`SolverResult`.
+    A callback may also define ``on_work(done, total, elapsed)`` (:func:`report_work`: fits
+    without solver states), ``on_start(info)``, called once before the first state with a
+    dict of the solver's limits (``solver``, ``max_iter``, ``max_time``, ``tol``, ``rtol``,
+    ``budget``: the estimator parameter that caps the passes), and ``on_end(result)``, called
+    once with the :class:`SolverResult`.
     """
 
     def __call__(self, state: SolverState) -> bool | None: ...
@@ -101,10 +111,19 @@ class Solver(ABC):
     #: and their average): :func:`solve` then leaves ``SolverResult.coef`` None instead of
     #: forming it once more at the peak of the fit; ask the solver when it is wanted
     coef_on_request: bool = False
+    #: which iterate :attr:`coef` holds: ``"best"``, the one that gave ``upper`` (RDA, BCFW),
+    #: or ``"last"``, the last pass's (dual coordinate descent)
+    keeps: str = "best"
 
     @abstractmethod
     def iterate(self, objective: Any) -> Iterator[SolverState]:
         """Yield one :class:`SolverState` per iteration until the solver's own limit."""
+
+    def interrupted(self) -> bool:
+        """True once a stop was requested (:func:`solve` installs the check of its callbacks'
+        ``stop_requested()``): a solver checks it inside a long pass and returns, keeping
+        :attr:`coef` as of its last reported state. Cheap: a few attribute reads."""
+        return False
 
 
 @dataclass
@@ -121,13 +140,30 @@ class SolverResult:
     converged : bool
         True when the gap closed to the tolerance or the solver flagged convergence.
     stop_reason : str
-        ``"gap"``, ``"converged"``, ``"callback"`` or ``"max_iter"``.
+        ``"gap"``, ``"converged"``, ``"callback"`` (a callback returned True, or a stop was
+        requested) or ``"max_iter"``.
+    keeps : {"best", "last"}
+        Which iterate ``coef`` is (the solver's :attr:`Solver.keeps`).
     """
 
     coef: Any
     history: list[SolverState]
     converged: bool
     stop_reason: str = "max_iter"
+    keeps: str = "best"
+
+    @property
+    def kept(self) -> SolverState | None:
+        """The state whose iterate the solver kept (``keeps``): the first exact state
+        (``exact`` extra not False) reaching the best ``upper``, or the last exact state;
+        None without states."""
+        exact = [s for s in self.history if s.extra.get("exact", True) is not False]
+        if not exact:
+            return None
+        if self.keeps == "last":
+            return exact[-1]
+        best = min(s.upper for s in exact)
+        return next(s for s in exact if s.upper == best)
 
     @property
     def n_iter(self) -> int:
@@ -181,42 +217,30 @@ def solve(
     ------
     ConvergenceError
         When a state reports a non-finite ``upper`` (divergence, NaN in the data).
+    FitStopped
+        When a stop was requested (a callback's ``stop_requested()``) before the first state.
     """
     cbs = list(callbacks)
-    history: list[SolverState] = []
-    gen = solver.iterate(objective)
-    close = getattr(gen, "close", None)
-    inside = 0.0
-    reason = "max_iter"
+    _announce(cbs, solver, tol, rtol, budget)
+    probe = _stop_probe(cbs)
+    if probe is not None:
+        solver.interrupted = probe  # type: ignore[method-assign]
     try:
-        while True:
-            t0 = time.perf_counter()
-            try:
-                state = next(gen)
-            except StopIteration:
-                break
-            inside += time.perf_counter() - t0
-            state = dataclasses.replace(state, elapsed=inside)
-            _check_finite(state, solver)
-            history.append(state)
-            stop = any([cb(state) for cb in cbs])  # a list: every callback sees every state
-            if gap_closed(state, tol, rtol):
-                reason = "gap"
-            elif state.converged:
-                reason = "converged"
-            elif stop:
-                reason = "callback"
-            if reason != "max_iter":
-                break
+        history, reason = _drain(solver, objective, cbs, probe, tol, rtol)
     finally:
-        if callable(close):
-            close()
+        if probe is not None:
+            del solver.interrupted
+    if reason == "callback" and not history and probe is not None:
+        raise FitStopped(
+            f"{type(solver).__name__} was stopped before its first state: no iterate to keep"
+        )
     converged = reason in ("gap", "converged")
     result = SolverResult(
         coef=None if solver.coef_on_request else solver.coef,
         history=history,
         converged=converged,
         stop_reason=reason,
+        keeps=getattr(solver, "keeps", "best"),
     )
     if warn and not converged and reason != "callback" and history:
         message = _unconverged_message(solver, history[-1], tol, rtol, budget)
@@ -226,6 +250,100 @@ def solve(
         if callable(on_end):
             on_end(result)
     return result
+
+
+def report_work(callbacks: Iterable[Any], done: int, total: int, elapsed: float) -> None:
+    """Progress of a fit without solver states (one classifier per node, say): each callback's
+    ``on_work(done, total, elapsed)`` is called, then a requested stop ends the fit.
+
+    Parameters
+    ----------
+    callbacks : iterable
+    done, total : int
+        Units of work done (node classifiers fitted) and in all.
+    elapsed : float
+        Seconds since the work started.
+
+    Raises
+    ------
+    FitStopped
+        When a callback's ``stop_requested()`` is True (there is no partial model to keep).
+    """
+    cbs = list(callbacks)
+    for cb in cbs:
+        on_work = getattr(cb, "on_work", None)
+        if callable(on_work):
+            on_work(done, total, elapsed)
+    probe = _stop_probe(cbs)
+    if probe is not None and probe() and done < total:
+        raise FitStopped(f"stopped after {done} of {total} parts of the fit: no model to keep")
+
+
+def _drain(
+    solver: Solver, objective: Any, cbs: list[Any], probe: Any, tol: float, rtol: float
+) -> tuple[list[SolverState], str]:
+    """Run the solver's generator until its end, the gap, a flagged convergence or a stop;
+    the states (``elapsed``: time inside the generator only) and why it ended."""
+    history: list[SolverState] = []
+    gen = solver.iterate(objective)
+    inside = 0.0
+    reason = "max_iter"
+    try:
+        while True:
+            if probe is not None and probe():
+                return history, "callback"
+            t0 = time.perf_counter()
+            try:
+                state = next(gen)
+            except StopIteration:
+                # the solver returns inside a pass on a stop request
+                return history, "callback" if probe is not None and probe() else reason
+            inside += time.perf_counter() - t0
+            state = dataclasses.replace(state, elapsed=inside)
+            _check_finite(state, solver)
+            history.append(state)
+            stop = any([cb(state) for cb in cbs])  # a list: every callback sees every state
+            if gap_closed(state, tol, rtol):
+                return history, "gap"
+            if state.converged:
+                return history, "converged"
+            if stop:
+                return history, "callback"
+    finally:
+        close = getattr(gen, "close", None)
+        if callable(close):
+            close()
+
+
+def _announce(cbs: list[Any], solver: Solver, tol: float, rtol: float, budget: str) -> None:
+    """Call each callback's ``on_start`` with the solver's limits (its own ``max_iter`` and
+    ``max_time``, as resolved by the estimator)."""
+    info: dict[str, Any] | None = None
+    for cb in cbs:
+        on_start = getattr(cb, "on_start", None)
+        if not callable(on_start):
+            continue
+        if info is None:
+            info = {
+                "solver": solver,
+                "max_iter": getattr(solver, "max_iter", None),
+                "max_time": getattr(solver, "max_time", None),
+                "tol": tol,
+                "rtol": rtol,
+                "budget": budget,
+            }
+        on_start(dict(info))
+
+
+def _stop_probe(cbs: list[Any]) -> Any:
+    """``probe() -> bool``: whether any callback's ``stop_requested()`` is True; None when no
+    callback has one."""
+    checks = [cb.stop_requested for cb in cbs if callable(getattr(cb, "stop_requested", None))]
+    if not checks:
+        return None
+    if len(checks) == 1:
+        return checks[0]
+    return lambda: any(check() for check in checks)
 
 
 def _check_finite(state: SolverState, solver: Solver) -> None:

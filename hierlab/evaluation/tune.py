@@ -66,7 +66,8 @@ class TuneResult:
     time : float
         Seconds for the whole search, refit included.
     stopped : str
-        Why the path ended: ``"grid"`` (every ``C`` fitted), ``"patience"`` or ``"max_time"``.
+        Why the path ended: ``"grid"`` (every ``C`` fitted), ``"patience"``, ``"max_time"`` or
+        ``"stopped"`` (a stop was requested; no refit then).
     skipped : tuple of float
         The values of the grid not fitted.
     """
@@ -95,18 +96,26 @@ def _path(
     warm_start: bool,
     patience: int | None = None,
     deadline: float | None = None,
+    callbacks: Sequence[Any] = (),
 ) -> tuple[list[dict[str, Any]], str]:
     """Fit ``est`` at every ``C`` of ``grid`` on ``train`` (each from the last dual point when
     ``warm_start``) and score it on ``valid``; one row per ``C`` fitted, and why the path ended.
 
     The path ends early once ``patience`` scores since the last improvement fall below the best
-    (ties count for nothing: a plateau of equal scores does not end it), or when
-    ``time.perf_counter()`` passes ``deadline`` (checked between fits)."""
+    (ties count for nothing: a plateau of equal scores does not end it), when
+    ``time.perf_counter()`` passes ``deadline`` (checked between fits), or once a callback says
+    ``stop_requested()`` (a :class:`~hierlab.core.callbacks.StopFlag`: the fit under way stops
+    early and is scored; ``"stopped"``, and :func:`tune` does not refit). ``callbacks`` go to
+    every fit; a callback's ``on_path_row(row)`` gets each row as soon as its ``C`` is scored."""
     scorer = hierarchical_scorer(scoring)
     rows: list[dict[str, Any]] = []
     dual = None
     best, since_best = -np.inf, 0
+    rows_to = [cb.on_path_row for cb in callbacks if callable(getattr(cb, "on_path_row", None))]
+    stops = [cb.stop_requested for cb in callbacks if callable(getattr(cb, "stop_requested", None))]
     for C in grid:
+        if rows and any(stop() for stop in stops):
+            return rows, "stopped"
         if rows and deadline is not None and time.perf_counter() >= deadline:
             return rows, "max_time"
         est.set_params(C=C)
@@ -114,7 +123,7 @@ def _path(
         est._warm_dual = dual if warm else None
         est._keep_dual = warm_start
         t0 = time.perf_counter()
-        est.fit(*train)
+        est.fit(*train, callbacks=list(callbacks))
         fit_time = time.perf_counter() - t0
         dual = getattr(est, "_warm_dual", None)
         rows.append(
@@ -127,6 +136,8 @@ def _path(
                 "warm": bool(warm),
             }
         )
+        for tell in rows_to:
+            tell(dict(rows[-1]))
         if rows[-1]["score"] > best:
             best, since_best = rows[-1]["score"], 0
         elif rows[-1]["score"] < best:  # a tie (a plateau) neither counts nor resets
@@ -152,6 +163,7 @@ def tune(
     max_time: float | None = None,
     n_paths: int | None = None,
     client: Any = None,
+    callbacks: Sequence[Any] = (),
 ) -> TuneResult:
     """Choose ``C`` by a warm-started path scored on a validation split.
 
@@ -195,6 +207,8 @@ def tune(
     client : distributed.Client or str, optional
         A dask.distributed cluster (or its address) the paths run on; default: the cluster of
         :func:`hierlab.connect`, if any.
+    callbacks : sequence of Callback, optional
+        Given to each fit of a path run here, not on a cluster (see :func:`_path`).
 
     Returns
     -------
@@ -207,14 +221,23 @@ def tune(
     est = _path_estimator(estimator, path_rtol)
     with job_cluster(client):
         split = (X_tr, y_tr, X_va, y_va)
-        pieces = _pieces(grid, n_paths)
-        rows, stopped = _run_paths(est, pieces, split, scoring, warm_start, patience, max_time)
-        path = pd.DataFrame(rows)
-        best_C = float(path["C"].iloc[int(np.argmax(path["score"].to_numpy()))])
-        final = clone(estimator).set_params(C=best_C).fit(X, y_arr) if refit else None
+        args = (scoring, warm_start, patience, max_time, tuple(callbacks))
+        rows, stopped = _run_paths(est, _pieces(grid, n_paths), split, *args)
+        path, best_C, final = _best(estimator, rows, X, y_arr, refit and stopped != "stopped")
     skipped = tuple(c for c in grid if c not in set(path["C"]))
     elapsed = time.perf_counter() - t_start
     return TuneResult(best_C, path, final, scoring, elapsed, stopped, skipped)
+
+
+def _best(
+    estimator: Any, rows: list[dict[str, Any]], X: Any, y: np.ndarray, refit: bool
+) -> tuple[pd.DataFrame, float, Any]:
+    """The path as a table, its best ``C`` and, when ``refit``, ``estimator`` refitted with it
+    on all rows."""
+    path = pd.DataFrame(rows)
+    best_C = float(path["C"].iloc[int(np.argmax(path["score"].to_numpy()))])
+    final = clone(estimator).set_params(C=best_C).fit(X, y) if refit else None
+    return path, best_C, final
 
 
 def _path_estimator(estimator: Any, path_rtol: float | None) -> Any:
@@ -249,11 +272,13 @@ def _path_task(
     warm_start: bool,
     patience: int | None,
     max_time: float | None,
+    callbacks: Sequence[Any] = (),
 ) -> tuple[list[dict[str, Any]], str]:
     """One path of :func:`tune` where it runs (its clock starts there): :func:`_path`."""
     deadline = None if max_time is None else time.perf_counter() + float(max_time)
+    train, valid = (X_tr, y_tr), (X_va, y_va)
     return _path(
-        clone(est), grid, (X_tr, y_tr), (X_va, y_va), scoring, warm_start, patience, deadline
+        clone(est), grid, train, valid, scoring, warm_start, patience, deadline, callbacks
     )
 
 
@@ -264,7 +289,10 @@ def _run_paths(
     *args: Any,
 ) -> tuple[list[dict[str, Any]], str]:
     """Every path of ``pieces`` (:func:`_path_task` with ``args``), on the cluster if one is
-    in use, ``split`` sent there once; their rows in grid order and why they ended."""
+    in use, ``split`` sent there once; their rows in grid order and why they ended. The last
+    of ``args``, the callbacks, only reach paths run here."""
+    if active_client() is not None:
+        args = (*args[:-1], ())
     items = [(est, piece, *args) for piece in pieces]
     runs = list(run_tasks(_path_task, items, share(*split)))
     rows = [row for r, _ in runs for row in r]
@@ -272,8 +300,9 @@ def _run_paths(
 
 
 def _why_ended(reasons: list[str]) -> str:
-    """One reason for several paths: ``max_time`` over ``patience`` over ``grid``."""
-    for why in ("max_time", "patience"):
+    """One reason for several paths: ``stopped`` over ``max_time`` over ``patience`` over
+    ``grid``."""
+    for why in ("stopped", "max_time", "patience"):
         if why in reasons:
             return why
     return "grid"

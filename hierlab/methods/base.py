@@ -198,6 +198,12 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
         Iterations run.
     converged_ : bool
         Whether the solver met its stopping test.
+    stop_reason_ : str
+        Why the solver ended (``SolverResult.stop_reason``: ``"gap"``, ``"converged"``,
+        ``"callback"`` when a callback or a ``StopFlag`` stopped it, ``"max_iter"``).
+    kept_state_ : dict or None
+        The reported state whose iterate the model holds (``SolverResult.kept`` as a dict:
+        ``iteration``, ``upper``, ``lower``, ``gap``); None without solver states.
     solver_ : str
         The solver that ran (``"rda"``, ``"bcfw"``, ``"pegasos"``, ``"hieron"`` ...).
     algorithm_ : str
@@ -300,6 +306,8 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
         self.history_ = pd.DataFrame(columns=["iteration", "elapsed", "upper", "lower", "gap"])
         self.n_iter_ = 0
         self.converged_ = True
+        self.stop_reason_ = "converged"
+        self.kept_state_: dict[str, Any] | None = None
         tax = self.taxonomy_
         self._fit(X, Y, list(callbacks))
         self.solver_, self.algorithm_ = self._what_ran()
@@ -768,6 +776,9 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
         self.history_ = pd.DataFrame([s.as_dict() for s in result.history])
         self.n_iter_ = result.n_iter
         self.converged_ = result.converged
+        self.stop_reason_ = result.stop_reason
+        kept = result.kept
+        self.kept_state_ = None if kept is None else kept.as_dict()
         return result
 
 

@@ -26,7 +26,7 @@ from hierlab.core.cards import ONE_SHOT_BOUNDS, MethodCard
 from hierlab.core.cluster import run_tasks, share
 from hierlab.core.params import Param
 from hierlab.core.registry import register
-from hierlab.core.solver import Callback, SolverState
+from hierlab.core.solver import Callback, SolverState, report_work
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.methods.base import HierarchicalClassifier
 from hierlab.methods.guards import check_liblinear_scale, is_liblinear
@@ -187,7 +187,10 @@ class TopDownClassifier(HierarchicalClassifier):
         jobs = self._node_jobs(np.asarray(Y, dtype=np.int64))
         t0 = time.perf_counter()
         items = [(base, rows, target) for _, rows, target in jobs]
-        fitted = run_tasks(_fit_node, items, share(X), n_jobs=self.n_jobs)
+        fitted = []
+        for est in run_tasks(_fit_node, items, share(X), n_jobs=self.n_jobs):
+            fitted.append(est)  # each node as it is fitted: progress, and a stop between nodes
+            report_work(callbacks, len(fitted), len(jobs), time.perf_counter() - t0)
         self.node_estimators_ = {p: est for (p, _, _), est in zip(jobs, fitted)}
         self.coef_ = self._stack_coef(X.shape[1], sp.issparse(X))
         report_one_shot(

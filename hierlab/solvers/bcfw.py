@@ -483,6 +483,8 @@ class BCFW(Solver):
         step = chunk if stream and chunk is not None else max(dual.n, 1)
         spent = 0.0
         if stream and self.dual_init is None:
+            if self.interrupted():
+                return
             upper, lower = objective.block_values(np.zeros(objective.shape)), np.zeros(nob)
             spent = time.perf_counter() - t_start
             yield self._zero_state(dual, upper, spent)
@@ -494,6 +496,8 @@ class BCFW(Solver):
             order = rng.permutation(dual.n)
             steps = 0
             for a in range(0, dual.n, step):
+                if self.interrupted():  # a stop request: W of the last certificate is kept
+                    return
                 t1 = time.perf_counter()
                 steps += run_pass(dual, order[a : a + step], epoch)
                 since += time.perf_counter() - t1
@@ -517,7 +521,9 @@ class BCFW(Solver):
             ):
                 spent += time.perf_counter() - t0
                 continue
-            D, J, sig_steps = self._certify(dual, objective, epoch)
+            if (certified := self._certify(dual, objective, epoch)) is None:
+                return  # stopped on request during the checkpoint
+            D, J, sig_steps = certified
             upper = self._keep_best(dual.WT, J, upper, row_block)
             lower = np.maximum(lower, D)
             spent += time.perf_counter() - t0
@@ -717,11 +723,12 @@ class BCFW(Solver):
         return acc, steps
 
     # ------------------------------------------------------------------ the certificate
-    @staticmethod
     def _certify(
-        dual: _Dual, objective: Objective, epoch: int
-    ) -> tuple[np.ndarray, np.ndarray, int]:
-        """Recompute ``W(alpha)`` exactly (into ``dual.WT``) and evaluate both bounds.
+        self, dual: _Dual, objective: Objective, epoch: int
+    ) -> tuple[np.ndarray, np.ndarray, int] | None:
+        """Recompute ``W(alpha)`` exactly (into ``dual.WT``) and evaluate both bounds; None when
+        a stop is requested between its steps (each about a pass over the data on many
+        classes: the solver then returns, keeping the last certified ``W``).
 
         Returns
         -------
@@ -733,6 +740,8 @@ class BCFW(Solver):
             Iterations of the metric's relaxation step (ORTHOGNL's ``sigma``).
         """
         metric = dual.metric
+        if self.interrupted():
+            return None
         dual.normalise()  # stay on the simplices (rounding)
         B, ell = dual.dual_point(dual.alpha)
         # the incremental W^T is replaced: dropped first, so that at most three (features x
@@ -745,8 +754,12 @@ class BCFW(Solver):
         if not (np.isfinite(WT).all() and dual.finite()):
             raise _diverged(epoch, "the weights overflowed")
         dual.WT = WT
+        if self.interrupted():
+            return None
         D = ell[: objective.n_blocks] - 0.5 * objective.row_dot(VT.T, WT.T)
         del VT
+        if self.interrupted():
+            return None
         J = objective.block_values(WT.T)
         return D, J, sig_steps
 

@@ -4,6 +4,7 @@ the same comparison run in the page."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pandas as pd
@@ -99,9 +100,35 @@ def test_a_failing_background_comparison_is_reported_not_raised(worker: None) ->
     at.run()
     assert not at.exception
     assert [e.value for e in at.error] == [
-        f"Comparison #{job.id} (bad) failed: ParameterError: topdown: parameter 'C' must be "
+        f"Comparison #{job.id} (bad) failed: ParameterError: methods: bad: topdown: parameter "
+        "'C' must be "
         ">= 0, got -1.0"
     ]
     assert _state(at).background == []
     at.run()
     assert "failed" not in _sidebar(at) and not any("failed" in e.value for e in at.error)
+
+
+def test_a_background_comparison_reports_each_fit_and_can_be_cancelled(worker: None) -> None:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    state = _state(at)
+    cfgs = [{"label": f"td{k}", "method": "topdown", "params": {}} for k in range(30)]
+    job = background.start_comparison(state, state.dataset, cfgs, n_splits=0)
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline and job.progress()[0] == 0.0:
+        time.sleep(0.1)
+    frac, text = job.progress()
+    assert 0 < frac < 1 and " of 30 fits done, last: td" in text and " split 0" in text
+    at.run()
+    _ok(at)
+    assert any(" of 30 fits done" in p.text for p in at.sidebar.get("progress"))
+    at.button(key=f"cancel_compare_{job.id}").click()
+    at.run()
+    _ok(at)
+    assert job.cancelled and "Cancelling" in " ".join(c.value for c in at.sidebar.caption)
+    with pytest.raises(Exception, match="Cancelled"):
+        job.future.result(timeout=TIMEOUT)
+    at.run()
+    assert f"Comparison #{job.id} ({job.labels}) failed: cancelled by you" in _sidebar(at)
+    assert state.comparisons == []

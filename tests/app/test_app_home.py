@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 from app.ui.widgets import _widget_value
 from hierlab.core.registry import get_method, list_methods
 from hierlab.evaluation.metrics import METRICS, metric_help
-from tests.app.test_app_pages import APP, TIMEOUT, _charts, _ok, _state, _values
+from tests.app.test_app_pages import APP, TIMEOUT, _charts, _finish_jobs, _ok, _state, _values
 
 
 def _new() -> AppTest:
@@ -73,6 +73,7 @@ def test_the_default_train_click_streams_a_gap_that_falls_100x() -> None:
     _ok(at)
     at.button(key="train").click()
     at.run()
+    _finish_jobs(at)
     _ok(at)
     (run,) = _state(at).runs
     gap = run.history["gap"].to_numpy(dtype=float)

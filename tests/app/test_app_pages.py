@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -58,6 +59,15 @@ def _values(arr: object) -> np.ndarray:
     return np.asarray([np.nan if v is None else v for v in arr], dtype=np.float64)
 
 
+def _finish_jobs(at: AppTest) -> None:
+    """Wait for the session's training jobs (a fit runs in a thread while the page stays
+    usable), then rerun: their runs land in the history."""
+    for job in list(_state(at).jobs):
+        if job.thread is not None:
+            job.thread.join(timeout=TIMEOUT)
+    at.run()
+
+
 def _train(at: AppTest, method: str | None = None) -> None:
     at.switch_page("app_pages/train.py")
     at.run()
@@ -66,6 +76,8 @@ def _train(at: AppTest, method: str | None = None) -> None:
         at.run()
     at.button(key="train").click()
     at.run()
+    _ok(at)
+    _finish_jobs(at)
     _ok(at)
 
 
@@ -393,12 +405,28 @@ def test_choose_C_for_me_trains_with_the_tuned_C() -> None:
     at.button(key="train").click()
     at.run()
     _ok(at)
-    method, best, path, _ = at.session_state["tune_path"]
-    assert method == "topdown" and len(path) == 9
+    _finish_jobs(at)
+    _ok(at)
+    state = _state(at)
+    tuned = state.tuned[state.current]
+    path = pd.DataFrame(tuned["path"])
+    best = tuned["best_C"]
+    assert tuned["method"] == "topdown" and len(path) == 9
     assert best == path["C"].iloc[int(path["score"].to_numpy().argmax())]
-    run = _state(at).runs[-1]
+    run = state.runs[-1]
     assert run.method == "topdown" and run.params["C"] == best
-    assert any(e.label.startswith("C chosen for topdown") for e in at.expander)
+    assert any(e.label.startswith("C chosen for Top-down") for e in at.expander)
+    # another data set: the search on the first one is not shown as this one's
+    at.switch_page("app_pages/data.py")
+    at.run()
+    at.selectbox(key="builtin_choice").set_value("catalog:hierarchical-text")
+    at.run()
+    at.button(key="load_builtin").click()
+    at.run()
+    at.switch_page("app_pages/train.py")
+    at.run()
+    _ok(at)
+    assert not any(e.label.startswith("C chosen for") for e in at.expander)
 
 
 def test_explore_explains_nodes_cells_paths_and_probabilities(trained: AppTest) -> None:

@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from app.state import display_name, distinguishing_params, run_label, runs_table
 from hierlab.core.registry import get_method, list_methods
-from tests.app.test_app_pages import APP, TIMEOUT, _ok, _state
+from tests.app.test_app_pages import APP, TIMEOUT, _finish_jobs, _ok, _state
 
 
 @pytest.mark.parametrize(
@@ -58,6 +58,7 @@ def test_a_train_click_is_labelled_and_counted_at_once() -> None:
     assert "Runs in this session: 0" in [c.value for c in at.sidebar.caption]
     at.button(key="train").click()
     at.run()
+    _finish_jobs(at)
     _ok(at)
     (run,) = _state(at).runs
     # the sidebar counts the run trained in this very rerun

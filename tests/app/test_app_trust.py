@@ -13,6 +13,7 @@ from app.state import load_builtin
 from app.ui.widgets import fmt
 from hierlab.evaluation.calibration import calibration_sums
 from hierlab.methods.probability import point_masses
+from tests.app.test_app_pages import _finish_jobs
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app" / "streamlit_app.py")
@@ -48,6 +49,7 @@ def _train(at: AppTest, method: str, preset: str | None = None) -> None:
         at.run()
     at.button(key="train").click()
     at.run()
+    _finish_jobs(at)
     _ok(at)
 
 

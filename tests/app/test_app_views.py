@@ -12,6 +12,7 @@ from app.state import load_builtin
 from app.state.views import COMPUTED
 from hierlab.evaluation.metrics import confusion_at_level, error_per_level
 from hierlab.evaluation.views import collapsed_subtree
+from tests.app.test_app_pages import _finish_jobs
 
 #: Explore's node budget of a drawn tree (``app/app_pages/explore.py``)
 TREE_NODES = 400
@@ -48,6 +49,7 @@ def test_views_are_computed_once_per_run_and_drawn_by_the_pages() -> None:
     before = COMPUTED.copy()
     at.button(key="train").click()
     at.run()
+    _finish_jobs(at)
     _ok(at)
     run = at.session_state["hierlab_state"].runs[-1]
     assert COMPUTED["views"] - before["views"] == 1  # at the end of training
@@ -92,6 +94,7 @@ def test_a_large_tree_gets_most_confused_pairs_and_a_collapsed_tree() -> None:
     at.run()
     at.button(key="train").click()
     at.run()
+    _finish_jobs(at)
     _ok(at)
     run = state.runs[-1]
     _page(at, "explore")

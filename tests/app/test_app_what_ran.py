@@ -8,6 +8,8 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from tests.app.test_app_pages import _finish_jobs
+
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app" / "streamlit_app.py")
 
@@ -25,6 +27,7 @@ def _trained(method: str, params: dict[str, object]) -> AppTest:
     at.run()
     at.button(key="train").click()
     at.run()
+    _finish_jobs(at)
     assert not at.exception, [e.value for e in at.exception]
     return at
 

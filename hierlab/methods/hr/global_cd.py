@@ -528,6 +528,8 @@ class GlobalDualCD(PathSumSolver):
         The duals of the last pass.
     """
 
+    keeps = "last"  # coef is W at the last pass (formed from the live sums)
+
     def __init__(
         self,
         max_iter: int = 100,
@@ -561,6 +563,32 @@ class GlobalDualCD(PathSumSolver):
         duals = self.duals
         return None if duals is None else LeafDuals.from_sparse(duals)
 
+    @staticmethod
+    def _certificate(
+        t: int,
+        prob: Any,
+        X: Any,
+        ST: np.ndarray,
+        a_val: np.ndarray,
+        anc_ptr: np.ndarray,
+        anc_idx: np.ndarray,
+        labels: Any,
+        squared: bool,
+        best_lower: float,
+        pg: float,
+    ) -> tuple[float, SolverState]:
+        """The bounds of the pass-``t`` iterate: the best lower bound so far and the state."""
+        primal, dual = _bounds(
+            prob, X, ST, float(a_val.sum()), anc_ptr, anc_idx, labels=labels,
+            alpha_sq=float(a_val @ a_val) if squared else 0.0,
+        )  # fmt: skip
+        best_lower = max(best_lower, dual)
+        extra = {"primal": primal, "dual": dual, "pg_spread": pg}
+        state = SolverState(
+            iteration=t, elapsed=0.0, upper=float(primal), lower=float(best_lower), extra=extra
+        )
+        return best_lower, state
+
     def iterate(self, objective: Any) -> Iterator[SolverState]:
         """Yield one state per certified pass (``iteration`` counts passes); ``extra``: the
         certificate's ``primal`` and ``dual`` and the pass's projected-gradient spread
@@ -583,7 +611,20 @@ class GlobalDualCD(PathSumSolver):
         hi, lo = (0.0, 0.0) if self.shrinking else (np.inf, -np.inf)
         squared = prob.loss == "squared_hinge"  # no box top; dii = 1 / (2 C) on the diagonal
         top, dii = (np.inf, 0.5 / float(prob.C)) if squared else (float(prob.C), 0.0)
-        for t in range(1, self.max_iter + 1):
+        certified, pg = 0, 0.0  # the last pass with a certificate; its gradient spread
+        for t in range(1, self.max_iter + 2):
+            stop = self.interrupted()
+            if stop or t > self.max_iter:
+                # a stop request between passes: certify the last pass's iterate (the model
+                # kept) unless it was, then end
+                if stop and t - 1 > certified:
+                    certified = t - 1
+                    best_lower, state = self._certificate(
+                        t - 1, prob, X, ST, a_val, anc_ptr, anc_idx, labels, squared,
+                        best_lower, pg,
+                    )  # fmt: skip
+                    yield state
+                return
             out_ptr, out_act_ptr = np.zeros(n + 1, dtype=np.int64), np.zeros(n + 1, np.int64)
             full = not self.shrinking or (t - 1) % self.full_every == 0
             a_idx, a_val, act_idx, pg_max, pg_min = global_dual_pass(
@@ -594,15 +635,11 @@ class GlobalDualCD(PathSumSolver):
             )  # fmt: skip
             a_ptr, act_ptr = out_ptr, out_act_ptr
             self._duals = (a_ptr, a_idx, a_val, (n, L))
+            pg = float(pg_max - pg_min)
             if t % self.certify_every and t < self.max_iter:
                 continue
-            primal, dual = _bounds(
-                prob, X, ST, float(a_val.sum()), anc_ptr, anc_idx, labels=labels,
-                alpha_sq=float(a_val @ a_val) if squared else 0.0,
-            )  # fmt: skip
-            best_lower = max(best_lower, dual)
-            extra = {"primal": primal, "dual": dual, "pg_spread": float(pg_max - pg_min)}
-            yield SolverState(
-                iteration=t, elapsed=0.0, upper=float(primal), lower=float(best_lower),
-                extra=extra,
-            )  # fmt: skip
+            certified = t
+            best_lower, state = self._certificate(
+                t, prob, X, ST, a_val, anc_ptr, anc_idx, labels, squared, best_lower, pg
+            )
+            yield state

@@ -1,0 +1,381 @@
+"""Training and tuning jobs: fits that run in a thread of the server while the person browses.
+
+A fit started on the Train page (or "Choose C for me", which tunes and then trains) runs in a
+daemon thread; the page and the sidebar's jobs panel only read what it reports:
+
+* :class:`Progress`, a solver callback, keeps every ``SolverState`` as a dict and the solver's
+  own limits (``on_start``: ``max_iter``, ``max_time``, the stopping rule), from which
+  :meth:`Job.progress` gives the share done, the time left as a range
+  (:func:`hierlab.core.progress.estimate_eta`) and the maximum;
+* a :class:`~hierlab.core.callbacks.StopFlag` is the Stop/Cancel button: :meth:`Job.stop` sets
+  it from the script thread, the solver polls it inside its passes and returns with the iterate
+  of its last reported state, and the run records that it stopped and which iterate it kept;
+* the thread never touches the session: :func:`collect_jobs`, called by every script run and
+  by the panel's refresh, moves a finished job's run into ``state.runs``.
+
+No ``st.*`` call here (only the script thread may make them).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from app.state.runs import Run, display_name, fit_run, iteration_budget
+from hierlab import FitStopped, Taxonomy, get_method, make_estimator, tune
+from hierlab.core.callbacks import StopFlag
+from hierlab.core.params import declared
+from hierlab.core.progress import Eta, estimate_eta
+
+if TYPE_CHECKING:
+    from app.state.data import DatasetEntry
+    from app.state.session import AppState
+
+__all__ = ["Job", "Progress", "collect_jobs", "live_jobs", "start_training", "stopping_rule"]
+
+#: how long a finished job stays listed in the panel (seconds)
+KEEP_FINISHED = 600.0
+
+
+def stopping_rule(method: str, params: dict[str, Any]) -> dict[str, float]:
+    """The solver limits of a fit (``max_time``, ``tol``, ``rtol``) from ``params``, the
+    registry's fixed values or the declared defaults (before the solver reports its own)."""
+    spec = get_method(method)
+    values = {n: p.default for n, p in declared(spec.estimator).items()}
+    values.update(spec.fixed)
+    values.update(params)
+    out: dict[str, float] = {}
+    for name in ("max_time", "tol", "rtol"):
+        v = values.get(name)
+        if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v):
+            out[name] = float(v)
+    return out
+
+
+@dataclass(eq=False)
+class Progress:
+    """A solver callback that records every state and the solver's limits (thread-safe reads:
+    the list only grows).
+
+    Attributes
+    ----------
+    states : list of dict
+        ``SolverState.as_dict()`` of every state.
+    limits : dict
+        ``max_iter``, ``max_time``, ``tol``, ``rtol``, ``budget`` (what ``solve`` announced;
+        before that, the declared values).
+    fits : int
+        Fits started (tuning fits one model per ``C``).
+    """
+
+    limits: dict[str, Any] = field(default_factory=dict)
+    states: list[dict[str, Any]] = field(default_factory=list)
+    fits: int = 0
+    work: list[dict[str, Any]] = field(default_factory=list)
+    work_total: int = 0
+
+    def on_work(self, done: int, total: int, elapsed: float) -> None:
+        """A fit without solver states (one classifier per node): ``done`` of ``total``."""
+        if done <= 1:
+            self.work = []
+        self.work_total = int(total)
+        self.work.append({"iteration": int(done), "elapsed": float(elapsed)})
+
+    def on_start(self, info: dict[str, Any]) -> None:
+        self.fits += 1
+        self.states = []  # a new fit (the next C of a path): its own curve
+        self.limits = {k: v for k, v in info.items() if k != "solver"}
+
+    def __call__(self, state: Any) -> bool:
+        self.states.append(state.as_dict())
+        return False
+
+
+@dataclass(eq=False)
+class Job:
+    """A training (or tuning, then training) job.
+
+    Attributes
+    ----------
+    id : int
+        The id its run gets (reserved at the start).
+    kind : {"train", "tune"}
+        ``"tune"``: choose C on a warm-started path, then train with it.
+    method : str
+    params : dict
+    entry : DatasetEntry
+    taxonomy : Taxonomy
+    taxonomy_source : str
+    progress_cb : Progress
+    flag : StopFlag
+    status : str
+        ``"running"``, ``"stopping"`` (stop requested), ``"done"``, ``"stopped"``, ``"failed"``.
+    path : list of dict
+        Tuning: one row per C fitted (``C``, ``score``, ``fit_time``, ...), as each finishes.
+    best_C : float or None
+    run : Run or None
+        The finished run (until :func:`collect_jobs` moves it into the history).
+    error : str or None
+    started, finished : float
+        ``time.monotonic()``.
+    """
+
+    id: int
+    kind: str
+    method: str
+    params: dict[str, Any]
+    entry: DatasetEntry
+    taxonomy: Taxonomy
+    taxonomy_source: str = "given"
+    progress_cb: Progress = field(default_factory=Progress)
+    flag: StopFlag = field(default_factory=StopFlag)
+    status: str = "running"
+    phase: str = "train"
+    path: list[dict[str, Any]] = field(default_factory=list)
+    n_Cs: int = 0
+    best_C: float | None = None
+    tune_time: float | None = None
+    run: Run | None = None
+    error: str | None = None
+    collected: bool = False
+    started: float = field(default_factory=time.monotonic)
+    finished: float | None = None
+    thread: threading.Thread | None = field(default=None, repr=False)
+
+    @property
+    def running(self) -> bool:
+        return self.finished is None
+
+    @property
+    def title(self) -> str:
+        """``"#4 FLATMULT on hieron-synthetic"`` (``"choosing C for"`` while tuning)."""
+        what = display_name(self.method)
+        if self.phase == "tune":
+            return f"#{self.id} choosing C for {what} on {self.entry.name}"
+        c = f" (C = {self.best_C:g})" if self.best_C is not None else ""
+        return f"#{self.id} {what}{c} on {self.entry.name}"
+
+    def stop(self) -> None:
+        """Ask the fit to stop after the pass under way (keeps the best iterate so far)."""
+        if self.running:
+            self.flag.set()
+            self.status = "stopping"
+
+    def eta(self) -> Eta:
+        """The time the fit under way has left (:func:`hierlab.core.progress.estimate_eta`)."""
+        lim = self.progress_cb.limits
+        return estimate_eta(
+            list(self.progress_cb.states),
+            max_iter=_finite(lim.get("max_iter")),
+            max_time=_finite(lim.get("max_time")),
+            tol=float(lim.get("tol") or 0.0),
+            rtol=float(lim.get("rtol") or 0.0),
+            certified=get_method(self.method).bounds or None,
+        )
+
+    def budget_text(self) -> str:
+        """``"at most 100 passes (epochs), 60 s"``: the maxima the solver runs under."""
+        lim = self.progress_cb.limits
+        parts = []
+        it = _finite(lim.get("max_iter"))
+        if it is not None and it < 10**9:
+            name = str(lim.get("budget") or "max_iter")
+            parts.append(f"{int(it)} {'iterations' if name == 'max_iter' else name}")
+        t = _finite(lim.get("max_time"))
+        if t is not None:
+            parts.append(f"{t:g} s")
+        return "at most " + ", ".join(parts) if parts else "no iteration or time limit"
+
+    def progress(self) -> tuple[float, str]:
+        """The share done and one line: passes, gap, solver time, the time left, the maximum."""
+        elapsed = time.monotonic() - self.started if self.finished is None else 0.0
+        if self.status == "stopping":
+            return 1.0, "Stopping after this pass (keeps the best iterate so far) …"
+        if self.phase == "tune":
+            return self._tune_progress(elapsed)
+        states = list(self.progress_cb.states)
+        if not states and self.progress_cb.work:
+            return self._work_progress()
+        if not states:
+            return 0.0, f"starting ({elapsed:.0f} s) · {self.budget_text()}"
+        last = states[-1]
+        eta = self.eta()
+        parts = [pass_text(states), f"{float(last.get('elapsed') or 0.0):.1f} s"]
+        gap = last.get("gap_estimate", last.get("gap"))
+        if isinstance(gap, float) and math.isfinite(gap):
+            parts.insert(1, f"gap {gap:.3g}")
+        parts += [eta.text(), self.budget_text()]
+        return eta.fraction, " · ".join(parts)
+
+    def _work_progress(self) -> tuple[float, str]:
+        """A fit reported in parts (node classifiers): parts done, time, time left."""
+        cb = self.progress_cb
+        work, total = list(cb.work), cb.work_total
+        eta = estimate_eta(work, max_iter=total, certified=False)
+        last = work[-1]
+        text = (
+            f"{last['iteration']} of {total} node classifiers · {last['elapsed']:.1f} s · "
+            f"{eta.text()}"
+        )
+        return eta.fraction, text
+
+    def _tune_progress(self, elapsed: float) -> tuple[float, str]:
+        done = len(self.path)
+        frac = done / self.n_Cs if self.n_Cs else 0.0
+        text = f"C {done + 1} of at most {self.n_Cs} ({elapsed:.0f} s)"
+        if self.path:
+            best = max(self.path, key=lambda r: r["score"])
+            text += f" · best so far C = {best['C']:g} (score {best['score']:.4g})"
+        return frac, text
+
+
+def pass_text(states: list[dict[str, Any]]) -> str:
+    """``"pass 12"``, or ``"pass 12 (5 certified states)"`` where some states are estimates
+    between certificates: the number the chart's last point shows."""
+    it = int(states[-1].get("iteration") or 0)
+    exact = [s for s in states if s.get("exact", True) is not False]
+    if len(exact) < len(states):
+        return f"pass {it} ({len(exact)} certified states)"
+    return f"iteration {it}"
+
+
+def _finite(v: Any) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, int | float | np.integer | np.floating):
+        return None
+    f = float(v)
+    return f if math.isfinite(f) and f > 0 else None
+
+
+def _fit(job: Job, params: dict[str, Any]) -> None:
+    """Train ``job``'s method with ``params``; the run lands in ``job.run``."""
+    job.phase = "train"
+    job.run = fit_run(
+        None,
+        job.entry,
+        job.method,
+        params,
+        callbacks=[job.progress_cb, job.flag],
+        taxonomy=job.taxonomy,
+        taxonomy_source=job.taxonomy_source,
+        run_id=job.id,  # stopped or not: the solver's own account (stop_reason_)
+    )
+
+
+def _tune(job: Job) -> dict[str, Any] | None:
+    """Choose C on the training split (each C lands in ``job.path`` as it is scored); the
+    params with the chosen C, or None when stopped during the search."""
+    job.phase = "tune"
+    est = make_estimator(job.method, taxonomy=job.taxonomy, **job.params)
+    from hierlab.evaluation.tune import DEFAULT_CS
+
+    job.n_Cs = len(DEFAULT_CS)
+    res = tune(
+        est,
+        job.entry.train.X,
+        job.entry.train.y,
+        refit=False,
+        callbacks=[job.progress_cb, job.flag, _PathRows(job.path)],
+    )
+    job.best_C, job.tune_time = float(res.best_C), float(res.time)
+    if res.stopped == "stopped":
+        return None
+    return {**job.params, "C": job.best_C}
+
+
+class _PathRows:
+    """A callback of the C search: each row of the path lands in ``rows`` as it is scored."""
+
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        self.rows = rows
+
+    def on_path_row(self, row: dict[str, Any]) -> None:
+        self.rows.append(row)
+
+    def __call__(self, state: Any) -> bool:
+        return False
+
+
+def _work(job: Job) -> None:
+    """The job's thread: tune (if asked), then train; records how it ended."""
+    try:
+        params: dict[str, Any] | None = job.params
+        if job.kind == "tune":
+            params = _tune(job)
+        if params is not None:
+            _fit(job, params)
+        stopped = job.run is None or job.run.stopped
+        job.status = "stopped" if stopped else "done"
+    except FitStopped:  # stopped before any model: nothing to keep
+        job.status = "stopped"
+    except Exception as exc:  # shown in the panel and on the page, never raised
+        job.error = f"{type(exc).__name__}: {exc}"
+        job.status = "failed"
+        traceback.print_exc()
+    finally:
+        job.finished = time.monotonic()
+
+
+def start_training(
+    state: AppState,
+    entry: DatasetEntry,
+    method: str,
+    params: dict[str, Any],
+    taxonomy: tuple[Taxonomy, str],
+    choose_C: bool = False,
+) -> Job:
+    """Start training ``method`` (after choosing C when ``choose_C``) in a thread."""
+    limits = {**stopping_rule(method, params), "max_iter": iteration_budget(method, params)}
+    est = get_method(method).estimator
+    limits["budget"] = getattr(est, "_budget_param", "max_iter")
+    job = Job(
+        id=state.new_id(),
+        kind="tune" if choose_C else "train",
+        method=method,
+        params=dict(params),
+        entry=entry,
+        taxonomy=taxonomy[0],
+        taxonomy_source=taxonomy[1],
+        progress_cb=Progress(limits=limits),
+        phase="tune" if choose_C else "train",
+    )
+    job.thread = threading.Thread(target=_work, args=(job,), name=f"hierlab-job-{job.id}")
+    job.thread.daemon = True
+    state.jobs.append(job)
+    job.thread.start()
+    return job
+
+
+def collect_jobs(state: AppState) -> list[Job]:
+    """Move finished jobs' runs into ``state.runs`` (once each); drop jobs finished more than
+    :data:`KEEP_FINISHED` seconds ago from the list. Returns the jobs collected now."""
+    now = time.monotonic()
+    landed = []
+    for job in state.jobs:
+        if job.finished is None or job.collected:
+            continue
+        job.collected = True
+        if job.run is not None:
+            state.runs.append(job.run)
+        if job.best_C is not None:
+            state.tuned[job.entry.key] = {
+                "method": job.method,
+                "best_C": job.best_C,
+                "path": list(job.path),
+                "time": job.tune_time,
+            }
+        landed.append(job)
+    state.jobs[:] = [
+        j for j in state.jobs if j.finished is None or now - j.finished < KEEP_FINISHED
+    ]
+    return landed
+
+
+def live_jobs(state: AppState) -> list[Job]:
+    """The session's jobs still running."""
+    return [j for j in state.jobs if j.running]
