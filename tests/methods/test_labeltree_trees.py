@@ -75,15 +75,19 @@ def test_class_means_are_numpy_means() -> None:
     rng = np.random.default_rng(6)
     X = rng.random((12, 5))
     y = rng.integers(0, 3, 12)
+    ref = np.vstack([X[y == k].mean(axis=0) for k in range(3)])
     M = class_means(sp.csr_matrix(X), y, np.arange(3))
-    np.testing.assert_allclose(M, np.vstack([X[y == k].mean(axis=0) for k in range(3)]))
+    assert sp.issparse(M)
+    np.testing.assert_allclose(M.toarray(), ref)
+    np.testing.assert_allclose(class_means(X, y, np.arange(3)), ref)
 
 
 def test_nmf_partition_takes_the_dominant_factor_of_sklearn_nmf() -> None:
     rng = np.random.default_rng(7)
     M = rng.random((7, 6))
     group, U = nmf_partition(M, 3)
-    ref = NMF(n_components=3, init="nndsvda", solver="cd", max_iter=500).fit_transform(M)
+    Mn = M / np.linalg.norm(M, axis=1, keepdims=True)  # the class means scaled to unit length
+    ref = NMF(n_components=3, init="nndsvda", solver="cd", max_iter=500).fit_transform(Mn)
     np.testing.assert_allclose(U, ref)
     used = np.unique(np.argmax(ref, axis=1))
     np.testing.assert_array_equal(group, np.searchsorted(used, np.argmax(ref, axis=1)))
@@ -197,3 +201,35 @@ def test_drhl_ignored_classes_reach_both_children() -> None:
         if ch
     ]
     assert any(overlaps)
+
+
+# ------------------------------------------------------------------------------ model files
+@pytest.mark.parametrize("name", ["dagsvm", "rdm", "rnmf", "drhl"])
+def test_saved_models_load_and_tampered_states_are_refused(name: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from hierlab.core.exceptions import ModelFileError
+    from hierlab.methods.loaded import check_loaded
+
+    X, y = _data(3)
+    est = hierlab.make_estimator(name).fit(sp.csr_matrix(X), y)
+    path = tmp_path / "m.hlm"
+    hierlab.save(est, path)
+    back = hierlab.load(path)
+    np.testing.assert_array_equal(back.predict(X), est.predict(X))
+    check_loaded(back)
+    if name == "dagsvm":
+        back.pair_intercept_ = back.pair_intercept_[:-1]  # one pair short
+    else:
+        back.tree_.children[0] = [len(back.tree_.children)]  # a child outside the tree
+    with pytest.raises(ModelFileError):
+        check_loaded(back)
+
+
+def test_principal_projection_is_the_svd_direction() -> None:
+    from hierlab.methods.labeltree.drhl import _principal_projection
+
+    rng = np.random.default_rng(9)
+    M = rng.random((9, 6)) @ np.diag([5.0, 1, 1, 0.5, 0.2, 0.1])
+    Mc = M - M.mean(axis=0)
+    ref = Mc @ np.linalg.svd(Mc)[2][0]
+    z = _principal_projection(sp.csr_matrix(M), n_iter=200)
+    np.testing.assert_allclose(np.abs(z), np.abs(ref), rtol=1e-6)

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
+from threadpoolctl import threadpool_limits
 
+from hierlab.core.exceptions import ModelFileError
 from hierlab.core.solver import Callback
+from hierlab.core.state import StateArray
 from hierlab.methods.base import HierarchicalClassifier
 from hierlab.methods.labeltree.tree import leaf_scores, route
 from hierlab.methods.topdown import report_one_shot
@@ -43,6 +46,10 @@ class ClassScoresClassifier(HierarchicalClassifier):
     """
 
     _scores_from_weights = False
+    #: the training labels' node ids (:mod:`hierlab.core.state`)
+    _state_arrays: ClassVar[tuple[StateArray, ...]] = (
+        StateArray("class_nodes_", "i", ("n_classes",), index_of="n_nodes"),
+    )
 
     def _set_classes(self, Y: Any) -> np.ndarray:
         """Record the training labels' node ids (sorted) and return each row's class index."""
@@ -82,13 +89,47 @@ class LabelTreeClassifier(ClassScoresClassifier):
     the predicted class 2.
     """
 
+    _state_arrays: ClassVar[tuple[StateArray, ...]] = (
+        StateArray("tree_.coef", "f", ("n_tree_nodes", "n_features"), sparse=None),
+        StateArray("tree_.intercept", "f", ("n_tree_nodes",)),
+        StateArray("tree_.depth", "i", ("n_tree_nodes",)),
+        StateArray("tree_.order", "i", ("n_tree_nodes",), index_of="n_tree_nodes"),
+    )
+
+    def _state_dims(self) -> dict[str, int]:
+        children = getattr(getattr(self, "tree_", None), "children", None)
+        n = len(children) if isinstance(children, list) else -1
+        return {**super()._state_dims(), "n_tree_nodes": n}
+
+    def _check_state(self) -> None:
+        """The tree's lists: children and classes index their ranges, the order is a
+        permutation of the nodes, each leaf model's arrays match its classes."""
+        tree, owner = self.tree_, type(self).__name__
+        n, k = len(tree.children), len(self.class_nodes_)
+        if len(tree.node_classes) != n or sorted(np.asarray(tree.order).tolist()) != list(range(n)):
+            raise ModelFileError(f"{owner}.tree_: node lists and order disagree on {n} nodes")
+        for v, ch in enumerate(tree.children):
+            cls = np.asarray(tree.node_classes[v])
+            if any(not 0 < int(c) < n for c in ch) or (
+                cls.size and not 0 <= cls.min() <= cls.max() < k
+            ):
+                raise ModelFileError(f"{owner}.tree_: node {v} points outside the tree or classes")
+        for v, (cls, W, b) in tree.leaf_models.items():
+            if (
+                not 0 <= int(v) < n
+                or W.shape != (len(cls), self.n_features_in_)
+                or len(b) != len(cls)
+            ):
+                raise ModelFileError(f"{owner}.tree_.leaf_models[{v}]: shapes disagree")
+
     def _grow(self, X: np.ndarray | sp.csr_matrix, yi: np.ndarray) -> Any:
         raise NotImplementedError
 
     def _fit(self, X: np.ndarray | sp.csr_matrix, Y: Any, callbacks: Sequence[Callback]) -> None:
         yi = self._set_classes(Y)
         t0 = time.perf_counter()
-        tree = self._grow(X, yi)
+        with threadpool_limits(limits=1):  # many small products: BLAS threads only contend
+            tree = self._grow(X, yi)
         self.tree_ = tree
         self.depth_ = tree.max_depth
         self.n_nodes_ = len(tree.children)

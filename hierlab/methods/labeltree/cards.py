@@ -123,7 +123,9 @@ RNMF_CARD = MethodCard(
     symbols="p: branching factor (the NMF rank); M: the node's class means (|S| x d), "
     "shifted column-wise to be non-negative when features are negative.",
     solver=(
-        "scikit-learn's NMF per node (coordinate descent, NNDSVDa start, max_iter); if all "
+        "scikit-learn's NMF per node (coordinate descent, NNDSVDa start, max_iter) of the "
+        "class means scaled to unit length (grouped by direction, not size: IPC titles, "
+        "70 classes, depth 23 -> 10); if all "
         "classes fall in one part, the halves of their share U_k0 / sum_j U_kj. A node with "
         "at most p classes is a leaf." + _TREE_SOLVER
     ),

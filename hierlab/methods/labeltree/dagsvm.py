@@ -19,6 +19,7 @@ from hierlab.core.exceptions import HierlabWarning
 from hierlab.core.params import Param
 from hierlab.core.registry import register
 from hierlab.core.solver import Callback
+from hierlab.core.state import StateArray
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.methods.labeltree.base import ClassScoresClassifier, seed_of
 from hierlab.methods.labeltree.cards import DAGSVM_CARD
@@ -76,6 +77,16 @@ class DAGSVMClassifier(ClassScoresClassifier):
         ),
         Param("random_state", "seed", 0, help="seed of the visiting order"),
     )  # fmt: skip
+
+    _state_arrays: ClassVar[tuple[StateArray, ...]] = (
+        StateArray("pair_coef_", "f", ("n_pairs", "n_features"), sparse=True),
+        StateArray("pair_intercept_", "f", ("n_pairs",)),
+        StateArray("n_passes_", "i", ("n_pairs",)),
+    )
+
+    def _state_dims(self) -> dict[str, int]:
+        k = len(getattr(self, "classes_", ()))
+        return {**super()._state_dims(), "n_pairs": k * (k - 1) // 2}
 
     def __init__(
         self,

@@ -43,7 +43,7 @@ from hierlab.methods.guards import check_liblinear_scale
 from hierlab.methods.labeltree.base import LabelTreeClassifier
 from hierlab.methods.labeltree.cards import DRHL_CARD
 from hierlab.methods.labeltree.rnmf import class_means
-from hierlab.methods.labeltree.tree import LabelTree, Split, grow_label_tree
+from hierlab.methods.labeltree.tree import SVM_TOL, LabelTree, Split, grow_label_tree
 
 __all__ = ["DRHLClassifier", "color_classes", "coloring_cost"]
 
@@ -113,12 +113,24 @@ def _hinge_means(f: np.ndarray, pos: np.ndarray, n_cls: int) -> tuple[np.ndarray
     return hp, hn
 
 
-def _initial_colouring(M: np.ndarray) -> np.ndarray:
+def _principal_projection(M: Any, n_iter: int = 50) -> np.ndarray:
+    """``Mc v``: the centred class means projected on their principal direction ``v``, by power
+    iteration on ``Mc^T Mc`` with ``Mc = M - 1 mbar^T`` applied implicitly (sparse stays
+    sparse; no classes x classes or dense ``Mc`` array)."""
+    mbar = np.asarray(M.mean(axis=0)).ravel()
+    v = np.asarray(np.abs(M).sum(axis=0)).ravel() + 1.0  # deterministic start
+    z = np.zeros(M.shape[0])
+    for _ in range(n_iter):
+        v /= max(float(np.linalg.norm(v)), 1e-300)
+        z = np.asarray(M @ v).ravel() - mbar @ v
+        v = np.asarray(M.T @ z).ravel() - mbar * z.sum()
+    return z
+
+
+def _initial_colouring(M: Any) -> np.ndarray:
     """+1 / -1 by each class mean's projection on the means' principal direction, split at 0
     (at the median when all projections share a sign; the halves if that still fails)."""
-    Mc = M - M.mean(axis=0, keepdims=True)
-    _, _, Vt = np.linalg.svd(Mc, full_matrices=False)
-    z = Mc @ Vt[0]
+    z = _principal_projection(M)
     cut = 0.0 if (z > 0).any() and (z <= 0).any() else float(np.median(z))
     mu = np.where(z > cut, 1, -1)
     if (mu > 0).all() or (mu < 0).all():
@@ -189,7 +201,7 @@ class DRHLClassifier(LabelTreeClassifier):
         b = 0.0
         for _ in range(int(self.max_iter)):
             on = mu[pos] != 0
-            svm = LinearSVC(loss="hinge", C=C, max_iter=2000, random_state=0).fit(
+            svm = LinearSVC(loss="hinge", C=C, tol=SVM_TOL, max_iter=1000, random_state=0).fit(
                 Xr[on], mu[pos][on]
             )
             w, b = svm.coef_.ravel(), float(svm.intercept_[0])  # classes_ = [-1, 1]

@@ -12,9 +12,12 @@ At a node with classes ``S`` (``|S| > p``), the class structure is the non-negat
 
     min_{U >= 0, V >= 0} ||M - U V||_F^2,     U of shape (|S|, p), V of shape (p, d),
 
-puts class ``k`` in child ``argmax_j U_kj`` (the class's dominant factor). Features with
-negative values are shifted column-wise by their minimum over ``M`` first (an image descriptor
-can be negative; NMF needs ``M >= 0``). A node with at most ``p`` classes is a leaf with one
+puts class ``k`` in child ``argmax_j U_kj`` (the class's dominant factor). The rows of ``M``
+are scaled to unit length first, so that classes are grouped by the direction of their mean,
+not its size (on IPC titles, 70 classes: depth 23 -> 10, accuracy 0.480 -> 0.489; NMF
+clustering of documents normalises the same way, Xu, Liu & Gong 2003). Features with negative
+values are shifted column-wise by their minimum over ``M`` before (an image descriptor can be
+negative; NMF needs ``M >= 0``). A node with at most ``p`` classes is a leaf with one
 one-class SVM per class. The factorisation is scikit-learn's ``NMF`` (coordinate descent,
 NNDSVDa start: deterministic); if it leaves fewer than two children non-empty, the classes are
 split in two by their share ``U_k0 / sum_j U_kj`` (the halves of that order).
@@ -38,22 +41,37 @@ from hierlab.methods.labeltree.base import LabelTreeClassifier
 from hierlab.methods.labeltree.cards import RNMF_CARD
 from hierlab.methods.labeltree.tree import LabelTree, Split, grow_label_tree
 
-__all__ = ["RNMFClassifier", "class_means", "nmf_partition"]
+__all__ = ["RNMFClassifier", "class_means", "nmf_partition", "unit_rows"]
 
 
-def class_means(X: Any, yi: np.ndarray, classes: np.ndarray) -> np.ndarray:
-    """Mean row of each class in ``classes``, dense (len(classes), n_features)."""
+def class_means(X: Any, yi: np.ndarray, classes: np.ndarray) -> Any:
+    """Mean row of each class in ``classes``, shape (len(classes), n_features): CSR for CSR
+    ``X`` (a class mean has only its rows' features), else dense."""
     pos = np.searchsorted(classes, yi)
     n = len(yi)
-    P = sp.csr_matrix((np.ones(n), (pos, np.arange(n))), shape=(len(classes), n))
-    counts = np.asarray(P.sum(axis=1)).ravel()
+    counts = np.bincount(pos, minlength=len(classes)).astype(np.float64)
+    P = sp.csr_matrix((1.0 / counts[pos], (pos, np.arange(n))), shape=(len(classes), n))
     M = P @ X
-    M = M.toarray() if sp.issparse(M) else np.asarray(M)
-    return M / counts[:, None]
+    return sp.csr_matrix(M) if sp.issparse(M) else np.asarray(M)
 
 
-def nmf_partition(M: np.ndarray, p: int, max_iter: int = 500) -> tuple[np.ndarray, np.ndarray]:
+def unit_rows(M: Any) -> Any:
+    """``M`` with every non-zero row scaled to unit Euclidean length (sparse stays sparse)."""
+    if sp.issparse(M):
+        norms = np.sqrt(np.asarray(M.multiply(M).sum(axis=1)).ravel())
+        return sp.csr_matrix(sp.diags(1.0 / np.where(norms > 0, norms, 1.0)) @ M)
+    M = np.asarray(M, dtype=np.float64)
+    norms = np.linalg.norm(M, axis=1)
+    return M / np.where(norms > 0, norms, 1.0)[:, None]
+
+
+def nmf_partition(M: Any, p: int, max_iter: int = 500) -> tuple[np.ndarray, np.ndarray]:
     """Children of the classes (rows of ``M``) by the rank-``p`` NMF (module docstring).
+
+    Parameters
+    ----------
+    M : ndarray or csr_matrix of shape (n_classes, n_features)
+        Class means; sparse stays sparse unless a feature is negative (then shifted, dense).
 
     Returns
     -------
@@ -61,10 +79,11 @@ def nmf_partition(M: np.ndarray, p: int, max_iter: int = 500) -> tuple[np.ndarra
         Child index of each class, ``0 .. g-1`` with ``g >= 2`` groups all non-empty.
     U : ndarray of shape (n_classes, p)
     """
-    M = np.asarray(M, dtype=np.float64)
-    low = M.min(axis=0)
+    low = np.asarray(M.min(axis=0).toarray() if sp.issparse(M) else M.min(axis=0)).ravel()
     if (low < 0).any():
-        M = M - np.minimum(low, 0.0)[None, :]
+        dense = M.toarray() if sp.issparse(M) else np.asarray(M, dtype=np.float64)
+        M = dense - np.minimum(low, 0.0)[None, :]
+    M = unit_rows(M)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         U = NMF(n_components=p, init="nndsvda", solver="cd", max_iter=max_iter).fit_transform(M)
@@ -73,8 +92,8 @@ def nmf_partition(M: np.ndarray, p: int, max_iter: int = 500) -> tuple[np.ndarra
     if len(used) < 2:
         share = U[:, 0] / np.maximum(U.sum(axis=1), 1e-300)
         order = np.argsort(-share, kind="stable")
-        group = np.zeros(len(M), dtype=np.int64)
-        group[order[len(M) // 2 :]] = 1
+        group = np.zeros(M.shape[0], dtype=np.int64)
+        group[order[M.shape[0] // 2 :]] = 1
         return group, U
     return np.searchsorted(used, group).astype(np.int64), U
 

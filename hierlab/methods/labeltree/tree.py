@@ -25,7 +25,11 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.svm import LinearSVC, OneClassSVM
 
-__all__ = ["LabelTree", "Split", "grow_label_tree", "leaf_scores", "route"]
+__all__ = ["SVM_TOL", "LabelTree", "Split", "grow_label_tree", "leaf_scores", "route"]
+
+#: liblinear's own stopping tolerance for its dual solvers (``-e 0.1``), for the routers and
+#: DRHL's node SVMs (LinearSVC's 1e-4 ran its 1,000-pass cap on most small nodes)
+SVM_TOL = 0.1
 
 
 @dataclass
@@ -70,7 +74,8 @@ class LabelTree:
     depth : ndarray of int
         Longest path from the root to each node.
     coef : ndarray or csr_matrix of shape (n_nodes, n_features)
-        Row ``c``: the router weights of child ``c`` at its parent (0 for the root).
+        Row ``c``: the router weights of child ``c`` at its parent (0 for the root); CSR for
+        CSR rows (a LinearSVC's weights are zero off its rows' features).
     intercept : ndarray of shape (n_nodes,)
     leaf_models : dict of int to tuple
         Leaf ``v`` with several classes: ``(classes, W, b)``, the one-class SVMs' weights.
@@ -99,7 +104,7 @@ class LabelTree:
 def _router(X: Any, rows: np.ndarray, target: np.ndarray, C: float) -> tuple[Any, np.ndarray]:
     """LinearSVC on ``X[rows]`` -> ``target``; returns one weight row per child (k, d)."""
     k = int(target.max()) + 1
-    clf = LinearSVC(C=C, dual=True, max_iter=2000, random_state=0).fit(X[rows], target)
+    clf = LinearSVC(C=C, dual=True, tol=SVM_TOL, max_iter=1000, random_state=0).fit(X[rows], target)
     W, b = clf.coef_, clf.intercept_
     if k == 2:
         W = np.vstack([-W[0], W[0]])
@@ -116,8 +121,8 @@ def _one_class(X: Any, rows: np.ndarray, yi: np.ndarray, classes: np.ndarray, nu
         w = oc.coef_
         Ws.append(np.asarray(w.toarray() if sp.issparse(w) else w).ravel())
         bs.append(float(np.ravel(oc.intercept_)[0]))
-    W = np.vstack(Ws)
-    return classes, (sp.csr_matrix(W) if sp.issparse(X) else W), np.asarray(bs)
+    W = sp.vstack([sp.csr_matrix(w) for w in Ws], format="csr") if sp.issparse(X) else np.vstack(Ws)
+    return classes, W, np.asarray(bs)
 
 
 def grow_label_tree(
@@ -175,7 +180,8 @@ def grow_label_tree(
                 if key is not None:
                     memo[key] = c
             tree.children[v].append(c)
-            coefs[c], inter[c] = W[k], float(b[k])
+            w_c = np.asarray(W[k], dtype=np.float64).ravel()
+            coefs[c], inter[c] = (sp.csr_matrix(w_c) if sp.issparse(X) else w_c), float(b[k])
         rows_of[v] = np.zeros(0, dtype=np.int64)  # an internal node's rows are not needed
     _finish(tree, X, yi, rows_of, coefs, inter, nu)
     return tree
@@ -187,9 +193,12 @@ def _finish(
 ) -> None:  # fmt: skip
     """Stack the routers, order the nodes, train the leaves' one-class SVMs."""
     n, d = len(tree.children), X.shape[1]
-    rows_w = [np.zeros(d) if c is None else np.asarray(c, dtype=np.float64).ravel() for c in coefs]
-    Wd = np.vstack(rows_w) if rows_w else np.zeros((0, d))
-    tree.coef = sp.csr_matrix(Wd) if sp.issparse(X) else Wd
+    if sp.issparse(X):  # sparse rows: a router weighs only its node's features
+        tree.coef = sp.vstack(
+            [sp.csr_matrix((1, d)) if c is None else c for c in coefs], format="csr"
+        )
+    else:
+        tree.coef = np.vstack([np.zeros(d) if c is None else c for c in coefs])
     tree.intercept = np.asarray(inter, dtype=np.float64)
     tree.order = _topological(tree.children)
     depth = np.zeros(n, dtype=np.int64)
