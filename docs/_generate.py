@@ -35,6 +35,24 @@ def _write(path: Path, text: str) -> None:
         path.write_text(text, encoding="utf-8")
 
 
+def _estimator_note(cls: type) -> str:
+    """For an estimator class: its method cards (every parameter) and the shared methods."""
+    from hierlab.core.registry import get_method, list_methods
+
+    if not issubclass(cls, hierlab.HierarchicalClassifier) or cls is hierlab.HierarchicalClassifier:
+        return ""
+    cards = [m for m in list_methods() if get_method(m).estimator is cls]
+    lines = ["", ".. rubric:: See also", ""]
+    if cards:
+        shown = ", ".join(f":doc:`../methods/{m}`" for m in cards)
+        lines.append(f"The method card(s) {shown}: the objective, every parameter with its "
+                     "range, the presets.")
+        lines.append("")
+    lines.append("``fit``, ``predict``, ``predict_proba``, ``node_proba``, ``decision_function``, "
+                 "``calibrate`` and the other shared methods: :class:`hierlab.HierarchicalClassifier`.")
+    return "\n".join(lines) + "\n"
+
+
 def _page(name: str, obj: object) -> str:
     title = f"hierlab.{name}"
     head = f"{title}\n{'=' * len(title)}\n\n.. currentmodule:: hierlab\n\n"
@@ -44,7 +62,7 @@ def _page(name: str, obj: object) -> str:
             "   :members:\n   :no-show-inheritance:\n"
         )
     if inspect.isclass(obj):
-        return head + f".. autoclass:: {name}\n"
+        return head + f".. autoclass:: {name}\n" + _estimator_note(obj)
     if callable(obj):
         return head + f".. autofunction:: {name}\n"
     return head + f".. autodata:: {name}\n   :annotation: = {obj!r}\n"

@@ -175,6 +175,8 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         from hierlab.persistence import writable_target
 
         writable_target(args.out)  # a directory, a device or a FIFO: refused before the fit
+    if args.chunk_rows is not None:
+        return _fit_chunked(args)
     train, test = _load_data(args)
     params = _parse_params(args.param)
     spec = get_method(args.method)
@@ -217,6 +219,53 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         print(json.dumps(report, default=float, indent=2))
     else:
         print(f"{args.method} on {args.data}:")
+        _print_table(report, sys.stdout)
+    if args.out:
+        from hierlab.persistence import save
+
+        save(est, args.out)
+        print(f"model written to {args.out}", file=sys.stderr)
+    return 0
+
+
+def _fit_chunked(args: argparse.Namespace) -> int:
+    """``hierlab fit FILE --chunk-rows N``: ``partial_fit`` over blocks of N rows, evaluated on
+    ``--test`` read the same way; memory bounded by one block and the model."""
+    import resource
+
+    from hierlab.core.registry import make_estimator
+    from hierlab.evaluation.metrics import evaluate
+    from hierlab.evaluation.stream import default_passes, fit_blocks, predict_blocks
+    from hierlab.io.chunks import iter_chunks
+
+    if not os.path.isfile(args.data):
+        raise HierlabError(f"--chunk-rows reads a data file; {args.data!r} is not one")
+    train = iter_chunks(args.data, args.chunk_rows, taxonomy=args.taxonomy)
+    params = _parse_params(args.param)
+    est = make_estimator(args.method, taxonomy=train.taxonomy, preset=args.preset, **params)
+    passes = args.passes if args.passes is not None else default_passes(est)
+    t0 = time.perf_counter()
+    fit_blocks(est, train, passes)
+    report: dict[str, Any] = {
+        "method": args.method,
+        "n_train": train.n_samples,
+        "chunk_rows": train.chunk_rows,
+        "blocks": len(train),
+        "passes": passes,
+        "fit_time_s": time.perf_counter() - t0,
+        "solver": str(getattr(est, "solver_", "")),
+        "algorithm": str(getattr(est, "algorithm_", "")),
+    }
+    if args.test:
+        test = iter_chunks(args.test, args.chunk_rows, reference=train)
+        y_true, y_pred = predict_blocks(est, test)
+        report["n_test"] = len(y_true)
+        report.update(evaluate(y_true, y_pred, train.taxonomy))
+    report["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    if args.json:
+        print(json.dumps(report, default=float, indent=2))
+    else:
+        print(f"{args.method} on {args.data}, {len(train)} blocks of {train.chunk_rows} rows:")
         _print_table(report, sys.stdout)
     if args.out:
         from hierlab.persistence import save
@@ -503,7 +552,7 @@ def _bench_scale(
         budget=None if args.scale_budget <= 0 else float(args.scale_budget),
         blas_threads=args.blas_threads or None,
     )
-    out["scale"] = {"table": bench.records(df), "slopes": slopes}
+    out["scale"] = {"table": bench.records(df), "slopes": slopes, "n_features": args.features}
     if args.figure:
         bench.scale_figure(df, slopes).write_html(args.figure, include_plotlyjs="cdn")
         out["scale"]["figure"] = args.figure
@@ -515,13 +564,85 @@ def _bench_scale(
             print(f"{m}: log-log slope vs nnz {s['nnz']:.3f}, vs classes {s['classes']:.3f}")
 
 
+def _bench_plan(args: argparse.Namespace, out: dict[str, Any]) -> None:
+    """``bench --plan``: the scale curves' slopes extrapolated to LSHTC and DMOZ sizes."""
+    import pandas as pd
+
+    from hierlab.benchmarks import bench, plan
+
+    if args.plan_from:
+        with open(args.plan_from, encoding="utf-8") as fh:
+            scale = json.load(fh)["scale"]
+        table, n_features = pd.DataFrame(scale["table"]), int(scale.get("n_features", 20_000))
+    else:
+        _bench_scale(args, _bench_params(args), out)
+        table, n_features = pd.DataFrame(out["scale"]["table"]), int(args.features)
+    out["plan"] = {}
+    for method in table["method"].unique():
+        try:
+            model = plan.fit_plan(table, method, n_features)
+        except ValueError as exc:
+            raise HierlabError(str(exc)) from None
+        tab, check = plan.plan_table(model), plan.check_point(table, method, n_features)
+        out["plan"][method] = {"table": bench.records(tab), "check": check}
+        if not args.json:
+            _print_plan(model, tab, check)
+
+
+def _print_plan(model: Any, tab: Any, check: dict[str, Any] | None) -> None:
+    """The plan of one method: its fitted slopes, the table, the check, the assumptions."""
+    from hierlab.benchmarks.plan import ASSUMPTIONS
+
+    print(
+        f"\n{model.method}: {model.clock} ~ nnz^{model.b:.2f} x leaves^{model.c:.2f} "
+        f"({model.n_points} measured points); memory {model.m0 / 2**20:.0f} MB + "
+        f"{model.alpha:.0f} B/nnz + {model.beta:.2f} B/(node x feature)"
+    )
+    print(tab.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+    if check is not None:
+        print(
+            f"check at {check['n_classes']} leaves, {check['n_docs']} docs (fitted without "
+            f"it): {check['clock']} {check['predicted_s']:.1f} s predicted / "
+            f"{check['measured_s']:.1f} s "
+            f"measured = {check['time_ratio']:.2f}; memory {check['predicted_mb']:.0f} / "
+            f"{check['measured_mb']:.0f} MB = {check['memory_ratio']:.2f}"
+        )
+    for a in ASSUMPTIONS:
+        print(f"  assumption: {a}")
+
+
+def _bench_cluster(
+    args: argparse.Namespace, per_method: dict[str, dict[str, Any]], out: dict[str, Any]
+) -> None:
+    """``bench --dask ADDRESS``: compare and HR-SVM timed here and on the cluster."""
+    from hierlab.benchmarks import bench
+    from hierlab.benchmarks.cluster import COMPARE_METHODS, cluster_speedups
+    from hierlab.datasets.catalog import load_builtin
+
+    data = load_builtin(args.data, **_parse_params(args.data_param))
+    table = cluster_speedups(
+        data,
+        methods=args.methods or COMPARE_METHODS,
+        hr_params=per_method.get("hr-svm"),
+        progress=_note,
+    )
+    out["cluster"] = bench.records(table)
+    if not args.json:
+        print(f"on this machine (serial) and on the dask cluster at {args.dask}, {args.data}:")
+        print(table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
     from hierlab.benchmarks import bench
 
     out: dict[str, Any] = {}
     budget = None if args.budget <= 0 else float(args.budget)
     per_method = _bench_params(args)  # --param: for the table and the scale curves
-    if not args.no_table:
+    if args.plan:
+        _bench_plan(args, out)
+    elif args.dask is not None:
+        _bench_cluster(args, per_method, out)
+    elif not args.no_table:
         _bench_table(args, per_method, budget, out)
     if args.scale is not None:
         _bench_scale(args, per_method, out)
@@ -654,6 +775,20 @@ def _add_fit_parser(sub: _Sub) -> None:
     s.add_argument(
         "--proba", action="store_true", help="also report AU(PRC), Brier and ECE of node_proba"
     )
+    s.add_argument(
+        "--chunk-rows",
+        type=int,
+        default=None,
+        metavar="N",
+        help="train on a file larger than memory: partial_fit over blocks of N rows (hieron, "
+        "hsvm, nhsvm ...); --test is read the same way",
+    )
+    s.add_argument(
+        "--passes",
+        type=int,
+        default=None,
+        help="with --chunk-rows: passes over the file (default: the method's epochs)",
+    )
     s.set_defaults(func=_cmd_fit)
 
 
@@ -741,6 +876,13 @@ def _add_bench_parser(sub: _Sub) -> None:
     s.add_argument("--blas-threads", type=int, default=1, help="BLAS threads; 0: unlimited")
     s.add_argument("--no-hiclass", action="store_true", help="leave out the HiClass row")
     s.add_argument("--no-table", action="store_true", help="skip the method table")
+    s.add_argument(
+        "--plan",
+        action="store_true",
+        help="size a cluster on paper: fit time and memory per worker at LSHTC- and DMOZ-like "
+        "sizes from the scale curves' slopes (--plan-from JSON of bench --scale --json)",
+    )
+    s.add_argument("--plan-from", default=None, help="a bench --scale --json file to fit")
     _add_scale_arguments(s)
     s.add_argument("--json", action="store_true", help="machine-readable output")
     s.set_defaults(func=_cmd_bench)

@@ -40,6 +40,18 @@ __all__ = ["LiveBounds", "compare_presets", "widgets_available"]
 
 _MODES = ("auto", "widget", "text")
 
+#: seconds after which the progress line also says how long the budget allows at most
+LONG_FIT = 2.0
+
+
+def _duration(seconds: float) -> str:
+    """``"40 s"``, ``"3 min"``, ``"2.1 h"``."""
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 5400:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"
+
 
 def widgets_available() -> bool:
     """True when plotly's ``FigureWidget`` can be built (``anywidget`` is installed)."""
@@ -243,19 +255,28 @@ class LiveBounds:
         Returns
         -------
         str
-            The fraction done is the larger of the iteration and time budgets' fractions;
-            ``done (reason)`` follows once the fit has ended.
+            The fraction done is the larger of the iteration and time budgets' fractions; after
+            :data:`LONG_FIT` seconds, the time the budgets allow at most follows it
+            (``"(20%, at most 40 s left)"``; the gap may close earlier); ``done (reason)``
+            follows once the fit has ended.
         """
         last = self.states[-1]
         it = int(last.get("iteration") or len(self.states))
         elapsed = float(last.get("elapsed") or 0.0)
         parts = [self.title] if self.title else []
         head = f"iteration {it}" + (f"/{self.total}" if self.total else "")
-        done = [it / self.total] if self.total else []
+        done, left = [], []
+        if self.total and it > 0:
+            done.append(it / self.total)
+            left.append(elapsed * max(0, self.total - it) / it)
         if self.max_time:
             done.append(elapsed / self.max_time)
+            left.append(max(0.0, self.max_time - elapsed))
         if done and self.result is None:
-            head += f" ({min(1.0, max(done)):.0%})"
+            head += f" ({min(1.0, max(done)):.0%}"
+            if elapsed >= LONG_FIT:  # the gap may close before the budgets run out
+                head += f", at most {_duration(min(left))} left"
+            head += ")"
         parts.append(head)
         gap, upper = last.get("gap"), last.get("upper")
         if isinstance(gap, float) and math.isfinite(gap):
@@ -266,6 +287,17 @@ class LiveBounds:
         if self.result is not None:
             parts.append(f"done ({self.result.stop_reason})")
         return " · ".join(parts)
+
+
+def _last_certified_gap(history: pd.DataFrame) -> float:
+    """The gap of the last state whose bounds were computed exactly (NaN without any)."""
+    if "gap" not in history.columns or history.empty:
+        return math.nan
+    gap = pd.to_numeric(history["gap"], errors="coerce")
+    if "exact" in history.columns:
+        gap = gap[history["exact"].map(lambda v: v is not False)]
+    gap = gap.dropna()
+    return float(gap.iloc[-1]) if len(gap) else math.nan
 
 
 def compare_presets(
@@ -292,7 +324,8 @@ def compare_presets(
     -------
     table : DataFrame
         One row per preset: ``algorithm`` (``est.algorithm_``), ``fit seconds`` (wall clock),
-        ``iterations``, ``objective`` and ``certified gap`` (NaN where the solver has none),
+        ``iterations``, ``objective`` (the last upper bound) and ``certified gap`` (of the
+        last state with exact bounds; NaN where the solver has none),
         ``converged`` and the test ``accuracy`` and ``hierarchical_f1``.
     figure : plotly Figure
         :func:`hierlab.plots.bounds_figure` of the runs, keyed ``"<preset>: <algorithm>"``.
@@ -317,8 +350,8 @@ def compare_presets(
                 "algorithm": str(est.algorithm_),
                 "fit seconds": seconds,
                 "iterations": len(history),
-                "objective": float(getattr(est, "objective_", math.nan)),
-                "certified gap": float(getattr(est, "gap_", math.nan)),
+                "objective": float(pd.to_numeric(history["upper"]).iloc[-1]),
+                "certified gap": _last_certified_gap(history),
                 "converged": bool(getattr(est, "converged_", False)),
                 "accuracy": scores["accuracy"],
                 "hierarchical_f1": scores["hierarchical_f1"],

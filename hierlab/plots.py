@@ -957,6 +957,30 @@ def explanation_figure(table: pd.DataFrame, title: str | None = None) -> go.Figu
 
 
 # ---------------------------------------------------------------------------- solver race
+def log_ticks(values: np.ndarray) -> tuple[list[float], list[str]] | None:
+    """Tick values and labels for a log axis over ``values``: every decade in the range, and
+    the 2 and 5 multiples too when fewer than three decades show (a short range must still
+    carry labels); None without a positive finite value.
+
+    Returns
+    -------
+    (tickvals, ticktext) : lists
+        Labels with three significant digits (``"0.001"``, ``"2e+04"``).
+    """
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v) & (v > 0)]
+    if not len(v):
+        return None
+    lo, hi = float(v.min()), float(v.max())
+    first, last = int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi)))
+    decades = [10.0**e for e in range(first, last + 1)]
+    steps = (1.0,) if last - first >= 3 else (1.0, 2.0, 5.0)
+    vals = [d * m for d in decades for m in steps if lo / 1.0001 <= d * m <= hi * 1.0001]
+    if len(vals) < 2:  # within one step: the range's ends too
+        vals = sorted({lo, hi, *vals})
+    return vals, [f"{t:.3g}" for t in vals]
+
+
 def race_figure(result: Any, title: str | None = None) -> go.Figure:
     """The certified gap ``upper - lower`` against solver seconds, one line per solver.
 
@@ -1000,7 +1024,13 @@ def race_figure(result: Any, title: str | None = None) -> go.Figure:
                 "<br>certified gap %{y:.3g}<extra>" + str(labels.get(name, "")) + "</extra>",
             )
         )
-    fig.update_yaxes(type="log", dtick=1, title_text="certified gap (upper - lower)")
+    shown = [np.asarray(t.y, dtype=float) for t in fig.data if t.y is not None and len(t.y)]
+    ticks = log_ticks(np.concatenate(shown)) if shown else None
+    fig.update_yaxes(
+        type="log",
+        title_text="certified gap (upper - lower)",
+        **({"tickvals": ticks[0], "ticktext": ticks[1]} if ticks else {}),
+    )
     fig.update_xaxes(title_text="solver seconds")
     fig.update_layout(
         title=title or "Solver race: certified gap against seconds",

@@ -152,3 +152,16 @@ def test_compare_presets_runs_what_each_preset_names() -> None:
     assert table.loc["paper", "algorithm"] != table.loc["fast", "algorithm"]
     names = {str(t.name).split(": ")[0] for t in fig.data}
     assert names == {"paper", "fast"}
+
+
+def test_progress_of_a_long_fit_says_the_most_time_left() -> None:
+    out = io.StringIO()
+    live = LiveBounds(stream=out, total=40, max_time=100.0, min_interval=0.0)
+    live(SolverState(1, 0.5, 10.0, lower=1.0))
+    assert "(2%)" in live.progress_text()  # short so far: no estimate
+    live(SolverState(10, 20.0, 5.0, lower=4.0))
+    # iterations: 20 s for 10 of 40 -> 60 s more; time: 80 s more; the smaller holds
+    assert "iteration 10/40 (25%, at most 60 s left)" in live.progress_text()
+    live(SolverState(30, 90.0, 4.5, lower=4.4))
+    # time: 90 of 100 s -> 10 s more (iterations would allow 30 s)
+    assert "(90%, at most 10 s left)" in live.progress_text()

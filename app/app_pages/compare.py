@@ -19,6 +19,7 @@ from app.state import (
 from app.state.background import start_comparison, take_failed
 from app.state.views import has_probabilities, run_views
 from app.ui.errors import show_error
+from app.ui.model_io import comparison_exports
 from app.ui.page import run_with_progress, training_page
 from app.ui.reports import await_reports
 from app.ui.training import metric_columns
@@ -273,6 +274,11 @@ def show_comparison(state: AppState, comp: Comparison) -> None:
     state.landed.clear()  # shown here: the sidebar's notices are done
     st.subheader(f"Comparison #{comp.id} on {comp.dataset_name}")
     st.caption(f"{comp.describe_plan()}; baseline {comp.baseline}. Mean ± std over splits.")
+    for label, why in comp.trivial().items():
+        st.warning(
+            f"**Trivial model ({label}):** it {why}: its row is not a result of the method.",
+            icon=":material/warning:",
+        )
     numeric = comp.numeric_table()
     table = mean_std_table(numeric)
     st.dataframe(
@@ -289,8 +295,9 @@ def show_comparison(state: AppState, comp: Comparison) -> None:
         show_significance(comp)
     show_charts(comp)
     show_downloads(state, comp, numeric.to_csv(index=False))
+    comparison_exports(state, comp)
     with st.expander("Per-split results"):
-        st.dataframe(comp.results, hide_index=True)
+        st.dataframe(comp.results, hide_index=True, column_config=number_columns(comp.results))
 
 
 state, entry, tax, tax_source = training_page("Compare")

@@ -20,7 +20,13 @@ from app.state import (
     validation_report,
 )
 from app.ui.errors import show_error
+from app.ui.model_io import predict_with_model_file
 from app.ui.widgets import param_widget
+
+#: the Data page's tabs
+TABS = ["Built-in data sets", "Upload your own", "Predict with a model file"]
+#: session key: the person came to upload their own data (the upload tab opens first)
+UPLOAD_FIRST = "data_upload_first"
 
 UPLOAD_HELP = (
     "Features: **CSV** (a label column with node names or `a/b/c` paths; `;` between "
@@ -95,9 +101,23 @@ def upload_tab(state: AppState) -> None:
         key="upload_taxonomy",
     )
     received(taxf)
+    testf = st.file_uploader(
+        "Test file (optional)",
+        type=["csv", "tsv", "txt", "svm", "svmlight", "libsvm", "arff"],
+        key="upload_test",
+        help="A separate file of test rows in the training file's format (the Clus sets come "
+        "as train/test pairs): its rows are the test set as given, with no random split; it "
+        "is read like the training file (its taxonomy, vocabulary, imputation means).",
+    )
+    received(testf)
     c1, c2 = st.columns(2)
-    test_size = c1.slider("Test fraction", 0.1, 0.5, 0.3, 0.05, key="upload_test_size")
-    seed = int(c2.number_input("Split seed", value=0, step=1, key="upload_seed"))
+    given = testf is not None
+    test_size = c1.slider(
+        "Test fraction", 0.1, 0.5, 0.3, 0.05, key="upload_test_size", disabled=given
+    )
+    seed = int(c2.number_input("Split seed", value=0, step=1, key="upload_seed", disabled=given))
+    if given:
+        st.caption("With a test file, its rows are the test set: the training file is not split.")
     if not st.button("Use this upload", key="use_upload", type="primary", disabled=feat is None):
         return
     assert feat is not None
@@ -111,6 +131,7 @@ def upload_tab(state: AppState) -> None:
             (taxf.name, taxf.getvalue()) if taxf is not None else None,
             test_size=test_size,
             seed=seed,
+            test=(testf.name, testf.getvalue()) if testf is not None else None,
         )
     except Exception as exc:
         status.update(label=f"Could not read {feat.name}", state="error")
@@ -121,7 +142,11 @@ def upload_tab(state: AppState) -> None:
     )
     state.add_dataset(entry)
     rows = entry.train.n_samples + entry.test.n_samples
-    st.success(f"Loaded {feat.name}: {rows} rows, {entry.train.n_features} features.")
+    st.success(
+        f"Loaded {feat.name}: {rows} rows, {entry.train.n_features} features; "
+        + entry.describe_split()
+        + "."
+    )
 
 
 def session_switcher(state: AppState) -> None:
@@ -150,7 +175,9 @@ def split_form(state: AppState, entry: DatasetEntry) -> None:
         "Split",
         (["own"] if own else []) + ["random"],
         format_func=lambda m: (
-            "the data set's own split" if m == "own" else "random split with a seed"
+            ("the test file as given" if "test" in entry.files else "the data set's own split")
+            if m == "own"
+            else "random split with a seed"
         ),
         key="split_mode",
         horizontal=True,
@@ -212,13 +239,27 @@ def report(entry: DatasetEntry) -> None:
 
 state = get_state()
 st.title("Data")
+# the same elements above the tabs on every rerun: a message that came and went would move the
+# tabs, and the browser would draw them anew on their first tab (an upload attached on the
+# second tab snapped back to the first)
+note = st.empty()
 if st.session_state.pop("data_open_upload", False):  # from the home page's "Upload a file"
-    st.info("Your own data: open the **Upload your own** tab below.", icon=":material/upload_file:")
-left, right = st.tabs(["Built-in data sets", "Upload your own"])
+    st.session_state[UPLOAD_FIRST] = True
+    note.info("Your own data: attach your files below.", icon=":material/upload_file:")
+left, right, predict = st.tabs(
+    TABS, default=TABS[1] if st.session_state.get(UPLOAD_FIRST) else TABS[0], key="data_tabs"
+)
 with left:
     builtin_tab(state)
 with right:
     upload_tab(state)
+with predict:
+    st.markdown(
+        "Predict with a model downloaded from this app (Explore or Train: **Model file**). New "
+        "rows are read like the current data set's training rows, so load the data set the "
+        "model was trained on first."
+    )
+    predict_with_model_file(state)
 
 st.divider()
 if len(state.datasets) > 1:

@@ -77,7 +77,7 @@ st.success(f"Done in {res.seconds:.1f} s. What it shows:")
 st.markdown(res.markdown())
 SHOWN = ("label", "method", "zero_one_error", "tree_induced_error", "accuracy", "macro_f1")
 cols = [c for c in (*SHOWN, "hierarchical_f1") if c in res.metrics.columns]
-shown = res.metrics[cols].round(4)
+shown = res.metrics[cols]
 st.dataframe(
     shown, hide_index=True, key=f"demo_metrics_{name}", column_config=metric_columns(shown)
 )

@@ -13,10 +13,12 @@ import pandas as pd
 import streamlit as st
 
 from app.state import AppState, Run, get_state, session_dict
+from app.state.data import example_texts
 from app.state.views import THRESHOLDS, Summary, has_probabilities, run_views
 from app.ui.errors import show_error
+from app.ui.model_io import run_files
 from app.ui.reports import await_reports
-from app.ui.widgets import calibration_caption, fmt, trivial_warning
+from app.ui.widgets import calibration_caption, fmt, number_columns, trivial_warning
 from hierlab import HierDataset, Taxonomy, explain, plots
 from hierlab.evaluation.metrics import ancestor_at_depth, confusion_at_level, metric_label
 from hierlab.evaluation.views import STOPPED_ABOVE, collapsed_subtree
@@ -27,6 +29,8 @@ TREE_NODES = 400
 HEATMAP_NODES = 30
 #: most-confused pairs listed; confusion cells offered for their examples
 TOP_PAIRS, TOP_CELLS = 50, 500
+#: rows of a table of examples (the text of each is looked up; more would not be read)
+MAX_LISTED = 2000
 
 
 def cached(run: Run, key: Any, build: Callable[[], Any]) -> Any:
@@ -309,6 +313,11 @@ def predictions(state: AppState, run: Run, summary: Summary, tax: Taxonomy, etax
         }
     )
     shown = table[table["gamma"] > 0] if only_wrong else table
+    if len(shown) > MAX_LISTED:
+        st.caption(f"The first {MAX_LISTED:,} of {len(shown):,} rows.")
+    shown = shown.iloc[:MAX_LISTED].assign(
+        text=_texts(state, run, shown["row"].to_numpy()[:MAX_LISTED])
+    )
     st.dataframe(
         shown,
         hide_index=True,
@@ -323,6 +332,9 @@ def predictions(state: AppState, run: Run, summary: Summary, tax: Taxonomy, etax
     try:
         pred_path = decision_path(state, run, row, tax, etax)
         true_path = [str(tax.names[j]) for j in tax.path(str(run.y_test[row]))]
+        said = _texts(state, run, np.array([row]))[0]
+        if said:
+            st.markdown(f"**Example {row}:** {said}")
         st.markdown("**Decision path:** " + " → ".join(pred_path))
         st.markdown("**True path:** " + " → ".join(true_path))
         st.caption(f"tree distance gamma = {int(gamma[row])}")
@@ -422,12 +434,17 @@ def cell_examples(state: AppState, run: Run, summary: Summary, tax: Taxonomy) ->
     pairs = summary.pairs.get(level)
     if pairs is None or not len(pairs):
         return
-    cells = [f"{t} → {p}" for t, p in zip(pairs["true"][:TOP_CELLS], pairs["predicted"])]
+    # the most-confused pairs first (those the table above lists), then the largest cells
+    ranked = pd.concat([pairs[~pairs["correct"]].head(TOP_PAIRS), pairs]).head(
+        TOP_CELLS + TOP_PAIRS
+    )
+    cells = list(dict.fromkeys(f"{t} → {p}" for t, p in zip(ranked["true"], ranked["predicted"])))
     st.subheader("Examples of a confusion cell")
     if st.session_state.get("explore_cell") not in cells:
         st.session_state["explore_cell"] = cells[0]
     cell = st.selectbox(
-        f"Cell (true → predicted; the {len(cells)} largest of depth {level}, or click one)",
+        f"Cell (true → predicted at depth {level}: the most confused, then the largest; "
+        "or click one)",
         cells,
         key="explore_cell",
     )
@@ -447,7 +464,7 @@ def cell_examples(state: AppState, run: Run, summary: Summary, tax: Taxonomy) ->
                 " / ".join(map(str, tax.names[tax.path(int(v))][1:])) for v in p_ids[rows]
             ],
             "gamma": summary.gamma[rows],
-            "words": _top_words(state, run, rows),
+            "text": _texts(state, run, rows),
         }
     )
     st.caption(
@@ -464,19 +481,10 @@ def cell_examples(state: AppState, run: Run, summary: Summary, tax: Taxonomy) ->
     )
 
 
-def _top_words(state: AppState, run: Run, rows: np.ndarray, k: int = 6) -> list[str]:
-    """Each example's largest features (its most weighted words for text), as text."""
+def _texts(state: AppState, run: Run, rows: np.ndarray) -> list[str]:
+    """Each listed example's own text (or its largest features when the data has no text)."""
     data = test_rows(state, run)
-    if data is None:
-        return [""] * len(rows)
-    names = feature_names(state, run) or [f"x{j}" for j in range(data.X.shape[1])]
-    out = []
-    for r in rows[:500]:
-        x = data.X[int(r)]
-        x = np.asarray(x.toarray() if hasattr(x, "toarray") else x).ravel()
-        top = np.argsort(-x, kind="stable")[:k]
-        out.append(", ".join(names[j] for j in top if x[j] > 0))
-    return out + [""] * (len(rows) - len(out))
+    return [""] * len(rows) if data is None else example_texts(data, rows)
 
 
 def probabilities(state: AppState, run: Run) -> None:
@@ -526,7 +534,9 @@ def probabilities(state: AppState, run: Run) -> None:
         key="explore_threshold",
     )
     row = table[np.isclose(table["threshold"], t)]
-    st.dataframe(row.round(4), hide_index=True, key="explore_threshold_row")
+    st.dataframe(
+        row, hide_index=True, key="explore_threshold_row", column_config=number_columns(row)
+    )
 
 
 state = get_state()
@@ -551,6 +561,8 @@ st.caption(
     + " · ".join(f"{metric_label(k)} {fmt(v)}" for k, v in run.metrics.items())
 )
 trivial_warning(run)
+with st.expander("Model file, script and notebook of this run; delete it"):
+    run_files(state, run, "explore_files")
 try:
     views = run_views(run, test_rows(state, run))
 except Exception as exc:

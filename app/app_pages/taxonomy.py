@@ -7,7 +7,7 @@ import streamlit as st
 from app.state import AppState, DatasetEntry, get_state, induce_taxonomy
 from app.ui.errors import show_error
 from app.ui.page import require_dataset
-from app.ui.widgets import param_widget
+from app.ui.widgets import fmt, param_widget
 from hierlab import Taxonomy, get_method
 from hierlab.evaluation.metrics import tree_similarity_mse
 from hierlab.plots import taxonomy_figure
@@ -83,7 +83,7 @@ def induction(state: AppState, entry: DatasetEntry, induced: dict | None) -> Non
             induced["mse"] = tree_similarity_mse(
                 entry.taxonomy, induced["taxonomy"], shared_leaves(entry.taxonomy, induced)
             )
-        st.metric("tree similarity MSE (induced vs given)", f"{induced['mse']:.4f}")
+        st.metric("tree similarity MSE (induced vs given)", fmt(induced["mse"]))
     except Exception as exc:
         show_error(exc, "Tree similarity")
     use = st.checkbox(

@@ -24,6 +24,7 @@ from app.state import (
 from app.state.jobs import live_jobs
 from app.state.runs import count_text
 from app.ui.method_card import show_card
+from app.ui.model_io import delete_runs, run_files
 from app.ui.page import training_page
 from app.ui.training import (
     bounds_chart,
@@ -33,7 +34,7 @@ from app.ui.training import (
     start_job,
     x_axis_toggle,
 )
-from app.ui.widgets import param_errors, param_widgets, preset_bar, trivial_warning
+from app.ui.widgets import fmt, param_errors, param_widgets, preset_bar, trivial_warning
 from hierlab import Taxonomy, get_method
 
 
@@ -95,7 +96,7 @@ def last_run(state: AppState, last: Run) -> None:
     if not finite.any():
         st.caption(f"{last.name} reports no objective value: nothing to plot for its solver.")
     st.markdown(
-        f"**Last run:** {last.label} — {last.fit_time:.2f} s, {count_text(hist)}"
+        f"**Last run:** {last.label} — {fmt(last.fit_time, 3)} s, {count_text(hist)}"
         + (" — stopped by you" if last.stopped else "")
         + kept_text(last)
     )
@@ -106,6 +107,8 @@ def last_run(state: AppState, last: Run) -> None:
     show_metrics(last.metrics)
     for w in last.warnings:
         st.warning(w)
+    with st.expander("Model file, script and notebook of this run; delete it"):
+        run_files(state, last, "train_last")
     st.subheader("Run history")
     table = runs_table(state.runs)
     st.dataframe(table, hide_index=True, column_config=metric_columns(table))
@@ -116,6 +119,11 @@ def last_run(state: AppState, last: Run) -> None:
         mime="application/json",
         key="download_runs",
     )
+    labels = {r.id: r.label for r in state.runs}
+    doomed = st.multiselect(
+        "Runs to delete", list(labels), format_func=labels.__getitem__, key="train_delete_runs"
+    )
+    delete_runs(state, [r for r in state.runs if r.id in doomed], "train_history")
 
 
 state, entry, tax, tax_source = training_page("Train")

@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 import streamlit as st
 
 from hierlab import DataError, HierlabError, Taxonomy
@@ -30,10 +32,12 @@ __all__ = [
     "DatasetEntry",
     "builtin_choices",
     "example_files",
+    "example_texts",
     "generator_params",
     "induce_taxonomy",
     "load_builtin",
     "make_entry",
+    "parse_test_upload",
     "parse_upload",
     "report_messages",
     "resplit",
@@ -69,6 +73,12 @@ class DatasetEntry:
         The data set's own (train, test) split, when it has one.
     params : dict
         Generator parameters or file names.
+    rows : HierDataset, optional
+        A single file's rows in the file's order (what a random split splits, as the exported
+        script does); None when the data set has its own split.
+    files : dict of str -> (str, bytes)
+        Uploaded files by role (``"features"``, ``"taxonomy"``, ``"test"``): name and content,
+        which an export bundles with the script.
     """
 
     key: str
@@ -79,6 +89,8 @@ class DatasetEntry:
     split: dict[str, Any]
     own_split: tuple[HierDataset, HierDataset] | None = None
     params: dict[str, Any] = field(default_factory=dict)
+    rows: HierDataset | None = None
+    files: dict[str, tuple[str, bytes]] = field(default_factory=dict)
 
     @property
     def taxonomy(self) -> Taxonomy:
@@ -92,13 +104,15 @@ class DatasetEntry:
 
     @property
     def all_rows(self) -> HierDataset:
-        """Every row of the data set's own split if it has one, else of the current split."""
-        return concat_datasets(*self.own_split) if self.own_split else self.full
+        """Every row: the own split's train then test rows, else the file's rows in order."""
+        if self.own_split:
+            return concat_datasets(*self.own_split)
+        return self.rows if self.rows is not None else self.full
 
     def describe_split(self) -> str:
         """One line: how many rows in train/test and how the split was made."""
         if self.split.get("mode") == "own":
-            how = "the data set's own split"
+            how = "the test file as given" if "test" in self.files else "the data set's own split"
         else:
             how = (
                 f"random split, test size {self.split['test_size']:.0%}, seed {self.split['seed']}"
@@ -236,8 +250,12 @@ def load_builtin(builtin_key: str, params: dict[str, Any] | None = None) -> Data
         path = REPO_ROOT / name
         tax_path = dict(example_files()).get(path)
         tax = tax_path.read_bytes() if tax_path is not None else None
-        ds = parse_upload(path.read_bytes(), path.name, tax, tax_path.name if tax_path else None)
-        return make_entry(ds, name, "example", test_size=0.3, seed=0)
+        content = path.read_bytes()
+        ds = parse_upload(content, path.name, tax, tax_path.name if tax_path else None)
+        files = {"features": (path.name, content)}
+        if tax_path is not None and tax is not None:
+            files["taxonomy"] = (tax_path.name, tax)
+        return make_entry(ds, name, "example", test_size=0.3, seed=0, files=files)
     raise DataError(f"unknown built-in data set {builtin_key!r}")
 
 
@@ -273,13 +291,16 @@ def make_entry(
     test: HierDataset | None = None,
     params: dict[str, Any] | None = None,
     key: str | None = None,
+    files: dict[str, tuple[str, bytes]] | None = None,
 ) -> DatasetEntry:
     """A :class:`DatasetEntry` from one data set (split at random) or a given (train, test).
 
-    ``key`` defaults to ``name``.
+    ``key`` defaults to ``name``; ``files`` are the uploaded files (kept for exports).
     """
     own: tuple[HierDataset, HierDataset] | None = None
+    rows: HierDataset | None = None
     if test is None:
+        rows = data
         train, test, split = _random_split(data, test_size, seed)
     else:
         own, train, split = (data, test), data, {"mode": "own"}
@@ -292,6 +313,8 @@ def make_entry(
         split=split,
         own_split=own,
         params=dict(params or {}),
+        rows=rows,
+        files=dict(files or {}),
     )
 
 
@@ -312,6 +335,8 @@ def resplit(entry: DatasetEntry, mode: str, test_size: float = 0.3, seed: int = 
         split=split,
         own_split=entry.own_split,
         params=entry.params,
+        rows=entry.rows,
+        files=entry.files,
     )
 
 
@@ -351,31 +376,69 @@ def parse_upload(
     return ds
 
 
+@st.cache_data(show_spinner=False, max_entries=8)
+def parse_test_upload(
+    data: bytes,
+    filename: str,
+    train_data: bytes,
+    train_name: str,
+    taxonomy_data: bytes | None = None,
+    taxonomy_name: str | None = None,
+) -> HierDataset:
+    """Parse a separate test file like its training file (:func:`parse_upload`): the training
+    file's taxonomy, vectoriser, imputation means and width (``reference=``). Cached on the
+    bytes.
+
+    Raises
+    ------
+    HierlabError
+        As :func:`parse_upload`; also when the widths differ or a test label is not a node of
+        the training file's taxonomy.
+    """
+    if not data:
+        raise DataError(f"{filename}: the file is empty")
+    train = parse_upload(train_data, train_name, taxonomy_data, taxonomy_name)
+    ds = read_dataset_bytes(data, filename, reference=train)
+    if ds.n_samples < 1:
+        raise DataError(f"{filename}: no data row")
+    return ds
+
+
 def upload_entry(
     features: tuple[str, bytes],
     taxonomy: tuple[str, bytes] | None = None,
     test_size: float = 0.3,
     seed: int = 0,
+    test: tuple[str, bytes] | None = None,
 ) -> DatasetEntry:
-    """An uploaded data set (:func:`parse_upload`) split at random, as a session entry.
+    """An uploaded data set (:func:`parse_upload`) as a session entry: split at random, or,
+    with a separate test file, that file's rows as the test set (no resplit).
 
     Parameters
     ----------
-    features, taxonomy : (file name, content)
-        The uploaded files; the taxonomy is optional.
+    features, taxonomy, test : (file name, content)
+        The uploaded files; the taxonomy and the test file are optional.
     test_size : float
     seed : int
+        The random split (without a test file).
     """
     name, data = features
     tax_name, tax_data = taxonomy if taxonomy is not None else (None, None)
     ds = parse_upload(data, name, tax_data, tax_name)
+    files = {"features": features, **({"taxonomy": taxonomy} if taxonomy else {})}
+    test_ds = None
+    if test is not None:
+        test_ds = parse_test_upload(test[1], test[0], data, name, tax_data, tax_name)
+        files["test"] = test
     return make_entry(
         ds,
-        f"upload: {name}",
+        f"upload: {name}" + (f" + {test[0]}" if test is not None else ""),
         "upload",
         test_size=test_size,
         seed=seed,
-        params={"features": name, "taxonomy": tax_name},
+        test=test_ds,
+        params={"features": name, "taxonomy": tax_name, "test": test[0] if test else None},
+        files=files,
     )
 
 
@@ -423,6 +486,61 @@ def report_messages(summary: dict[str, Any], per_node: pd.DataFrame) -> list[tup
         out.append(("info", "The taxonomy is a DAG: only methods that support DAGs are offered."))
     if summary.get("multilabel"):
         out.append(("info", "Multi-label data: only multi-label methods are offered."))
+    return out
+
+
+# ---------------------------------------------------------------------------------- examples
+#: characters of an example's text shown in a table cell (the whole text is in the tooltip)
+TEXT_CHARS = 300
+
+
+def example_texts(ds: HierDataset, rows: Any, k: int = 8, limit: int = 5000) -> list[str]:
+    """What each listed example says: its own text (``HierDataset.texts``, cut at
+    :data:`TEXT_CHARS`) when the data came from text, else its ``k`` largest features by name
+    ("words: a, b, c" for bag-of-words data without the text, ``x3=1.2`` for numeric columns).
+
+    Parameters
+    ----------
+    ds : HierDataset
+    rows : array-like of int
+        Row indices into ``ds``.
+    k : int
+    limit : int
+        Only the first ``limit`` rows are described (the rest get ``""``): a table shows a
+        few hundred.
+    """
+    idx = np.asarray(rows, dtype=np.int64).ravel()
+    head = idx[:limit]
+    if ds.texts is not None:
+        out = [_cut(str(t)) for t in ds.texts[head]]
+    else:
+        out = _top_features(ds, head, k)
+    return out + [""] * (len(idx) - len(head))
+
+
+def _cut(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= TEXT_CHARS else flat[: TEXT_CHARS - 1] + "…"
+
+
+def _top_features(ds: HierDataset, rows: np.ndarray, k: int) -> list[str]:
+    """Each row's ``k`` largest features: the words of sparse (bag-of-words) data, ``name=value``
+    of dense columns (one slice of the rows, no dense copy of a sparse matrix)."""
+    if not len(rows):
+        return []
+    words = sp.issparse(ds.X) and ds.feature_names is not None
+    names = ds.feature_names or [f"x{j}" for j in range(ds.n_features)]
+    X = ds.X[rows]
+    X = sp.csr_matrix(X) if sp.issparse(X) else sp.csr_matrix(np.nan_to_num(np.asarray(X)))
+    out = []
+    for i in range(X.shape[0]):
+        lo, hi = X.indptr[i], X.indptr[i + 1]
+        vals, cols = X.data[lo:hi], X.indices[lo:hi]
+        top = np.argsort(-np.abs(vals) if not words else -vals, kind="stable")[:k]
+        if words:
+            out.append("words: " + ", ".join(str(names[cols[j]]) for j in top if vals[j] > 0))
+        else:
+            out.append(", ".join(f"{names[cols[j]]}={vals[j]:.3g}" for j in top))
     return out
 
 

@@ -39,6 +39,7 @@ __all__ = [
     "compatible_methods",
     "count_text",
     "default_method",
+    "delete_run",
     "display_name",
     "distinguishing_params",
     "fit_run",
@@ -429,6 +430,65 @@ def run_from_result(state: AppState, entry: DatasetEntry, result: RunResult) -> 
 
 
 # ---------------------------------------------------------------------------------- history
+#: session values that name runs by id: widget selections (a list, or one id)
+RUN_SELECTIONS = (
+    "compare_runs",
+    "compare_proba_runs",
+    "explore_run",
+    "home_first_run",
+    "train_delete_runs",
+)
+#: session caches keyed by run: ``{"run": id, ...}`` (one run's figures) or ``{(id, ...): v}``
+RUN_CACHES = ("explore_figures",)
+
+
+def delete_run(state: AppState, run_id: int, session: Any = None) -> Run | None:
+    """Remove a run from the session, everywhere it appears.
+
+    The history (and so Explore's and Compare's lists, the runs JSON and the exports, which
+    read it), the widget selections that name it, and the figures and probabilities cached
+    for it. Comparisons are not runs: a comparison that re-fitted the run's configuration
+    keeps its own results.
+
+    Parameters
+    ----------
+    state : AppState
+    run_id : int
+    session : mapping, optional
+        Where the widgets and caches live (default ``st.session_state``).
+
+    Returns
+    -------
+    Run or None
+        The removed run (None when there was no such run).
+    """
+    run = state.run(run_id)
+    if run is None:
+        return None
+    state.runs = [r for r in state.runs if r.id != run_id]
+    if session is None:
+        import streamlit as st
+
+        session = st.session_state
+    for key in RUN_SELECTIONS:
+        if key not in session:
+            continue
+        value = session[key]
+        if isinstance(value, list):
+            session[key] = [v for v in value if v != run_id]
+        elif value == run_id:
+            del session[key]
+    for key in RUN_CACHES:
+        cache = session.get(key) if hasattr(session, "get") else None
+        if not isinstance(cache, dict):
+            continue
+        if cache.get("run") == run_id:
+            cache.clear()
+        for k in [k for k in cache if isinstance(k, tuple) and k and k[0] == run_id]:
+            del cache[k]
+    return run
+
+
 def runs_table(runs: Sequence[Run]) -> pd.DataFrame:
     """One row per run: id, label, method (display name), data, taxonomy, every parameter,
     times, iterations, metrics."""

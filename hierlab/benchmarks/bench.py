@@ -44,7 +44,7 @@ import time
 import traceback
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -52,6 +52,7 @@ import pandas as pd
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 
+from hierlab.core.cluster import active_client, run_tasks
 from hierlab.core.dataset import HierDataset
 from hierlab.core.registry import get_method, list_methods, make_estimator
 
@@ -623,6 +624,14 @@ class _ScaleRun:
         return {**point, "method": m, **res}
 
 
+def _scale_point(run: _ScaleRun, curve: str, nd: int, nc: int) -> list[dict[str, Any]]:
+    """One grid point of the scale curves as a cluster task (its own budget: the points run
+    at once, so a slow point does not end the larger ones; they are timed on a worker, in
+    its own process)."""
+    own = replace(run, stopped={}, isolate=False)
+    return own.point(curve, nd, nc)
+
+
 def _outcome(res: dict[str, Any]) -> str:
     """One line on a finished fit: its error, or its seconds and peak resident memory."""
     if "error" in res:
@@ -685,7 +694,9 @@ def scale_curves_many(
         Seconds; a fit that takes longer (or is killed at ``2 * budget + 60``) ends that
         method's curve: its larger points are recorded as skipped instead of run.
     isolate : bool, default True
-        Fit in a forked child process (killed at the hard timeout).
+        Fit in a forked child process (killed at the hard timeout). On a dask cluster
+        (:func:`hierlab.connect`, ``--dask``) every grid point is a task, its data set built
+        on the worker from the seed, and fitted in the worker's process.
     blas_threads : int or None, default 1
 
     Returns
@@ -702,12 +713,20 @@ def scale_curves_many(
     run = _ScaleRun(
         methods, n_features, params or {}, random_state, progress, budget, isolate, blas_threads
     )
+    points = [
+        (curve, int(v) if curve == "docs" else int(docs_for_class_curve),
+         int(docs_at_fixed_classes) if curve == "docs" else int(v))
+        for curve, grid in (("docs", n_docs), ("classes", n_classes))
+        for v in grid
+    ]  # fmt: skip
     rows: list[dict[str, Any]] = []
-    for curve, grid in (("docs", n_docs), ("classes", n_classes)):
-        for v in grid:
-            nd = int(v) if curve == "docs" else int(docs_for_class_curve)
-            nc = int(docs_at_fixed_classes) if curve == "docs" else int(v)
+    if active_client() is None:
+        for curve, nd, nc in points:
             rows.extend(run.point(curve, nd, nc))
+    else:  # one task per point: each worker builds its data set from the seed
+        run.progress = None
+        for point_rows in run_tasks(_scale_point, points, (run,)):
+            rows.extend(point_rows)
     df = _scale_frame(rows)
     slopes = {m: _scale_slopes(df[df.method == m]) for m in methods}
     return df, slopes

@@ -32,6 +32,7 @@ __all__ = [
     "connect",
     "disconnect",
     "job_cluster",
+    "probe",
     "run_tasks",
     "share",
     "use_cluster",
@@ -142,6 +143,21 @@ def active_client() -> Any:
     if getattr(client, "status", "running") in ("closed", "closing"):
         return None
     return client
+
+
+def probe(address: str, timeout: float = 5.0) -> int:
+    """The worker threads of the cluster at ``address`` (a connection opened and closed).
+
+    Raises
+    ------
+    ParameterError
+        A malformed address, or no scheduler answering there within ``timeout`` seconds.
+    """
+    client = _client_of(address, timeout)
+    try:
+        return cluster_cores(client)
+    finally:
+        client.close()
 
 
 def cluster_cores(client: Any) -> int:

@@ -117,6 +117,11 @@ class HierDataset:
         A short name, shown in the app and in tables.
     description : str
         Where the data comes from.
+    meta : dict
+        What the reader or generator knows besides (a fitted vectoriser, imputation means).
+    texts : ndarray of object of shape (n_samples,), optional
+        The example's own text, for data read from text (a text CSV's text column, IPC
+        titles, newsgroup posts): what the app shows wherever it lists examples.
     """
 
     X: Any
@@ -126,6 +131,7 @@ class HierDataset:
     name: str = ""
     description: str = ""
     meta: dict[str, Any] = field(default_factory=dict)
+    texts: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if sp.issparse(self.X):
@@ -155,6 +161,12 @@ class HierDataset:
             )
         if self.X.shape[0] != len(self.y):
             raise DataError(f"X has {self.X.shape[0]} rows but y has {len(self.y)} labels")
+        if self.texts is not None:
+            texts = np.empty(len(self.texts), dtype=object)
+            texts[:] = [str(t) for t in self.texts]
+            if len(texts) != len(self.y):
+                raise DataError(f"{len(texts)} texts for {len(self.y)} rows")
+            self.texts = texts
         if self.feature_names is not None and len(self.feature_names) != self.X.shape[1]:
             raise DataError(
                 f"{len(self.feature_names)} feature names for {self.X.shape[1]} columns"
@@ -207,6 +219,7 @@ class HierDataset:
             name=self.name,
             description=self.description,
             meta=dict(self.meta),
+            texts=None if self.texts is None else self.texts[idx],
         )
 
     def examples_per_node(self, closed: bool = False) -> pd.Series:
@@ -267,6 +280,11 @@ def concat_datasets(a: HierDataset, b: HierDataset) -> HierDataset:
     y = np.empty(a.n_samples + b.n_samples, dtype=object)
     y[: a.n_samples] = list(a.y)
     y[a.n_samples :] = list(b.y)
+    texts = None
+    if a.texts is not None or b.texts is not None:
+        texts = np.empty(a.n_samples + b.n_samples, dtype=object)
+        texts[: a.n_samples] = list(a.texts) if a.texts is not None else [""] * a.n_samples
+        texts[a.n_samples :] = list(b.texts) if b.texts is not None else [""] * b.n_samples
     return HierDataset(
         X=X,
         y=y,
@@ -275,4 +293,5 @@ def concat_datasets(a: HierDataset, b: HierDataset) -> HierDataset:
         name=a.name,
         description=a.description,
         meta=dict(a.meta),
+        texts=texts,
     )

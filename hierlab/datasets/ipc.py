@@ -79,8 +79,26 @@ def load_ipc(
     )
     meta = {"test_size": float(test_size), "random_state": random_state}
     return (
-        HierDataset(int32_csr(X_tr), leaves[train_idx], tax, vocab, "ipc", desc, dict(meta)),
-        HierDataset(int32_csr(X_te), leaves[test_idx], tax, vocab, "ipc", desc, dict(meta)),
+        HierDataset(
+            int32_csr(X_tr),
+            leaves[train_idx],
+            tax,
+            vocab,
+            "ipc",
+            desc,
+            dict(meta),
+            texts=texts[train_idx],
+        ),
+        HierDataset(
+            int32_csr(X_te),
+            leaves[test_idx],
+            tax,
+            vocab,
+            "ipc",
+            desc,
+            dict(meta),
+            texts=texts[test_idx],
+        ),
     )
 
 

@@ -20,6 +20,7 @@ finds its file and fits its TF-IDF with the helpers here.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -329,7 +330,7 @@ def load_20newsgroups(
         loaded = _vectorise_20ng(archive, remove, params)
         if cache:
             _write_ng_cache(base, key_json or "", loaded)
-    X_tr, X_te, y_tr, y_te, groups, vocab = loaded
+    X_tr, X_te, y_tr, y_te, groups, vocab, t_tr, t_te = loaded
     garr = np.asarray(groups, dtype=object)
     tax = _ng_taxonomy(taxonomy, archive.parent, groups)
     desc = "20 Newsgroups (bydate), sublinear TF-IDF fitted on the training posts" + (
@@ -337,8 +338,26 @@ def load_20newsgroups(
     )
     meta = {"remove": remove, "vectorizer_params": params, "cache": str(base) if cache else None}
     return (
-        HierDataset(int32_csr(X_tr), garr[y_tr], tax, vocab, "20newsgroups", desc, dict(meta)),
-        HierDataset(int32_csr(X_te), garr[y_te], tax, vocab, "20newsgroups", desc, dict(meta)),
+        HierDataset(
+            int32_csr(X_tr),
+            garr[y_tr],
+            tax,
+            vocab,
+            "20newsgroups",
+            desc,
+            dict(meta),
+            texts=np.asarray(t_tr, dtype=object),
+        ),
+        HierDataset(
+            int32_csr(X_te),
+            garr[y_te],
+            tax,
+            vocab,
+            "20newsgroups",
+            desc,
+            dict(meta),
+            texts=np.asarray(t_te, dtype=object),
+        ),
     )
 
 
@@ -361,10 +380,12 @@ def _ng_cache_key(archive: Path, remove: tuple[str, ...], params: dict[str, Any]
 def _vectorise_20ng(
     archive: Path, remove: tuple[str, ...], params: dict[str, Any]
 ) -> tuple[Any, ...]:
-    """``(X_train, X_test, y_train, y_test, groups, vocabulary)`` read from the archive.
+    """``(X_train, X_test, y_train, y_test, groups, vocabulary, texts_train, texts_test)``
+    read from the archive.
 
     The parts named in ``remove`` are stripped from each post; the TF-IDF is fitted on the
-    training posts; ``y`` are indices into the sorted group names.
+    training posts; ``y`` are indices into the sorted group names; the texts are the posts as
+    vectorised.
     """
     raw = _read_20ng_archive(archive)
     docs = {s: raw[s][0] for s in raw}
@@ -380,7 +401,21 @@ def _vectorise_20ng(
     code = {g: i for i, g in enumerate(groups)}
     y_tr = np.asarray([code[g] for g in raw["train"][1]], dtype=np.int64)
     y_te = np.asarray([code[g] for g in raw["test"][1]], dtype=np.int64)
-    return X_tr, X_te, y_tr, y_te, groups, vocab
+    return X_tr, X_te, y_tr, y_te, groups, vocab, list(docs["train"]), list(docs["test"])
+
+
+def _pack_texts(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Texts as one UTF-8 byte array and the offsets of each (no object array in a cache)."""
+    encoded = [t.encode("utf-8") for t in texts]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(b) for b in encoded], out=offsets[1:])
+    return np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets
+
+
+def _unpack_texts(data: np.ndarray, offsets: np.ndarray) -> list[str]:
+    """Inverse of :func:`_pack_texts`."""
+    raw = data.tobytes()
+    return [raw[a:b].decode("utf-8") for a, b in itertools.pairwise(offsets.tolist())]
 
 
 def _fit_tfidf(
@@ -423,20 +458,29 @@ def _read_ng_cache(base: Path, key_json: str) -> tuple[Any, ...] | None:
             y_tr = arrs["y_train"].astype(np.int64)
             y_te = arrs["y_test"].astype(np.int64)
             vocab = bytes(arrs["vocabulary"]).decode("utf-8").split("\n")
+            t_tr = _unpack_texts(arrs["texts_train"], arrs["texts_train_offsets"])
+            t_te = _unpack_texts(arrs["texts_test"], arrs["texts_test_offsets"])
         groups = [str(g) for g in info["groups"]]
         if len(vocab) != X_tr.shape[1] or X_te.shape[1] != X_tr.shape[1]:
             return None
         if y_tr.max(initial=0) >= len(groups) or y_te.max(initial=0) >= len(groups):
             return None
-        return X_tr, X_te, y_tr, y_te, groups, vocab
+        if len(t_tr) != X_tr.shape[0] or len(t_te) != X_te.shape[0]:
+            return None
+        return X_tr, X_te, y_tr, y_te, groups, vocab, t_tr, t_te
     except (OSError, ValueError, KeyError, json.JSONDecodeError):
         return None  # a damaged cache is rebuilt
 
 
 def _write_ng_cache(base: Path, key_json: str, loaded: tuple[Any, ...]) -> None:
     """Cache ``loaded`` as ``base.npz`` (arrays only) and ``base.json`` (key and sizes)."""
-    X_tr, X_te, y_tr, y_te, groups, vocab = loaded
+    X_tr, X_te, y_tr, y_te, groups, vocab, t_tr, t_te = loaded
+    (p_tr, o_tr), (p_te, o_te) = _pack_texts(t_tr), _pack_texts(t_te)
     arrays = {
+        "texts_train": p_tr,
+        "texts_train_offsets": o_tr,
+        "texts_test": p_te,
+        "texts_test_offsets": o_te,
         **_save_csr("train", X_tr),
         **_save_csr("test", X_te),
         "y_train": y_tr,

@@ -50,6 +50,8 @@ __all__ = [
 
 #: the thresholds of the precision/depth table
 THRESHOLDS = (0.0, 0.5, 0.9)
+#: rows of point masses formed at a time for the ECE and the Brier score
+CALIBRATION_ROWS = 2048
 
 
 def _indicator(Y_true: Any, taxonomy: Taxonomy | None, shape: tuple[int, int]) -> np.ndarray:
@@ -309,8 +311,15 @@ def _standard_calibration(estimator: Any, P: np.ndarray, y: np.ndarray, tax: Tax
             "not one distribution per example, so the top-1 ECE and the multi-class Brier "
             "score are not defined; the pooled node-pair figures are given",
         }
-    D = point_masses(P, tax)  # P(y = v | x): one distribution over the nodes per example
-    sums = calibration_sums(tax.index(list(y)), D)
+    ids = tax.index(list(y))
+    sums = None
+    for start in range(0, P.shape[0], CALIBRATION_ROWS):  # bounded temporaries on many nodes
+        stop = start + CALIBRATION_ROWS
+        D = point_masses(P[start:stop], tax)  # P(y = v | x): one distribution per example
+        part = calibration_sums(ids[start:stop], D)
+        sums = part if sums is None else sums + part
+    if sums is None:
+        sums = calibration_sums(ids, np.zeros((0, tax.n_nodes)))
     return {
         "ece": sums.ece,
         "brier": sums.brier,

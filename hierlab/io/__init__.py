@@ -43,6 +43,7 @@ real-data loaders use it).
 from hierlab.io.arff import ArffHeader as ArffHeader
 from hierlab.io.arff import arff_taxonomy as arff_taxonomy
 from hierlab.io.arff import read_arff
+from hierlab.io.chunks import ChunkedFile, iter_chunks
 from hierlab.io.csv import read_csv_dataset, write_csv_dataset
 from hierlab.io.decoding import PathArg as PathArg
 from hierlab.io.decoding import decode_bytes
@@ -66,9 +67,11 @@ from hierlab.io.text import read_text_csv
 __all__ = [
     "DATASET_FORMATS",
     "TAXONOMY_FORMATS",
+    "ChunkedFile",
     "decode_bytes",
     "guess_dataset_format",
     "guess_taxonomy_format",
+    "iter_chunks",
     "load_dataset",
     "parse_taxonomy_text",
     "read_arff",

@@ -76,6 +76,7 @@ def read_text_csv(
         name=dataset_name(name, spath, "text"),
         description=f"text CSV {spath}, sublinear TF-IDF" if spath else "text CSV, TF-IDF",
         meta=tab.base_meta(vectorizer=vectorizer, format="text", text_column=tcol),
+        texts=tab.df[tcol].fillna("").astype(str).to_numpy(dtype=object),
     )
 
 

@@ -50,7 +50,9 @@ from hierlab.core.taxonomy import Taxonomy
 
 __all__ = [
     "CELL_MARKER",
+    "COMPARISON_PREFIX",
     "METRICS_PREFIX",
+    "ComparisonSpec",
     "DataSource",
     "RunResult",
     "RunSpec",
@@ -62,6 +64,7 @@ __all__ = [
     "load_session_data",
     "make_run_estimator",
     "notebook_code_cells",
+    "parse_comparison_line",
     "parse_metrics_lines",
     "parse_what_ran",
     "run_session",
@@ -74,6 +77,8 @@ __all__ = [
 CELL_MARKER = "# %%"
 #: Prefix of the JSON line the script prints for each run's metrics.
 METRICS_PREFIX = "HIERLAB_METRICS "
+#: Prefix of the JSON line the script prints for a comparison's summary.
+COMPARISON_PREFIX = "HIERLAB_COMPARISON "
 
 
 # ------------------------------------------------------------------------------ the session
@@ -188,6 +193,38 @@ class RunSpec:
 
 
 @dataclass
+class ComparisonSpec:
+    """A comparison of configurations on identical splits (:func:`hierlab.compare`).
+
+    Attributes
+    ----------
+    configs : list of dict
+        ``{"label", "method", "params"}`` per configuration (labels unique).
+    mode : {"random", "own"}
+        Repeated random splits of every row, or the data set's own (train, test).
+    n_splits : int
+    test_size : float
+    seed : int
+        ``random_state`` of the splits.
+    baseline : str
+        The label the paired tests compare against.
+    taxonomy : {"given", "induced"}
+        Score with the data set's taxonomy, or one MF-Tree induces on the session's training
+        rows (``induce`` holds its arguments).
+    induce : dict
+    """
+
+    configs: list[dict[str, Any]] = field(default_factory=list)
+    mode: str = "random"
+    n_splits: int = 3
+    test_size: float = 0.3
+    seed: int = 0
+    baseline: str = ""
+    taxonomy: str = "given"
+    induce: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
 class Session:
     """A lab session: data, split and runs (see the module docstring for the contract).
 
@@ -199,6 +236,9 @@ class Session:
     title : str
     figures : bool
         Draw the figures (bounds, gamma histogram, error per level, metric bars).
+    comparison : ComparisonSpec, optional
+        A comparison to run after the runs: the script prints its mean and std per method
+        and metric (one ``HIERLAB_COMPARISON`` line).
     """
 
     data: DataSource
@@ -206,6 +246,7 @@ class Session:
     runs: list[RunSpec] = field(default_factory=list)
     title: str = "hierlab session"
     figures: bool = True
+    comparison: ComparisonSpec | None = None
 
     def labels(self) -> list[str]:
         """The unique label of every run."""
@@ -230,6 +271,7 @@ class Session:
             runs=[RunSpec(**r) for r in d.get("runs", [])],
             title=d.get("title", "hierlab session"),
             figures=bool(d.get("figures", True)),
+            comparison=ComparisonSpec(**d["comparison"]) if d.get("comparison") else None,
         )
 
     def validate(self) -> None:
@@ -257,6 +299,27 @@ class Session:
                 raise ParameterError(
                     f"run taxonomy must be 'given' or 'induced', not {r.taxonomy!r}"
                 )
+        if self.comparison is not None:
+            _validate_comparison(self.comparison)
+
+
+def _validate_comparison(c: ComparisonSpec) -> None:
+    """Methods, parameters, unique labels and the plan of a comparison."""
+    labels = [str(cfg.get("label", "")) for cfg in c.configs]
+    if not labels:
+        raise ParameterError("a comparison needs at least one configuration")
+    if len(set(labels)) != len(labels) or "" in labels:
+        raise ParameterError(f"comparison labels must be unique and non-empty, got {labels}")
+    for cfg in c.configs:
+        spec = get_method(str(cfg["method"]))
+        for k, v in dict(cfg.get("params", {})).items():
+            spec.param(k).validate(v)
+    if c.mode not in ("own", "random"):
+        raise DataError(f"comparison mode must be 'own' or 'random', got {c.mode!r}")
+    if c.mode == "random" and not (0.0 < c.test_size < 1.0 and c.n_splits >= 1):
+        raise DataError(f"need test size in (0, 1) and >= 1 split, got {c.test_size}, {c.n_splits}")
+    if c.taxonomy not in ("given", "induced"):
+        raise ParameterError(f"taxonomy must be 'given' or 'induced', not {c.taxonomy!r}")
 
 
 # ------------------------------------------------------------------------------ in-process
@@ -483,7 +546,8 @@ def _intro_cells(session: Session) -> list[str]:
             "",
             f"Exported from hierlab on {stamp}: {src.describe()}, "
             + how
-            + f", {len(session.runs)} run(s).",
+            + f", {len(session.runs)} run(s)"
+            + (", a comparison." if session.comparison is not None else "."),
             "Run it with `python <this file>` or open the notebook; every step uses the public "
             "`hierlab` API.",
         ),
@@ -495,34 +559,39 @@ def _intro_cells(session: Session) -> list[str]:
 def _data_code(src: DataSource, split: SplitSpec) -> str:
     """The code that loads ``src`` and makes ``train`` and ``test`` as ``split`` says.
 
+    It also leaves ``full`` (every row: the own train then test rows, or the data file) and
+    ``own`` (the data set's own (train, test), or None), which a comparison splits.
+
     Raises
     ------
     DataError
         A file source without a test file asked for its own split.
     """
-    concat = "from hierlab.datasets import concat_datasets as concat"
+    load = "from hierlab.datasets import concat_datasets as concat\n\n"
     if src.kind == "builtin":
-        load = (
+        load += (
             "from hierlab.datasets.catalog import load_builtin\n\n"
-            f"train, test = load_builtin({src.name!r}, **{_lit(src.params)})\n"
+            f"own = load_builtin({src.name!r}, **{_lit(src.params)})\n"
+            "full = concat(*own)\n"
         )
-        if split.mode == "random":
-            load = concat + "\n\n" + load + "full = concat(train, test)\n"
     else:
         tax_line = (
             f"taxonomy = hierlab.read_taxonomy({src.taxonomy_path!r})\n"
             if src.taxonomy_path
             else "taxonomy = None  # from the data file itself\n"
         )
-        load = tax_line + f"full = hierlab.load_dataset({src.path!r}, taxonomy=taxonomy)\n"
+        load += tax_line + f"full = hierlab.load_dataset({src.path!r}, taxonomy=taxonomy)\n"
         if src.test_path:
-            load += f"test = hierlab.load_dataset({src.test_path!r}, reference=full)\n"
-            if split.mode == "own":
-                load += "train = full\n"
-            else:
-                load = concat + "\n\n" + load + "full = concat(full, test)\n"
+            load += (
+                "# the separate test file, encoded like the training file\n"
+                f"test = hierlab.load_dataset({src.test_path!r}, reference=full)\n"
+                "own = (full, test)\n"
+                "full = concat(full, test)\n"
+            )
         elif split.mode == "own":
             raise DataError(f"{src.describe()} has no split of its own; use a random split")
+        else:
+            load += "own = None\n"
     if split.mode == "random":
         load += (
             "\n# the random split of the app: train_test_split on the row indices, sorted\n"
@@ -532,6 +601,8 @@ def _data_code(src: DataSource, split: SplitSpec) -> str:
             ")\n"
             "train, test = full.subset(np.sort(train_idx)), full.subset(np.sort(test_idx))\n"
         )
+    else:
+        load += "train, test = own\n"
     return load + (
         'print(f"train: {train.n_samples} rows, test: {test.n_samples} rows, "\n'
         '      f"{train.n_features} features, {train.taxonomy.n_nodes} taxonomy nodes")\n'
@@ -569,6 +640,82 @@ def _run_code(label: str, run: RunSpec) -> str:
     return _code("\n".join(lines))
 
 
+def _comparison_code(c: ComparisonSpec) -> str:
+    """The code of a comparison: the data it splits, ``hierlab.compare``, the summary line."""
+    configs = [
+        {"name": cfg["method"], "params": dict(cfg.get("params", {})), "label": cfg["label"]}
+        for cfg in c.configs
+    ]
+    lines = []
+    if c.taxonomy == "induced":
+        lines += [
+            "# MF-Tree (seed 004) induces the taxonomy on the training rows; every row is",
+            "# scored against it",
+            f'tax = hierlab.induce_taxonomy(train.X, train.y, method="mftree", **{_lit(c.induce)})',
+            "def retax(ds):",
+            "    return hierlab.HierDataset(X=ds.X, y=ds.y, taxonomy=tax, "
+            "feature_names=ds.feature_names)",
+        ]
+    else:
+        lines.append("def retax(ds):\n    return ds")
+    if c.mode == "own":
+        lines.append("data = tuple(retax(d) for d in own)  # the data set's own split")
+    else:
+        lines.append("data = retax(full)  # every row, split at random below")
+    lines += [
+        f"configs = {_lit(configs)}",
+        "comparison = hierlab.compare(",
+        "    data,",
+        "    configs,",
+        f"    split={'given' if c.mode == 'own' else 'repeated'!r},",
+        f"    n_splits={max(1, int(c.n_splits))!r},",
+        f"    test_size={float(c.test_size)!r},",
+        f"    random_state={int(c.seed)!r},",
+        ")",
+        "summary = comparison.summary()  # mean and std over the splits, per method",
+        "print(summary.T)",
+        f"print(comparison.tests({c.baseline or c.configs[0]['label']!r}, 'accuracy'))",
+        'print("' + COMPARISON_PREFIX + '" + json.dumps(',
+        '    summary.reset_index().rename(columns={"index": "method"}).to_dict(orient="records")',
+        "))",
+    ]
+    return _code("\n".join(lines))
+
+
+def _runs_cells(session: Session) -> list[str]:
+    """The title of the runs, the results dict, and one cell per run."""
+    return [
+        _md(
+            "## Runs",
+            "",
+            "Each run: `hierlab.make_estimator(method, taxonomy, **params)` (parameters are "
+            "validated by the registry), `fit`, `predict`, then "
+            "`hierlab.evaluation.metrics.evaluate` on the test rows.",
+        ),
+        _code("results = {}  # label -> (estimator, taxonomy, predictions, metrics)"),
+        *[_run_code(label, run) for label, run in zip(session.labels(), session.runs)],
+    ]
+
+
+def _comparison_cells(c: ComparisonSpec) -> list[str]:
+    """The title of the comparison (its plan) and its code."""
+    plan = (
+        "the data set's own split"
+        if c.mode == "own"
+        else f"{c.n_splits} random splits (test size {c.test_size:g}, seed {c.seed})"
+    )
+    return [
+        _md(
+            "## Comparison",
+            "",
+            f"{len(c.configs)} configuration(s) on identical splits, {plan}, by "
+            "`hierlab.compare`: mean and standard deviation of every metric over the splits, "
+            "and paired tests against the baseline.",
+        ),
+        _comparison_code(c),
+    ]
+
+
 def export_script(session: Session) -> str:
     """The session as a runnable Python script (cells separated by ``# %%`` markers).
 
@@ -586,17 +733,10 @@ def export_script(session: Session) -> str:
     session.validate()
     cells = _intro_cells(session)
     cells.append(_code(_data_code(session.data, session.split)))
-    cells.append(
-        _md(
-            "## Runs",
-            "",
-            "Each run: `hierlab.make_estimator(method, taxonomy, **params)` (parameters are "
-            "validated by the registry), `fit`, `predict`, then "
-            "`hierlab.evaluation.metrics.evaluate` on the test rows.",
-        )
-    )
-    cells.append(_code("results = {}  # label -> (estimator, taxonomy, predictions, metrics)"))
-    cells += [_run_code(label, run) for label, run in zip(session.labels(), session.runs)]
+    if session.runs:
+        cells += _runs_cells(session)
+    if session.comparison is not None:
+        cells += _comparison_cells(session.comparison)
     if session.figures and session.runs:
         cells.append(
             _md(
@@ -716,6 +856,15 @@ def parse_what_ran(output: str) -> dict[str, str]:
             rec = json.loads(line[len(METRICS_PREFIX) :])
             out[rec["label"]] = str(rec.get("algorithm", ""))
     return out
+
+
+def parse_comparison_line(output: str) -> list[dict[str, Any]]:
+    """The records of the ``HIERLAB_COMPARISON`` line of a script's output (one per method:
+    ``method``, ``<metric>_mean``, ``<metric>_std``, times)."""
+    for line in output.splitlines():
+        if line.startswith(COMPARISON_PREFIX):
+            return list(json.loads(line[len(COMPARISON_PREFIX) :]))
+    raise DataError("the output holds no HIERLAB_COMPARISON line")
 
 
 def parse_metrics_lines(output: str) -> dict[str, dict[str, float]]:

@@ -110,10 +110,12 @@ class RDA(Solver):
         # With phi >= 0 the zero function is a valid minorant of phi, so (gbar, delta) = (0, 0)
         # is a legitimate first "linearisation" and the line search may weigh it from t = 1.
         zero_minorant = bool(getattr(objective, "phi_nonnegative", False))
+        moved = False  # an iterate after w(1) has lowered ``upper`` (in some block)
         for t in range(1, self.max_iter + 1):
             t0 = time.perf_counter()
             ev = objective.evaluate(W)
             improved = ev.J < upper
+            moved = moved or (t > 1 and bool(improved.any()))
             if improved.any():
                 upper = np.where(improved, ev.J, upper)
                 rows = np.r_[improved, False][bor]
@@ -152,6 +154,7 @@ class RDA(Solver):
                     "objective": float(ev.J.sum()),
                     "loss": float(ev.loss.sum()),
                     "weight": float(lam.mean()),
+                    "at_start": not moved,
                 },
             )
             W = W_next

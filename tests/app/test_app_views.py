@@ -123,3 +123,28 @@ def test_a_large_tree_gets_most_confused_pairs_and_a_collapsed_tree() -> None:
     _ok(at)
     tree = next(c for c in _charts(at) if any(t.get("name") == "nodes" for t in c["data"]))
     assert _drawn(tree) == [str(tax.names[i]) for i in collapsed_subtree(tax, child, TREE_NODES)]
+
+
+def test_the_kept_pr_curve_draws_the_same_chart_as_the_full_one() -> None:
+    import numpy as np
+    import pandas as pd
+
+    from app.state.views import _thin
+    from hierlab.plots import pr_curve_figure
+
+    rng = np.random.default_rng(0)
+    n = 12_345
+    full = pd.DataFrame(
+        {
+            "threshold": np.sort(rng.random(n))[::-1],
+            "precision": rng.random(n),
+            "recall": np.sort(rng.random(n)),
+        }
+    )
+    full.attrs["au_prc"] = 0.5
+    kept = _thin(full)
+    assert len(kept) <= 2000 and kept.attrs["au_prc"] == 0.5
+    a, b = pr_curve_figure({"m": full}).data[0], pr_curve_figure({"m": kept}).data[0]
+    assert a.name == b.name
+    for attr in ("x", "y", "customdata"):
+        np.testing.assert_array_equal(getattr(a, attr), getattr(b, attr))

@@ -15,7 +15,7 @@ import scipy.sparse as sp
 
 import hierlab
 from hierlab import HierDataset, ParameterError, make_estimator
-from hierlab.core.cluster import active_client, run_tasks, share, use_cluster
+from hierlab.core.cluster import active_client, probe, run_tasks, share, use_cluster
 from hierlab.evaluation.compare import compare
 from hierlab.evaluation.tune import tune
 
@@ -133,7 +133,35 @@ def test_connect_by_address(client: distributed.Client, text: HierDataset) -> No
         hierlab.disconnect()
         c.close()
     assert active_client() is None
+    assert probe(addr) == 2  # the two worker threads, the probe's connection closed again
     with pytest.raises(ParameterError, match="tcp://host:port"):
         hierlab.connect("localhost")
     with pytest.raises(ParameterError, match="no dask scheduler"):
         hierlab.connect("tcp://127.0.0.1:1", timeout=1)
+
+
+def test_scale_curves_and_the_speedup_benchmark_on_the_cluster(
+    client: distributed.Client, text: HierDataset
+) -> None:
+    from hierlab.benchmarks.bench import scale_curves_many
+    from hierlab.benchmarks.cluster import cluster_speedups
+
+    grid = {
+        "n_docs": [200, 400],
+        "n_classes": [4, 8],
+        "docs_at_fixed_classes": 4,
+        "docs_for_class_curve": 300,
+        "n_features": 200,
+        "isolate": False,
+    }
+    serial, _ = scale_curves_many(["topdown"], **grid)
+    with use_cluster(client):
+        dist, _ = scale_curves_many(["topdown"], **grid)
+    cols = ["method", "curve", "n_docs", "n_classes", "n_nodes", "nnz", "n_iter"]
+    pd.testing.assert_frame_equal(serial[cols], dist[cols])
+    assert dist["fit_time"].notna().all()
+    table = cluster_speedups(
+        text, client, methods=["topdown", "hieron"], n_splits=2, hr_params={"max_iter": 3}
+    )
+    assert table["same_result"].tolist() == [True, True]
+    assert (table["workers"] == 2).all() and (table["cluster_cpu_s"] > 0).all()

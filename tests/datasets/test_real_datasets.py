@@ -91,6 +91,8 @@ def test_20ng_logic_on_a_miniature_archive(tmp_path, monkeypatch):
     np.testing.assert_allclose(test.X.toarray(), vec.transform(docs_te).toarray())
     assert train.y.tolist() == y_tr and test.y.tolist() == y_te
     assert train.X.indices.dtype == np.int32
+    # each post's own text, as vectorised (what the app lists beside an example)
+    assert train.texts.tolist() == docs_tr and test.texts.tolist() == docs_te
 
     # the cache: .npz + .json, readable without pickle, then used instead of the archive
     npz = sorted(cache.glob("20newsgroups-*.npz"))
@@ -108,6 +110,7 @@ def test_20ng_logic_on_a_miniature_archive(tmp_path, monkeypatch):
     again, again_te = load_20newsgroups(data_home=tmp_path / "data", cache_path=cache)
     assert (again.X != train.X).nnz == 0 and (again_te.X != test.X).nnz == 0
     assert again.feature_names == train.feature_names and again.y.tolist() == train.y.tolist()
+    assert again.texts.tolist() == docs_tr and again_te.texts.tolist() == docs_te
     # other parameters: another key, so the archive is needed again
     with pytest.raises(AssertionError, match="archive was read"):
         load_20newsgroups(
@@ -313,6 +316,11 @@ def test_ipc_logic_on_a_miniature_file(tmp_path):
     assert set(train.feature_names) <= {w for t in texts for w in t.split()}
     # ... and not the test titles': their own numbers (k >= 10 is a token) are missing
     assert train.X.shape[1] < len({w for t in texts for w in t.split() if len(w) > 1})
+    # each title's own text beside its row, in both parts
+    label_of = {t: lab.rsplit("/", 1)[-1] for t, lab in rows}
+    for part in (train, test):
+        assert [label_of[t] for t in part.texts] == list(part.y)
+    assert sorted([*train.texts, *test.texts]) == sorted(texts)
     again, _ = load_ipc(data_home=home, test_size=0.3, random_state=1)
     assert list(again.y) == list(train.y)  # seeded
     other, _ = load_ipc(data_home=home, test_size=0.3, random_state=2)

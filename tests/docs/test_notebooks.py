@@ -52,6 +52,7 @@ def test_every_guided_demo_is_in_its_notebook() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.realdata  # the seed notebooks' tables read 20 Newsgroups and the IPC titles
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
 def test_notebook_runs_top_to_bottom(source: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HIERLAB_NOTEBOOK_SIZE", "tiny")
@@ -74,3 +75,18 @@ def test_notebook_runs_top_to_bottom(source: Path, monkeypatch: pytest.MonkeyPat
     ]
     if "LiveBounds(" in source.read_text(encoding="utf-8"):
         assert widgets, "LiveBounds drew no live figure in the kernel"
+
+
+def test_demo_text_is_one_markdown_source() -> None:
+    """What the app's Guided demos page and the notebooks display: the preset's own fields."""
+    for preset in DEMOS.values():
+        md = preset.markdown()
+        assert md.startswith(f"**{preset.question}**")
+        assert preset.idea and preset.idea.strip() in md
+        for k, text in enumerate(preset.look_at, start=1):
+            assert f"{k}. {text}" in md
+        ex = preset.exercises_markdown()
+        assert len(preset.exercises) >= 2 and all(e in ex for e in preset.exercises)
+    app_page = (ROOT / "app" / "app_pages" / "demos.py").read_text(encoding="utf-8")
+    assert "preset.markdown()" in app_page and "preset.exercises_markdown()" in app_page
+    assert "res.markdown()" in app_page

@@ -27,7 +27,7 @@ GENERATED = ("_build", "api", "methods", "auto_examples", "sg_execution_times.rs
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     src = tmp_path_factory.mktemp("docs") / "docs"
-    shutil.copytree(ROOT / "docs", src, ignore=shutil.ignore_patterns(*GENERATED, "*.ipynb"))
+    shutil.copytree(ROOT / "docs", src, ignore=shutil.ignore_patterns(*GENERATED))
     out = src / "_build" / "html"
     proc = subprocess.run(
         [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", src, out],

@@ -127,3 +127,13 @@ def test_probability_report_leaves_out_classes_an_induced_tree_lacks() -> None:
     assert rep["unscored_rows"] == int((y_te == gone).sum()) > 0
     scored = probability_report(est, te.X[y_te != gone], y_te[y_te != gone])
     assert rep["au_prc"] == scored["au_prc"] and scored["unscored_rows"] == 0
+
+
+def test_standard_calibration_by_row_blocks_equals_the_whole(fitted, monkeypatch) -> None:
+    est, X, y = fitted
+    whole = curves.probability_report(est, X, y)
+    monkeypatch.setattr(curves, "CALIBRATION_ROWS", 7)  # 150 rows: 22 blocks
+    blocks = curves.probability_report(est, X, y)
+    assert blocks["ece"] == pytest.approx(whole["ece"], abs=1e-12)
+    assert blocks["brier"] == pytest.approx(whole["brier"], abs=1e-12)
+    assert blocks["reliability"]["count"].sum() == len(y)

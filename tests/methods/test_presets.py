@@ -30,6 +30,7 @@ SEED000 = ["orthognl", "flatmult", "hiermult", "transfer", "treeloss"]
 #: the seed's algorithm each method's "paper" preset runs, as ``algorithm_`` says it
 PAPER_ALGORITHM = {
     **{m: "Algorithm 1 of seed 000 (RDA), weights 1/t" for m in SEED000},
+    "orthognl": "Algorithm 1 of seed 000 (RDA), weights 1/t; alpha = 1",  # admissible here
     "hieron": "Hieron, Algorithm 1 of seed 002, last hypothesis",
     "hieron-batch": "batch Hieron (seed 002, Section 4), averaged hypothesis (eq. 13)",
     "hieron-flat": "batch Hieron (seed 002, Section 4), averaged hypothesis (eq. 13), flat "
@@ -298,7 +299,7 @@ def test_cli_fit_takes_a_preset_and_reports_what_ran(capsys) -> None:  # type: i
     assert (fast["solver"], fast["algorithm"]) == ("bcfw", "BCFW on the dual")
     assert main(["methods"]) == 0
     out = capsys.readouterr().out
-    assert "--preset paper: solver='rda', averaging='uniform', C='1/n'" in out
+    assert "--preset paper: solver='rda', averaging='uniform', C='1/n', tol=1e-05, rtol=0.0" in out
 
 
 def test_hieron_kernel_parameters_the_linear_kernel_ignores_are_warned_about() -> None:
@@ -310,3 +311,18 @@ def test_hieron_kernel_parameters_the_linear_kernel_ignores_are_warned_about() -
     names = {p.name for p in spec.active_params({"kernel": "rbf"})}
     assert "gamma" in names and "degree" not in names and "coef0" not in names
     assert {"gamma", "degree", "coef0"} <= {p.name for p in spec.active_params({"kernel": "poly"})}
+
+
+def test_hiermult_paper_preset_divides_each_node_loss_by_its_own_n_p() -> None:
+    """Section 5: HIERMULT solves eq. (12) with Y replaced by C(p) at each internal node p, on
+    the N_p examples below p, with the paper's C = 1 on that node's mean loss."""
+    tax, X, y = small_problem(seed=4, n=30)
+    est = make_estimator("hiermult", taxonomy=tax, preset="paper", max_iter=20)
+    fit_quiet(est, X, tax.names[y])
+    below = {p: sum(1 for v in y if p in tax.ancestors(int(v)) and p != v) for p in (0, 1, 2)}
+    want = [1.0 / below[int(p)] for p in tax.internal_nodes]
+    np.testing.assert_allclose(est.node_C_, want)
+    # a number is one C on every node's summed loss (the default's convention)
+    est = make_estimator("hiermult", taxonomy=tax, C=2.0, max_iter=5)
+    fit_quiet(est, X, tax.names[y])
+    np.testing.assert_allclose(est.node_C_, 2.0)

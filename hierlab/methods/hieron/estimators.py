@@ -210,6 +210,66 @@ class _HieronParams(HierarchicalClassifier):
         S = self.node_scores(X, averaged=hypothesis == "average")
         return self._decode(self._ids_from_scores(S))
 
+    def partial_fit(
+        self,
+        X: Any,
+        y: Any,
+        classes: Any = None,
+        callbacks: Iterable[Callback] = (),
+    ) -> Any:
+        """One pass of Hieron over a batch, continuing from the current prototypes (greedy:
+        every vertex's classifier continues on the batch's rows of its ``S_v``).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Node names.
+        classes : array-like, optional
+            All labels, needed on the first call when ``taxonomy`` is None (the flat taxonomy
+            is built from them).
+        callbacks : iterable of Callback
+
+        Returns
+        -------
+        self
+        """
+        X = check_X(X, self, reset=not hasattr(self, "engine_"))
+        if not hasattr(self, "engine_"):
+            self._start(X.shape[1], y, classes)
+        Y = np.asarray(self._encode(y), dtype=np.int64)
+        if len(Y) != X.shape[0]:
+            raise ValueError(f"X has {X.shape[0]} rows but y has {len(Y)} labels")
+        history = self.history_
+        stream = HieronStream(X, Y, 1, False, None)
+        self._run_solver(self.engine_, stream, list(callbacks))
+        new = self.history_
+        self.history_ = new if history.empty else pd.concat([history, new], ignore_index=True)
+        self.n_iter_ = len(self.history_)
+        self.solver_, self.algorithm_ = self._what_ran()
+        return self
+
+    def _start(self, n_features: int, y: Any, classes: Any) -> None:
+        """First incremental call: the taxonomy, the label encoding and a fresh solver."""
+        validate_params(self)  # partial_fit and learn_one do not go through fit
+        self._check_kernel_form()
+        if self.taxonomy is None and classes is None:
+            raise ParameterError(
+                "the first partial_fit/learn_one needs classes=... (all labels) when "
+                "taxonomy is None, or pass taxonomy="
+            )
+        labels = classes if classes is not None else y
+        labels = np.asarray(labels, dtype=object).ravel()
+        self._encode_fit_labels(labels, len(labels))
+        check_width(len(labels), int(n_features), None, self.taxonomy_.n_nodes)
+        self.n_features_in_ = int(n_features)
+        self.history_ = pd.DataFrame(columns=["iteration", "elapsed", "upper", "lower", "gap"])
+        self.n_iter_ = 0
+        self.converged_ = True
+        seen = np.asarray(self._encode(labels), dtype=np.int64)
+        self.engine_ = self._new_solver(int(n_features), seen)
+        self.solver_, self.algorithm_ = self._what_ran()
+
 
 class HieronClassifier(_HieronParams):
     """Online and batch Hieron: path-sum prototypes and the sqrt(gamma) margin (seed 002).
@@ -378,65 +438,6 @@ class HieronClassifier(_HieronParams):
         return "hieron", what
 
     # ------------------------------------------------------------------ incremental learning
-    def partial_fit(
-        self,
-        X: Any,
-        y: Any,
-        classes: Any = None,
-        callbacks: Iterable[Callback] = (),
-    ) -> HieronClassifier:
-        """One pass of Hieron over a batch, continuing from the current prototypes.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            Node names.
-        classes : array-like, optional
-            All labels, needed on the first call when ``taxonomy`` is None (the flat taxonomy
-            is built from them).
-        callbacks : iterable of Callback
-
-        Returns
-        -------
-        self
-        """
-        X = check_X(X, self, reset=not hasattr(self, "engine_"))
-        if not hasattr(self, "engine_"):
-            self._start(X.shape[1], y, classes)
-        Y = np.asarray(self._encode(y), dtype=np.int64)
-        if len(Y) != X.shape[0]:
-            raise ValueError(f"X has {X.shape[0]} rows but y has {len(Y)} labels")
-        history = self.history_
-        stream = HieronStream(X, Y, 1, False, None)
-        self._run_solver(self.engine_, stream, list(callbacks))
-        new = self.history_
-        self.history_ = new if history.empty else pd.concat([history, new], ignore_index=True)
-        self.n_iter_ = len(self.history_)
-        self.solver_, self.algorithm_ = self._what_ran()
-        return self
-
-    def _start(self, n_features: int, y: Any, classes: Any) -> None:
-        """First incremental call: the taxonomy, the label encoding and a fresh solver."""
-        validate_params(self)  # partial_fit and learn_one do not go through fit
-        self._check_kernel_form()
-        if self.taxonomy is None and classes is None:
-            raise ParameterError(
-                "the first partial_fit/learn_one needs classes=... (all labels) when "
-                "taxonomy is None, or pass taxonomy="
-            )
-        labels = classes if classes is not None else y
-        labels = np.asarray(labels, dtype=object).ravel()
-        self._encode_fit_labels(labels, len(labels))
-        check_width(len(labels), int(n_features), None, self.taxonomy_.n_nodes)
-        self.n_features_in_ = int(n_features)
-        self.history_ = pd.DataFrame(columns=["iteration", "elapsed", "upper", "lower", "gap"])
-        self.n_iter_ = 0
-        self.converged_ = True
-        seen = np.asarray(self._encode(labels), dtype=np.int64)
-        self.engine_ = self._new_solver(int(n_features), seen)
-        self.solver_, self.algorithm_ = self._what_ran()
-
     def learn_one(self, x: Any, y: Any) -> HieronClassifier:
         """One round of Hieron on a single example (river style).
 
@@ -620,17 +621,20 @@ class HieronGreedyClassifier(_HieronParams):
         self.report_every = report_every
         self.random_state = random_state
 
-    def _fit(self, X: np.ndarray | sp.csr_matrix, Y: Any, callbacks: Sequence[Callback]) -> None:
-        self._check_kernel_form()
-        tax = self.taxonomy_
-        self.engine_ = GreedyHieronSolver(
-            tax.parent,
-            X.shape[1],
+    def _new_solver(self, n_features: int, Y: np.ndarray) -> GreedyHieronSolver:
+        """One flat Hieron per internal vertex (``Y`` unused: every vertex has its children)."""
+        return GreedyHieronSolver(
+            self.taxonomy_.parent,
+            n_features,
             update=self.update,
-            kernel=self._kernel_obj(X.shape[1]),
+            kernel=self._kernel_obj(n_features),
             allow_stop=bool(self.allow_stop),
             report_every=self.report_every,
         )
+
+    def _fit(self, X: np.ndarray | sp.csr_matrix, Y: Any, callbacks: Sequence[Callback]) -> None:
+        self._check_kernel_form()
+        self.engine_ = self._new_solver(X.shape[1], np.asarray(Y, dtype=np.int64))
         stream = HieronStream(
             X, np.asarray(Y, dtype=np.int64), self.epochs, self.shuffle, self.random_state
         )

@@ -47,6 +47,7 @@ from hierlab.methods.nhsvm.model import (
     node_max_marginals,
     normalization_alpha,
 )
+from hierlab.methods.nhsvm.online import partial_fit_blocks
 from hierlab.methods.nhsvm.shared_alpha import SharedSVMSolver
 from hierlab.methods.nhsvm.shared_dual import SharedSVMDual
 from hierlab.solvers.bcfw import BCFW, ESTIMATE_SLACK
@@ -632,15 +633,52 @@ class HSVMClassifier(HierarchicalClassifier):
             )
             result = self._run_certified(bcfw, hinge_problem(obj), callbacks)
         else:
-            sgd = PegasosSGD(
-                epochs=self._epochs(),
-                batch_size=int(self.batch_size),
-                tol=self._tol(),
-                random_state=self.random_state,
-            )
+            sgd = self._pegasos()
             result = self._run_uncertified(sgd, obj, callbacks)
             sgd.W_last = None  # one (nodes x features) array less while the model is formed
         self._set_fitted(obj, np.asarray(result.coef), c, alpha)
+
+    def _pegasos(self) -> PegasosSGD:
+        """The Pegasos solver of ``fit`` (and of each :meth:`partial_fit` block)."""
+        return PegasosSGD(
+            epochs=self._epochs(),
+            batch_size=int(self.batch_size),
+            tol=self._tol(),
+            random_state=self.random_state,
+        )
+
+    def partial_fit(
+        self,
+        X: Any,
+        y: Any,
+        classes: Any = None,
+        n_samples: int | None = None,
+        callbacks: Iterable[Callback] = (),
+    ) -> HSVMClassifier:
+        """One Pegasos pass over a block of rows, continuing from the previous blocks.
+
+        Out-of-core training (scikit-learn's convention): the blocks of one training set of
+        ``n_samples`` rows, in any number of passes (:mod:`hierlab.methods.nhsvm.online`).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_rows, n_features)
+            The block; every block has the same features.
+        y : array-like of shape (n_rows,)
+            Node names (tuples of names for multi-label rows).
+        classes : array-like, optional
+            Every label of the stream, needed on the first call when ``taxonomy`` is None.
+        n_samples : int
+            ``N``, the rows of the whole training set (first call): the objective is
+            ``lam ||W||^2 + sum_{i<=N} xi_i`` (eq. 3), so each block is weighed by ``lam / N``.
+        callbacks : iterable of Callback
+            Called once per block with ``upper`` = the block's mean loss.
+
+        Returns
+        -------
+        self
+        """
+        return partial_fit_blocks(self, X, y, classes, n_samples, list(callbacks))
 
     def _tol(self) -> float:
         """``tol``, or the solver's own default for None (:data:`BCFW_TOL`,
@@ -983,6 +1021,23 @@ class SharedSVMClassifier(HSVMClassifier):
         obj.set_attributes(c)
         self.alpha_history_ = solver.alpha_history
         self._set_fitted(obj, np.asarray(result.coef), c, solver.alpha)
+
+    def partial_fit(
+        self,
+        X: Any,
+        y: Any,
+        classes: Any = None,
+        n_samples: int | None = None,
+        callbacks: Iterable[Callback] = (),
+    ) -> HSVMClassifier:
+        """Shared SVM has no ``partial_fit``: its alpha steps (Section 7.2) are taken between
+        epochs over the whole training set. Raises ParameterError; use ``fit``, or HSVM /
+        NHSVM on a stream of blocks."""
+        raise ParameterError(
+            "Shared SVM alternates Pegasos epochs on V with alpha steps between whole epochs "
+            "(seed 003, Section 7.2), so it cannot learn block by block: use fit, or "
+            "hsvm/nhsvm (partial_fit) for data larger than memory"
+        )
 
     def _tol(self) -> float:
         """``tol``, or for None :data:`SSVM_BCFW_TOL` (BCFW's joint gap) or 1e-3 (Pegasos'

@@ -351,15 +351,19 @@ class LocalModel(_SiblingModel):
     The objective of node ``p`` is ``1/2 sum_{c in C(p)} ||w_c||^2 + C sum_{k: y_k in D(p)}
     max(0, max_{c' in C(p), c' != c_k} 1 - w_{c_k}^T x_k + w_{c'}^T x_k)`` with ``c_k`` the child
     of ``p`` on the path to ``y_k`` (seed 000, Section 5; the paper divides by the number ``N_p``
-    of such examples, here the losses are summed as in scikit-learn's C).
+    of such examples: ``node_weight = N / N_p`` with ``C = 1/N`` gives the paper's ``1/N_p``;
+    by default every weight is 1 and the losses are summed as in scikit-learn's C).
     The sum over ``p`` is separable: block ``b`` holds the children of the ``b``-th internal node.
 
     Parameters
     ----------
     taxonomy : Taxonomy (a tree)
+    node_weight : ndarray of shape (n_internal,), optional
+        Multiplier of node ``p``'s summed loss, in the order of :attr:`block_nodes`
+        (None: all 1).
     """
 
-    def __init__(self, taxonomy: Taxonomy) -> None:
+    def __init__(self, taxonomy: Taxonomy, node_weight: np.ndarray | None = None) -> None:
         super().__init__(taxonomy)
         internal = np.asarray(taxonomy.internal_nodes)
         self.n_blocks = len(internal)
@@ -367,6 +371,17 @@ class LocalModel(_SiblingModel):
         par = np.asarray(taxonomy.parent)
         self.block_of_row = np.full(self.n_rows, -1, dtype=np.int64)
         self.block_of_row[1:] = np.searchsorted(internal, par[1:])
+        w = np.ones(self.n_blocks) if node_weight is None else np.asarray(node_weight, float)
+        if w.shape != (self.n_blocks,) or not np.all(np.isfinite(w)) or np.any(w < 0):
+            raise ValueError(f"node_weight must be {self.n_blocks} finite numbers >= 0")
+        self.node_weight = w
+
+    def node_counts(self, y: np.ndarray) -> np.ndarray:
+        """``N_p``: the examples labelled strictly below each internal node ``p``, shape
+        (n_internal,) in the order of :attr:`block_nodes`."""
+        P = self.index.path_pad[np.asarray(y, dtype=np.int64)]
+        nodes = P[P > 0]
+        return np.bincount(self.block_of_row[nodes], minlength=self.n_blocks)[: self.n_blocks]
 
     def loss(self, S: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, sp.csr_matrix]:
         """Per-node summed Crammer-Singer hinge and the subgradient with respect to ``S``.
@@ -374,7 +389,8 @@ class LocalModel(_SiblingModel):
         Returns
         -------
         block_loss : ndarray of shape (n_internal,)
-            ``sum_k hinge_p(k)`` over the examples below each internal node ``p``.
+            ``node_weight[p] * sum_k hinge_p(k)`` over the examples below each internal node
+            ``p``.
         Gamma : csr_matrix of shape (n_samples, n_nodes)
         """
         P = self.index.path_pad[y]
@@ -386,18 +402,20 @@ class LocalModel(_SiblingModel):
         pos = h > 0
         k, d, i, h = k[pos], d[pos], i[pos], h[pos]
         j = R_idx[k, d]
-        block = np.bincount(self.block_of_row[i], weights=h, minlength=self.n_blocks)
+        b = self.block_of_row[i]
+        wk = self.node_weight[b]
+        block = np.bincount(b, weights=h * wk, minlength=self.n_blocks)
         rows = np.r_[k, k]
         cols = np.r_[i, j]
-        data = np.r_[-np.ones(len(k)), np.ones(len(k))]
+        data = np.r_[-wk, wk]
         G = sp.csr_matrix((data, (rows, cols)), shape=S.shape)
         return block, G
 
     def dual_blocks(self, y: np.ndarray) -> DualBlocks:
         """One block per example and node ``i`` of ``A+(y)`` with siblings: labels ``j in
-        S(i)`` with ``L = 1``, ``U = e_i - e_j``, weight 1 (``p`` the parent of ``i``,
-        the node problem the block belongs to). The table depends on ``i`` only, so there is
-        one per such node, shared by every example whose path crosses it."""
+        S(i)`` with ``L = 1``, ``U = e_i - e_j``, weight ``node_weight[p]`` (``p`` the parent
+        of ``i``, the node problem the block belongs to). The table depends on ``i`` only, so
+        there is one per such node, shared by every example whose path crosses it."""
         tax, m = self.taxonomy, self.n_rows
         P = self.index.path_pad[y]
         sib = {int(i): tax.siblings(int(i)) for i in np.unique(P[P > 0])}
@@ -405,7 +423,12 @@ class LocalModel(_SiblingModel):
         table_of = np.full(m, -1, dtype=np.int64)
         table_of[nodes] = np.arange(len(nodes))
         tables = [
-            sparse_table(sibling_rows(i, sib[i], m), np.ones(len(sib[i])), 1.0) for i in nodes
+            sparse_table(
+                sibling_rows(i, sib[i], m),
+                np.ones(len(sib[i])),
+                float(self.node_weight[self.block_of_row[i]]),
+            )
+            for i in nodes
         ]
         T = table_of[P]  # -1: the root padding or no siblings
         ex, d = np.nonzero(T >= 0)  # per example, its path's nodes in order

@@ -10,6 +10,8 @@ them, so the gap is a proof of how far from optimal the weights are.
 
 Two solvers minimise the same objective: the paper's Algorithm 1 (regularised dual averaging,
 ``preset="paper"``) and block-coordinate Frank-Wolfe on the dual (the default, ``"fast"``).
+Both are given the same ``C`` here, so that they bound the same optimum (the paper's own
+``C = 1`` on the *mean* loss is ``C = 1/n`` in hierlab's convention, a different problem).
 """
 
 # %%
@@ -26,7 +28,7 @@ train, test = hierlab.make_hieron_synthetic(
 runs = {}
 for preset in ("paper", "fast"):
     est = hierlab.make_estimator(
-        "orthognl", preset=preset, taxonomy=train.taxonomy, max_iter=200, rtol=1e-2
+        "orthognl", preset=preset, taxonomy=train.taxonomy, C=1.0, max_iter=2000, rtol=1e-2
     )
     with warnings.catch_warnings():  # the paper's solver may stop at max_iter: see the table
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -45,9 +47,9 @@ pd.DataFrame(
 )
 
 # %%
-# The upper bounds fall, the lower bounds rise, and the gaps (log scale) close: the dual solver
-# reaches the same certified gap in far fewer passes over the data. (The paper's ``C = 1`` on
-# the mean loss is ``C = 1/n`` here: the two presets solve problems of different scale.)
+# The upper bounds fall and the lower bounds rise. BCFW certifies a 1% gap in a few dozen
+# passes; RDA reaches about the same objective within 2,000 iterations, but its lower bound (a
+# minorant built from the averaged subgradients) rises far more slowly, so its gap stays open.
 hierlab.plots.bounds_figure(
     {name: e.history_ for name, e in runs.items()}, title="ORTHOGNL: paper vs fast solver"
 )
