@@ -364,7 +364,9 @@ def _numeric(df: pd.DataFrame, path: str, first: int, means: np.ndarray | None) 
     """The feature columns as float64, an empty cell filled by its column's mean over the
     file (left NaN when ``means`` is None); a cell that is not a finite number is refused
     with its line and column."""
-    X = np.array(df.apply(pd.to_numeric, errors="coerce"), dtype=np.float64)
+    text = [c for c in df.columns if df[c].dtype.kind not in "biuf"]  # a non-number inside
+    num = df if not text else df.assign(**{c: pd.to_numeric(df[c], errors="coerce") for c in text})
+    X = num.to_numpy(dtype=np.float64)
     missing = df.isna().to_numpy()
     bad = np.argwhere(~np.isfinite(X) & ~missing)
     if len(bad):
