@@ -760,6 +760,13 @@ def confusion_figure(
 
 
 # ---------------------------------------------------------------------------- probabilities
+#: one colour per run, the same in every probability chart (plotly's qualitative palette)
+RUN_COLOURS = (
+    "#636efa", "#ef553b", "#00cc96", "#ab63fa", "#ffa15a",
+    "#19d3f3", "#ff6692", "#b6e880", "#ff97ff", "#fecb52",
+)  # fmt: skip
+
+
 def legend_below(n_entries: int, plot_height: int = 360) -> dict[str, Any]:
     """Layout that puts the legend under the plot area, one entry per line, and makes the
     figure tall enough for it: the legend never covers the data however many entries.
@@ -806,7 +813,7 @@ def pr_curve_figure(data: Any, title: str | None = None, max_points: int = 2000)
         One step line per method.
     """
     fig = go.Figure()
-    for name, full in _as_named(data, "model").items():
+    for k, (name, full) in enumerate(_as_named(data, "model").items()):
         area = full.attrs.get("au_prc")
         keep = np.unique(np.linspace(0, len(full) - 1, min(len(full), max_points)).astype(int))
         df = full.iloc[keep] if len(full) else full
@@ -816,7 +823,7 @@ def pr_curve_figure(data: Any, title: str | None = None, max_points: int = 2000)
                 x=np.r_[0.0, df["recall"].to_numpy()],
                 y=np.r_[df["precision"].to_numpy()[:1], df["precision"].to_numpy()],
                 mode="lines",
-                line={"shape": "vh"},
+                line={"shape": "vh", "color": RUN_COLOURS[k % len(RUN_COLOURS)]},
                 name=label,
                 customdata=np.r_[np.nan, df["threshold"].to_numpy()],
                 hovertemplate="recall %{x:.3f}<br>precision %{y:.3f}<br>p >= %{customdata:.3f}"
@@ -853,7 +860,7 @@ def reliability_figure(data: Any, title: str | None = None) -> go.Figure:
             x=[0, 1], y=[0, 1], mode="lines", name="perfect", line={"dash": "dot", "color": "gray"}
         )
     )
-    for name, df in _as_named(data, "model").items():
+    for k, (name, df) in enumerate(_as_named(data, "model").items()):
         ece = df.attrs.get("ece", df.attrs.get("pooled_node_ece"))
         label = f"{name} (ECE {ece:.3f})" if ece is not None else name
         count = df["count"].to_numpy(dtype=np.float64)
@@ -863,7 +870,8 @@ def reliability_figure(data: Any, title: str | None = None) -> go.Figure:
                 x=df["mean_predicted"].to_numpy(),
                 y=df["observed"].to_numpy(),
                 mode="lines+markers",
-                marker={"size": size},
+                marker={"size": size, "color": RUN_COLOURS[k % len(RUN_COLOURS)]},
+                line={"color": RUN_COLOURS[k % len(RUN_COLOURS)]},
                 name=label,
                 customdata=df["count"].to_numpy(),
                 hovertemplate="predicted %{x:.3f}<br>observed %{y:.3f}<br>%{customdata} pairs"

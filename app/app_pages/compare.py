@@ -265,7 +265,10 @@ def run_probabilities(state: AppState, entry: DatasetEntry) -> None:
         fig = pr_curve_figure({k: v["pr_curve"] for k, v in reports.items()})
         st.plotly_chart(fig, key="compare_pr", theme=None)
     with c2:
-        fig = reliability_figure({k: v["reliability"] for k, v in reports.items()})
+        fig = reliability_figure(
+            {k: v["reliability"] for k, v in reports.items()},
+            title="Reliability of the top-1 confidence",
+        )
         st.plotly_chart(fig, key="compare_reliability", theme=None)
 
 

@@ -42,9 +42,9 @@ def _stem(text: str) -> str:
     return model_file_name(text)[: -len(MODEL_SUFFIX)]
 
 
-def _export_buttons(export: Any, key: str) -> None:
+def _export_buttons(export: Any, key: str, columns: list[Any] | None = None) -> None:
     """The script, the notebook and the zip bundle of an export, side by side."""
-    c1, c2, c3 = st.columns(3)
+    c1, c2, c3 = columns if columns is not None else st.columns(3)
     c1.download_button(
         "Script (.py)",
         export.script,
@@ -74,7 +74,8 @@ def _export_buttons(export: Any, key: str) -> None:
 def run_files(state: AppState, run: Run, key: str) -> None:
     """Download the run's model, export it as a script and a notebook, delete it."""
     st.markdown("**Files of this run**")
-    st.download_button(
+    cols = st.columns(4)
+    cols[0].download_button(
         "Model file (.hlm)",
         lambda: model_file_bytes(run.estimator),
         file_name=model_file_name(run.label),
@@ -88,7 +89,7 @@ def run_files(state: AppState, run: Run, key: str) -> None:
     except Exception as exc:
         show_error(exc, f"Exporting {run.label}")
     else:
-        _export_buttons(export, f"{key}_export")
+        _export_buttons(export, f"{key}_export", cols[1:])
     delete_runs(state, [run], key)
 
 

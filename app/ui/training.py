@@ -158,7 +158,10 @@ def train_live(
     live.reraise()  # a click during training: the run is stored, now rerun
     stop_slot.empty()
     progress_slot.empty()
-    if not live.states:
+    if run is not None and not has_certificate(run.history):
+        # no lower bound: its training curve or a sentence instead of the live bounds chart
+        bounds_chart(chart_slot, run, x, key=f"curve_{run.id}")
+    elif not live.states:
         chart_slot.empty()
     return run
 

@@ -126,6 +126,14 @@ def test_no_bounds_chart_for_a_method_without_a_certificate(app_two_runs) -> Non
     titles = [str(c.proto.spec) for c in at.get("plotly_chart")]
     assert not any("objective bounds" in t for t in titles)
     assert any("no certificate" in i.value for i in at.info)
+    # ... and so right after training it, in place of the live chart
+    _train(at, "topdown")
+    titles = [str(c.proto.spec) for c in at.get("plotly_chart")]
+    assert not any("objective bounds" in t for t in titles)
+    assert any("no certificate" in i.value for i in at.info)
+    from app.state import delete_run
+
+    delete_run(_state(at), _state(at).runs[-1].id, at.session_state)  # the fixture's two runs
 
 
 @pytest.mark.parametrize(
