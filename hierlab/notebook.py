@@ -98,6 +98,9 @@ class LiveBounds:
         The time budget in seconds, for the fraction done.
     min_interval : float, default 0.25
         Seconds between redraws at least (four a second at most).
+    max_overhead : float, default 0.05
+        Largest fraction of the wall time spent drawing: the interval grows with the cost of a
+        redraw (long histories), as the app's live plot does.
     mode : {"auto", "widget", "text"}, default "auto"
         ``"auto"``: a live ``FigureWidget`` inside a Jupyter kernel with widget support, else the
         text line. ``"widget"`` raises :class:`~hierlab.ParameterError` without ``anywidget``.
@@ -107,7 +110,7 @@ class LiveBounds:
     Attributes
     ----------
     states : list of dict
-        Every state seen, as :meth:`SolverState.as_dict`.
+        Every state seen, as :meth:`SolverState.as_dict` (use one ``LiveBounds`` per fit).
     figure : plotly FigureWidget or Figure or None
         The live figure (widget mode), or the final static figure (a kernel without widgets).
     n_draws : int
@@ -136,6 +139,7 @@ class LiveBounds:
         total: int | None = None,
         max_time: float | None = None,
         min_interval: float = 0.25,
+        max_overhead: float = 0.05,
         mode: str = "auto",
         stream: TextIO | None = None,
     ) -> None:
@@ -146,7 +150,10 @@ class LiveBounds:
         if not min_interval >= 0:
             raise ParameterError(f"LiveBounds: min_interval must be >= 0, got {min_interval}")
         self.x, self.title, self.total, self.max_time = x, title, total, max_time
+        if not 0 < max_overhead <= 1:
+            raise ParameterError(f"LiveBounds: max_overhead must be in (0, 1], got {max_overhead}")
         self.min_interval = float(min_interval)
+        self.max_overhead = float(max_overhead)
         self.stream = stream
         self.mode_ = self._choose(mode)
         self.states: list[dict[str, Any]] = []
@@ -203,12 +210,14 @@ class LiveBounds:
         """
         if not self.states:
             return
+        t0 = time.perf_counter()
         self.n_draws += 1
         if self.mode_ == "widget":
             self._draw_widget()
         else:
             self._draw_text(final)
-        self._next = time.perf_counter() + self.min_interval
+        now = time.perf_counter()
+        self._next = now + max(self.min_interval, (now - t0) / self.max_overhead)
 
     def _draw_widget(self) -> None:
         history = self.history
