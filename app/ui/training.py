@@ -235,6 +235,8 @@ def draw_job(job: Job, slots: list[Any], x: str, stop: bool = True) -> None:
             theme=None,
             width="stretch",
         )
+    else:  # every slot is written on every run: the fragment's reruns write into them
+        chart_slot.empty()
     if stop and job.status == "running":
         if stop_slot.button("Stop", key=f"stop_{job.id}", help=STOP_HELP):
             job.stop()

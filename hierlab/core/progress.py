@@ -24,7 +24,8 @@ the faster model, its high end the farther target and the slower model (no high 
 lower bound is 0 and nothing else bounds it: "at least ..."). The time left is then ``[min
 passes x min cost, max passes x max cost]``, capped by the
 iteration budget (``(max_iter - k_n) x cost``) and the time budget (``max_time - t_n``). A
-method without a certificate stops at its budget: the budget's passes are the estimate. Before
+method without a certificate (or a stopping rule of 0) stops at its budget: the budget's passes
+are the estimate. Before
 three points with a falling gap (or before ``min_elapsed`` seconds), a certified method
 has no estimate: :attr:`Eta.low` is None, and :attr:`Eta.high` is the budget's bound when there
 is one ("no estimate yet", never a guess).
@@ -253,7 +254,7 @@ def estimate_eta(
     fraction = min(1.0, max(fractions))
     if cost is None or t_n < min_elapsed:
         return Eta(None, cap, fraction, "none")
-    if not certified:
+    if not certified or target <= 0:  # no gap to reach: the fit runs its budget
         return _by_budget(k_n, t_n, cost, max_iter, max_time, fraction)
     near = _passes_by_gap(pts, target) if len(pts) >= 3 and target > 0 else None
     if near is None:

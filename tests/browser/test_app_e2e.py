@@ -93,7 +93,8 @@ def test_upload_train_live_bounds_stop_compare(page: Page, app_url: str) -> None
 
     # stop: the run is kept with the best iterate so far
     stop.click()
-    expect(page.get_by_text("stopped by you")).to_be_visible()
+    main = page.get_by_test_id("stMainBlockContainer")
+    expect(main.get_by_text("stopped by you")).to_be_visible()
     expect(page.get_by_text("Run history")).to_be_visible()
     assert page.locator(CHART).count() >= 1
 

@@ -176,3 +176,11 @@ def test_the_target_ranges_over_the_bounds() -> None:
     p = -_slope(np.log([3, 4, 5, 6]), [math.log(2.0 / 2**k) for k in (3, 4, 5, 6)])
     far = 6 * ((g6 / 8e-3) ** (1 / p) - 1)
     assert eta.high == pytest.approx(far * 2.0)
+
+
+def test_a_stopping_rule_of_zero_runs_the_budget() -> None:
+    # tol = rtol = 0: the gap never stops the fit, max_iter does (2 s a pass, 14 passes left)
+    ks = np.arange(1, 7)
+    hist = _states(ks, 2.0 * ks, 100.0 / 2.0**ks)
+    eta = estimate_eta(hist, max_iter=20)
+    assert eta.basis == "budget" and (eta.low, eta.high) == pytest.approx((28.0, 28.0))
