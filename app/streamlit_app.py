@@ -21,7 +21,7 @@ import streamlit as st  # noqa: E402
 
 from app.state import builtin_choices, get_state, load_builtin  # noqa: E402
 from app.ui.errors import show_error  # noqa: E402
-from app.ui.jobs import jobs_panel, sidebar_slot  # noqa: E402
+from app.ui.jobs import cluster_setting, jobs_panel, sidebar_slot  # noqa: E402
 from hierlab.core.exceptions import HierlabError  # noqa: E402
 
 st.set_page_config(page_title="hierlab", page_icon=":material/account_tree:", layout="wide")
@@ -89,6 +89,7 @@ with st.sidebar:
     summary = st.empty()
     sidebar_summary(summary)
     jobs = sidebar_slot()
+    cluster_setting(state)
 
 
 jobs_panel(state, jobs)  # at the top level of the main area: see app.ui.jobs

@@ -200,6 +200,8 @@ def start_comparison(
         raise DataError("choose at least one method to compare")
     data, plan = comparison_data(entry, n_splits, test_size, seed, taxonomy)
     cfgs = [dict(c) for c in configs]
+    if state.cluster:  # run_engine runs it there, and the plan records where
+        plan = {**plan, "cluster": state.cluster}
     fd, path = tempfile.mkstemp(prefix="hierlab-compare-", suffix=".json")
     os.close(fd)
     os.unlink(path)  # the worker writes it

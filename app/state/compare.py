@@ -204,7 +204,8 @@ def run_engine(
     """``hierlab.evaluation.compare`` of ``configs`` on ``data`` by ``plan``, its warnings
     silenced (the table reports convergence). A module-level function: a worker process runs it
     for a comparison in the background (:mod:`app.state.background`), where silencing warnings
-    touches no one else's ``warnings`` state."""
+    touches no one else's ``warnings`` state. ``plan["cluster"]``, a dask scheduler's address,
+    runs the (method, split) fits there."""
     random = plan.get("mode") == "random"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -219,6 +220,7 @@ def run_engine(
             test_size=float(plan.get("test_size", 0.3)),
             random_state=int(plan.get("seed", 0)),
             progress=progress,
+            client=plan.get("cluster"),
         )
 
 

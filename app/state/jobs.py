@@ -122,6 +122,8 @@ class Job:
     run : Run or None
         The finished run (until :func:`collect_jobs` moves it into the history).
     error : str or None
+    cluster : str or None
+        The dask scheduler a tuning job's paths over C run on (None: this machine).
     started, finished : float
         ``time.monotonic()``.
     """
@@ -147,6 +149,7 @@ class Job:
     started: float = field(default_factory=time.monotonic)
     finished: float | None = None
     thread: threading.Thread | None = field(default=None, repr=False)
+    cluster: str | None = None
 
     @property
     def running(self) -> bool:
@@ -281,7 +284,10 @@ def _tune(job: Job) -> dict[str, Any] | None:
         job.entry.train.y,
         refit=False,
         callbacks=[job.progress_cb, job.flag, _PathRows(job.path)],
+        client=job.cluster,  # on a cluster the paths report when they end, not per C
     )
+    if not job.path:
+        job.path.extend(res.path.to_dict("records"))
     job.best_C, job.tune_time = float(res.best_C), float(res.time)
     if res.stopped == "stopped":
         return None
@@ -343,6 +349,7 @@ def start_training(
         taxonomy_source=taxonomy[1],
         progress_cb=Progress(limits=limits),
         phase="tune" if choose_C else "train",
+        cluster=state.cluster if choose_C else None,
     )
     job.thread = threading.Thread(target=_work, args=(job,), name=f"hierlab-job-{job.id}")
     job.thread.daemon = True

@@ -55,6 +55,9 @@ class AppState:
     tuned : dict of str -> dict
         Per data set key, the last "Choose C" search on it: ``method``, ``best_C``, ``path``
         (one row per C), ``time``.
+    cluster : str or None
+        The dask scheduler (``tcp://host:port``) comparisons and "Choose C" run on; None: this
+        machine (:func:`app.ui.jobs.cluster_setting`).
     """
 
     datasets: dict[str, DatasetEntry] = field(default_factory=dict)
@@ -68,6 +71,7 @@ class AppState:
     landed: list[int] = field(default_factory=list)
     jobs: list[Job] = field(default_factory=list)
     tuned: dict[str, dict[str, Any]] = field(default_factory=dict)
+    cluster: str | None = None
 
     def new_id(self) -> int:
         """A fresh id for a run or comparison."""

@@ -24,7 +24,7 @@ from app.state import AppState
 from app.state.background import BackgroundComparison, collect, pending
 from app.state.jobs import Job, collect_jobs, live_jobs
 
-__all__ = ["REFRESH", "jobs_panel", "sidebar_slot"]
+__all__ = ["REFRESH", "cluster_setting", "jobs_panel", "sidebar_slot"]
 
 #: seconds between two refreshes of the panel while work runs
 REFRESH = 2.0
@@ -85,7 +85,8 @@ def _draw(state: AppState, slot: Any) -> None:
         slot.empty()
         return
     with slot.container():
-        st.markdown("**Jobs**")
+        where = f" (on the dask cluster at {state.cluster})" if state.cluster else ""
+        st.markdown("**Jobs**" + where)
         for job in jobs:
             if job.running:
                 _draw_job(job)
@@ -96,6 +97,34 @@ def _draw(state: AppState, slot: Any) -> None:
         done = "is done: its results are on the Compare page."
         for k in state.landed:
             st.caption(f"Comparison #{k} {done}")
+
+
+def cluster_setting(state: AppState) -> None:
+    """The dask cluster comparisons and "Choose C" run on (call inside ``with st.sidebar``).
+
+    An address is used once a scheduler answers there (:func:`hierlab.core.cluster.probe`,
+    3 s); otherwise the message says why and the work stays on this machine.
+    """
+    from hierlab.core.cluster import probe
+
+    where = f"the dask cluster at {state.cluster}" if state.cluster else "this machine"
+    with st.expander(f"Compute: {where}", expanded=False):
+        address = st.text_input(
+            "dask scheduler", value=state.cluster or "", placeholder="tcp://host:8786",
+            key="cluster_address", help="Comparisons and the C search run on its workers; "
+            "empty: on this machine. Start one with `dask scheduler` and `dask worker`.",
+        ).strip()  # fmt: skip
+        if st.button("Use", key="cluster_use"):
+            if not address:
+                state.cluster = None
+                st.rerun()
+            try:
+                n = probe(address, timeout=3.0)
+            except Exception as exc:  # no scheduler there: say so, keep the work here
+                st.error(f"{exc}. Comparisons and tuning stay on this machine.")
+                return
+            state.cluster = address
+            st.success(f"{n} worker thread(s) at {address}")
 
 
 def _collect(state: AppState) -> None:
