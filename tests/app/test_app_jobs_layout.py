@@ -90,7 +90,8 @@ def worker() -> Iterator[None]:
 
 
 def _panel_fragment(at: AppTest) -> str:
-    """The id of the app's one timed fragment (the jobs panel)."""
+    """The id of the jobs panel's fragment: the one fragment of the home page (declared before
+    the page, at the top level, its id is the same on every page)."""
     storage = at._fragment_storage
     ids = list(storage._fragments)
     assert len(ids) == 1, ids
@@ -123,4 +124,20 @@ def test_background_work_never_draws_a_page_in_the_sidebar(
         in_sidebar = [t.value for t in at.sidebar.title]
         assert any(title in t for t in in_main), (path, in_main, in_sidebar)
         assert not any(title in t for t in in_sidebar), (path, in_sidebar)
-        fragment = _panel_fragment(at)
+        assert fragment in at._fragment_storage._fragments  # the same panel on every page
+
+
+def test_the_sidebar_names_the_data_set_chosen_in_this_run() -> None:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    first = _state(at).dataset.name
+    at.switch_page("app_pages/data.py")
+    at.run()
+    at.selectbox(key="builtin_choice").set_value("catalog:hierarchical-text")
+    at.run()
+    at.button(key="load_builtin").click()
+    at.run()
+    _ok(at)
+    now = _state(at).dataset.name
+    sidebar = " ".join(c.value for c in at.sidebar.caption)
+    assert now != first and f"Data: **{now}**" in sidebar and first not in sidebar
