@@ -110,10 +110,16 @@ class RDA(Solver):
         # With phi >= 0 the zero function is a valid minorant of phi, so (gbar, delta) = (0, 0)
         # is a legitimate first "linearisation" and the line search may weigh it from t = 1.
         zero_minorant = bool(getattr(objective, "phi_nonnegative", False))
+        uniform = self.averaging == "uniform"
+        window = _Window(W, nb) if uniform else None
+        U = np.zeros_like(W)  # -P^{-1} gbar(t): the unconstrained minimiser of eq. (9)
+        level = None  # the domain's level rho per block (uniform weights, phi >= 0)
         moved = False  # an iterate after w(1) has lowered ``upper`` (in some block)
         for t in range(1, self.max_iter + 1):
             t0 = time.perf_counter()
             ev = objective.evaluate(W)
+            if t == 1 and uniform and zero_minorant:
+                level = ev.J.copy()
             improved = ev.J < upper
             moved = moved or (t > 1 and bool(improved.any()))
             if improved.any():
@@ -123,34 +129,29 @@ class RDA(Solver):
             G = ev.grad_phi
             b = ev.phi - objective.row_dot(G, W)
             Z = reg.psi_solve(G)  # P^{-1} g(t)
-            if self.averaging == "uniform" or (t == 1 and not zero_minorant):
+            if uniform or (t == 1 and not zero_minorant):
                 lam = np.full(nb, 1.0 / t)
             else:
-                # W = -P^{-1} gbar(t-1): the P^{-1}-inner products need no extra solve
-                a = -objective.row_dot(gbar, W)
-                c = -objective.row_dot(G, W)
-                e = objective.row_dot(G, Z)
-                curv = a - 2.0 * c + e
-                slope = b - delta + a - c
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    lam = np.where(curv > 0, slope / curv, np.where(slope > 0, 1.0, 0.0))
-                lam = np.clip(lam, 0.0, 1.0)
+                lam = _line_search(objective, gbar, delta, W, G, Z, b)
             lam_rows = np.r_[lam, 0.0][bor][:, None]
             gbar = (1.0 - lam_rows) * gbar + lam_rows * G
             delta = (1.0 - lam) * delta + lam * b
-            W_next = (1.0 - lam_rows) * W - lam_rows * Z  # = -P^{-1} gbar(t)
+            U = (1.0 - lam_rows) * U - lam_rows * Z  # = -P^{-1} gbar(t)
+            W_next = U if level is None else _level_argmin(objective, U, level)
             lb = delta + objective.row_dot(gbar, W_next) + objective.psi_blocks(W_next)
             lower = np.maximum(lower, lb)
+            if window is not None:
+                lower = np.maximum(lower, window.add(objective, t, G, b, Z, level))
             self.coef = best
-            U, L = float(upper.sum()), float(lower.sum())
+            U_, L = float(upper.sum()), float(lower.sum())
             spent += time.perf_counter() - t0
             yield SolverState(
                 iteration=t,
                 elapsed=spent,
-                upper=U,
+                upper=U_,
                 lower=L,
                 extra={
-                    "gap": U - L,
+                    "gap": U_ - L,
                     "objective": float(ev.J.sum()),
                     "loss": float(ev.loss.sum()),
                     "weight": float(lam.mean()),
@@ -168,3 +169,80 @@ class RDA(Solver):
         if state.lower is None or state.upper == 0:
             return math.inf if state.lower is None else 0.0
         return (state.upper - state.lower) / abs(state.upper)
+
+
+def _line_search(
+    objective: Objective,
+    gbar: np.ndarray,
+    delta: np.ndarray,
+    W: np.ndarray,
+    G: np.ndarray,
+    Z: np.ndarray,
+    b: np.ndarray,
+) -> np.ndarray:
+    """The weight ``l_t in [0, 1]`` per block maximising the new lower bound (a concave
+    quadratic in ``l_t``), given ``W = -P^{-1} gbar(t-1)`` and ``Z = P^{-1} g(t)``."""
+    a = -objective.row_dot(gbar, W)
+    c = -objective.row_dot(G, W)
+    e = objective.row_dot(G, Z)
+    curv = a - 2.0 * c + e
+    slope = b - delta + a - c
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lam = np.where(curv > 0, slope / curv, np.where(slope > 0, 1.0, 0.0))
+    return np.asarray(np.clip(lam, 0.0, 1.0))
+
+
+def _level_argmin(objective: Objective, U: np.ndarray, level: np.ndarray) -> np.ndarray:
+    """``argmin_{w in W} gbar^T w + Psi(w)`` over the domain ``W = {Psi_b(w) <= rho_b}``
+    (per block) from the unconstrained minimiser ``U = -P^{-1} gbar``: ``U`` itself when it
+    lies inside, else ``U`` scaled onto the boundary (the KKT point ``U / (1 + mu)``), shape
+    of ``U``.
+
+    The domain holds the optimum: ``Psi(w*) <= Omega(w*) <= J(w*) <= J(0) = rho`` (the
+    remainder ``Omega - Psi`` and the loss are nonnegative), so Algorithm 1 on it solves the
+    same problem (eq. 8 with a closed convex ``W``).
+    """
+    psi = objective.psi_blocks(U)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        f = np.where(psi > level, np.sqrt(level / psi), 1.0)
+    if np.all(f == 1.0):
+        return U
+    return U * np.r_[f, 1.0][objective.block_of_row][:, None]
+
+
+class _Window:
+    """The lower bound of step 4 over a recent window of linearisations, ``t`` in ``[s, t]``
+    with ``s`` the last power of two: the derivation of Section 4.2 holds for any convex
+    weights on past linearisations, and uniform weights on the recent ones drop the early
+    iterates' (far from ``w*``, loose) minorants that the printed ``1/t`` average keeps with
+    weight ``(s - 1) / t`` forever. It tightens the certificate only: the iterates are the
+    printed ones."""
+
+    def __init__(self, W: np.ndarray, nb: int) -> None:
+        self.g = np.zeros_like(W)
+        self.U = np.zeros_like(W)
+        self.d = np.zeros(nb)
+        self.n = 0
+
+    def add(
+        self,
+        objective: Objective,
+        t: int,
+        G: np.ndarray,
+        b: np.ndarray,
+        Z: np.ndarray,
+        level: np.ndarray | None,
+    ) -> np.ndarray:
+        """Take ``(g(t), phi(w(t)) - g(t)^T w(t))``; the window's bound per block."""
+        if t & (t - 1) == 0:  # t a power of two: a new window starts here
+            self.g[:] = 0.0
+            self.U[:] = 0.0
+            self.d[:] = 0.0
+            self.n = 0
+        self.n += 1
+        w = 1.0 / self.n
+        self.g += w * (G - self.g)
+        self.U += w * (-Z - self.U)
+        self.d += w * (b - self.d)
+        Ws = self.U if level is None else _level_argmin(objective, self.U, level)
+        return self.d + objective.row_dot(self.g, Ws) + objective.psi_blocks(Ws)

@@ -79,6 +79,13 @@ class PegasosSGD(Solver):
     t0 : int, default 0
         Offset of the step counter: ``eta_t = 1 / (2 lam (t + t0))`` (a warm start keeps it
         from taking the huge first steps of a cold start).
+    plain : bool, default False
+        Pegasos as printed (Shalev-Shwartz et al. 2007, the solver seed 003 names): steps
+        ``1 / (lambda t)`` from ``t = 1`` (``lambda = 2 lam``, so ``eta0`` is ignored), the
+        projection onto Pegasos' ball ``||W|| <= sqrt(max_loss / lambda)`` (its Theorem 1:
+        ``lambda ||W*||^2`` is at most the dual's ``sum alpha Delta <= max_loss``), the **last**
+        iterate reported (no averaging, no best epoch kept) and no early stop: every one of
+        ``epochs`` passes runs (``tol`` is ignored).
 
     Attributes
     ----------
@@ -101,6 +108,7 @@ class PegasosSGD(Solver):
         eta0: float | str | None = "auto",
         W0: np.ndarray | None = None,
         t0: int = 0,
+        plain: bool = False,
     ) -> None:
         if epochs < 1:
             raise ParameterError(f"epochs must be >= 1, got {epochs}")
@@ -113,6 +121,9 @@ class PegasosSGD(Solver):
         self.avg_c = float(avg_c)
         self.rng = np.random.default_rng(random_state)
         self.W0 = W0
+        self.plain = bool(plain)
+        if self.plain:
+            eta0, self.average = None, False
         self.eta0 = eta0
         self.t = int(t0)
         self._t0_set = t0 > 0
@@ -160,7 +171,7 @@ class PegasosSGD(Solver):
     ) -> tuple[np.ndarray, np.ndarray, int, float]:
         """Pegasos steps on the batches of ``perm``: ``(W, W_bar, n_avg, summed batch loss)``."""
         lam = objective.lam
-        radius = _ball_radius(objective)
+        radius = _ball_radius(objective, self.plain)
         loss_sum = 0.0
         for idx, eta in self._batches(perm, lam):
             g, losses = objective.gradient(W, idx)
@@ -210,7 +221,7 @@ class PegasosSGD(Solver):
         doing the same arithmetic in the same order.
         """
         lam = objective.lam
-        radius = _ball_radius(objective)
+        radius = _ball_radius(objective, self.plain)
         loss_sum = 0.0
         # V and Q are stored transposed, (n_features, n_nodes) in C order: the batch's columns
         # are contiguous rows, and ``X_b @ V^T`` needs no copy of V (a copy unless the caller
@@ -288,10 +299,12 @@ class PegasosSGD(Solver):
             self.W_last = W
             report = W_bar if self.average else W
             val = objective.value(report)
-            if val < self.best:
+            if val < self.best or self.plain:  # plain: the last iterate, whatever its value
                 self.best = val
                 np.copyto(self.coef, report)  # in place: no third copy of W while it is made
-            converged = epoch > 1 and abs(prev_val - val) <= self.tol * abs(val)
+            converged = (
+                not self.plain and epoch > 1 and abs(prev_val - val) <= self.tol * abs(val)
+            )
             prev_val = val
             yield SolverState(
                 iteration=epoch,
@@ -325,9 +338,12 @@ def _transposed_c(W: np.ndarray, own: bool) -> np.ndarray:
     return np.array(WT, order="C")
 
 
-def _ball_radius(objective: Any) -> float:
-    """``sqrt(J(0) / lam)``: the ball ``||W||_F <= radius`` holds the optimum (Pegasos)."""
-    return float(np.sqrt(max(objective.max_loss, 1e-12) / objective.lam))
+def _ball_radius(objective: Any, plain: bool = False) -> float:
+    """``sqrt(J(0) / lam)``: the ball ``||W||_F <= radius`` holds the optimum; ``plain``:
+    Pegasos' own ``sqrt(max_loss / lambda)`` with ``lambda = 2 lam`` (its Theorem 1, smaller by
+    ``sqrt 2``)."""
+    scale = 2.0 if plain else 1.0
+    return float(np.sqrt(max(objective.max_loss, 1e-12) / (scale * objective.lam)))
 
 
 def _column_gradient(

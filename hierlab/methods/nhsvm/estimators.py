@@ -183,6 +183,21 @@ _TOL = Param(
     "objective (None: 1e-3), Pegasos when an epoch improves the objective by less than tol "
     "(None: 1e-4).",
 )
+_PEGASOS = Param(
+    "pegasos",
+    "str",
+    "fast",
+    choices=("fast", "plain"),
+    used_when={"solver": ("auto", "pegasos")},
+    help="Pegasos variant: fast (bounded first step, averaged iterate, best epoch) or plain "
+    "(as printed: step 1/(lambda t), projection, last iterate)",
+    note="'plain' is Pegasos as Shalev-Shwartz et al. (2007) print it, the SGD seed 003 "
+    "names: step 1/(lambda t) from t = 1 with lambda = 2 lam, projection onto the ball "
+    "||W|| <= sqrt(max_loss / lambda), the last iterate returned, every epoch run (tol "
+    "ignored); the paper preset uses it. 'fast' bounds the first step (Bottou's t0), "
+    "reports the polynomial-decay average and keeps the best epoch: the same objective in "
+    "fewer epochs.",
+)
 _SEED = Param(
     "random_state",
     "seed",
@@ -550,6 +565,7 @@ class HSVMClassifier(HierarchicalClassifier):
         _SEED,
         _SOLVER,
         _INFERENCE,
+        _PEGASOS,
     )
 
     def __init__(
@@ -566,8 +582,10 @@ class HSVMClassifier(HierarchicalClassifier):
         random_state: Any = 0,
         solver: str = "auto",
         inference: str = "lp",
+        pegasos: str = "fast",
     ) -> None:
         super().__init__(taxonomy=taxonomy)
+        self.pegasos = pegasos
         self.lam = lam
         self.loss = loss
         self.ml_loss = ml_loss
@@ -645,6 +663,7 @@ class HSVMClassifier(HierarchicalClassifier):
             batch_size=int(self.batch_size),
             tol=self._tol(),
             random_state=self.random_state,
+            plain=self.pegasos == "plain",
         )
 
     def partial_fit(
@@ -702,7 +721,12 @@ class HSVMClassifier(HierarchicalClassifier):
         chosen = (
             " (solver='auto': multi-label, dense or large data)" if self.solver == "auto" else ""
         )
-        return "pegasos", f"Pegasos SGD on the primal, as seed 003 trains (Section 7){chosen}"
+        plain = ", plain (step 1/(lambda t), projection, last iterate)" * (
+            self.pegasos == "plain"
+        )
+        return "pegasos", (
+            f"Pegasos SGD on the primal, as seed 003 trains (Section 7){chosen}{plain}"
+        )
 
     def _dual_seed(self) -> int:
         """BCFW's visiting-order seed: ``random_state`` (0 for None; drawn from a Generator)."""
@@ -876,9 +900,11 @@ class NHSVMClassifier(HSVMClassifier):
         random_state: Any = 0,
         solver: str = "auto",
         inference: str = "lp",
+        pegasos: str = "fast",
     ) -> None:
         # not HSVM's constructor: NHSVM has no ``loss`` parameter (its loss is eq. 9's)
         HierarchicalClassifier.__init__(self, taxonomy=taxonomy)
+        self.pegasos = pegasos
         self.inference = inference
         self.lam = lam
         self.alpha_rule = alpha_rule
@@ -989,9 +1015,11 @@ class SharedSVMClassifier(HSVMClassifier):
         random_state: Any = 0,
         solver: str = "auto",
         alpha_floor: float = 0.0,
+        pegasos: str = "fast",
     ) -> None:
         # not HSVM's constructor: SSVM has neither ``epochs`` nor the multi-label parameters
         HierarchicalClassifier.__init__(self, taxonomy=taxonomy)
+        self.pegasos = pegasos
         self.alpha_floor = alpha_floor
         self.lam = lam
         self.loss = loss
@@ -1052,9 +1080,12 @@ class SharedSVMClassifier(HSVMClassifier):
         chosen = ""
         if self.solver == "auto":
             chosen = " (solver='auto': sparse rows)" if used == "bcfw" else " (solver='auto')"
+        plain = ", plain Pegasos (step 1/(lambda t), projection, last iterate)" * (
+            used == "pegasos" and self.pegasos == "plain"
+        )
         return used, (
             f"Shared SVM, Algorithm 1 of seed 003 (closed-form alpha) alternating with "
-            f"{steps}{chosen}"
+            f"{steps}{chosen}{plain}"
         )
 
     def _alternation(self, alpha0: np.ndarray) -> SharedSVMDual | SharedSVMSolver:
@@ -1080,6 +1111,7 @@ class SharedSVMClassifier(HSVMClassifier):
             tol=self._tol(),
             random_state=self.random_state,
             alpha_floor=float(self.alpha_floor),
+            plain=self.pegasos == "plain",
         )
 
 
@@ -1090,7 +1122,7 @@ register(
     card=HSVM_CARD,
     seed="003",
     summary="Hierarchical structured SVM of Cai & Hofmann (eq. 2-3), BCFW or Pegasos",
-    paper={"solver": "pegasos", "loss": "hamming"},
+    paper={"solver": "pegasos", "loss": "hamming", "pegasos": "plain"},
     bounds=True,
 )
 register(
@@ -1099,7 +1131,7 @@ register(
     card=NHSVM_CARD,
     seed="003",
     summary="Normalised hierarchical SVM (eq. 10/12): normalised class attributes and margin",
-    paper={"solver": "pegasos", "alpha_rule": "eq6", "rho": 2.0, "T": 1.5},
+    paper={"solver": "pegasos", "alpha_rule": "eq6", "rho": 2.0, "T": 1.5, "pegasos": "plain"},
     bounds=True,
 )
 register(
@@ -1110,7 +1142,7 @@ register(
     summary="NHSVM variant of eq. 13: margin divided by ||∧~(y) - ∧~(y_i)|| (single label)",
     fixed={"variant": "eq13"},
     multilabel=False,
-    paper={"solver": "pegasos", "alpha_rule": "eq6", "rho": 2.0, "T": 1.5},
+    paper={"solver": "pegasos", "alpha_rule": "eq6", "rho": 2.0, "T": 1.5, "pegasos": "plain"},
     bounds=True,
 )
 register(
@@ -1119,5 +1151,5 @@ register(
     card=SSVM_CARD,
     seed="003",
     summary="Shared SVM (eq. 14): alpha learned in closed form (Algorithm 1), trees",
-    paper={"solver": "pegasos", "alpha_init": "eq6"},
+    paper={"solver": "pegasos", "alpha_init": "eq6", "pegasos": "plain"},
 )

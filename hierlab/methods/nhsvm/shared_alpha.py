@@ -298,6 +298,9 @@ class SharedSVMSolver(AlphaAlternation):
     alpha_floor : float, default 0.0
         ``beta`` in ``[0, 1]``: every alpha step keeps ``alpha >= beta alpha0``
         (:func:`shared_alpha_floor`); 0 is the paper's Algorithm 1, 1 keeps ``alpha0``.
+    plain : bool, default False
+        Plain Pegasos V-steps (:class:`~hierlab.solvers.sgd.PegasosSGD`'s ``plain``): the
+        last iterate, not the average, is kept and feeds the alpha step.
 
     Attributes
     ----------
@@ -314,8 +317,10 @@ class SharedSVMSolver(AlphaAlternation):
         tol: float = 1e-3,
         random_state: Any = None,
         alpha_floor: float = 0.0,
+        plain: bool = False,
     ) -> None:
         super().__init__(alpha0, rounds, epochs_per_alpha, tol)
+        self.plain = bool(plain)
         self.batch_size = int(batch_size)
         self.random_state = random_state
         if not 0.0 <= alpha_floor <= 1.0:
@@ -328,7 +333,9 @@ class SharedSVMSolver(AlphaAlternation):
         tax = objective.taxonomy
         alpha = self._initial_alpha()
         objective.set_attributes(np.sqrt(alpha))
-        sgd = PegasosSGD(epochs=1, batch_size=self.batch_size, random_state=self.random_state)
+        sgd = PegasosSGD(
+            epochs=1, batch_size=self.batch_size, random_state=self.random_state, plain=self.plain
+        )
         V = np.zeros(objective.coef_shape[::-1]).T  # F-ordered: the epochs work in place
         V_bar = V.copy(order="K")
         n_avg = 0
@@ -340,6 +347,8 @@ class SharedSVMSolver(AlphaAlternation):
             for _ in range(self.epochs_per_alpha):
                 epoch += 1
                 V, V_bar, n_avg, _ = sgd.run_epoch(objective, V, V_bar, n_avg, own=True)
+                if self.plain:  # Pegasos as printed: the last iterate, not the average
+                    V_bar = V
                 val = objective.value(V_bar)
                 best = self._keep(val, best, V_bar, alpha)
                 last_epoch = _ == self.epochs_per_alpha - 1

@@ -336,7 +336,9 @@ class _RDAClassifier(HierarchicalClassifier):
 
     def _fit(self, X: np.ndarray | sp.csr_matrix, Y: Any, callbacks: Sequence[Callback]) -> None:
         y = np.asarray(Y, dtype=np.int64)
-        obj = self._objective(X, y)
+        n_features = X.shape[1]
+        cols = _used_columns(X) if self.solver == "rda" else None
+        obj = self._objective(X if cols is None else X[:, cols], y)
         max_iter = int(self.max_iter)
         solver: RDA | BCFW
         if self.solver == "bcfw":
@@ -354,6 +356,8 @@ class _RDAClassifier(HierarchicalClassifier):
         if getattr(self, "_keep_dual", False) and isinstance(solver, BCFW):
             self._warm_dual = solver.alpha_sparse_  # the labels with mass only
         W = np.asarray(result.coef)
+        if cols is not None:
+            W = _expand_columns(W, cols, n_features)
         self.weights_ = W
         self.coef_ = self._model.node_weights(W)
         last = result.final
@@ -381,6 +385,25 @@ class _RDAClassifier(HierarchicalClassifier):
     def _predict_ids(self, X: np.ndarray | sp.csr_matrix) -> np.ndarray:
         S = np.asarray(X @ self.coef_.T)
         return self._model.predict(S)
+
+
+def _used_columns(X: Any) -> np.ndarray | None:
+    """The features with a nonzero in sparse ``X`` when they are fewer than 90% of them, else
+    None. RDA's iterates live in the span of the rows (every subgradient is ``Gamma^T X`` plus
+    a node-mixing of ``W``, and ``W(1) = 0``), so the other columns stay exactly zero: solving
+    on the used ones gives the same iterates at a fraction of the cost (524 posts of 20
+    Newsgroups use about a tenth of its 130,107 features)."""
+    if not sp.issparse(X):
+        return None
+    cols = np.unique(sp.csr_matrix(X).indices)
+    return cols if len(cols) < 0.9 * X.shape[1] else None
+
+
+def _expand_columns(W: np.ndarray, cols: np.ndarray, n_features: int) -> np.ndarray:
+    """``W`` on the used columns back to all ``n_features`` (zeros elsewhere)."""
+    out = np.zeros((W.shape[0], n_features))
+    out[:, cols] = W
+    return out
 
 
 class OrthogonalTransferClassifier(_RDAClassifier):
