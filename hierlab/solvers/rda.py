@@ -20,6 +20,18 @@ take a huge first step when ``Psi``'s modulus is small). This is the same algori
 data-driven weight (equivalently, Frank-Wolfe with exact line search on the dual); it keeps
 every certificate and typically closes the gap far faster.
 
+With the paper's weights (``averaging="uniform"``) and ``phi >= 0``, eq. (9) is solved over the
+closed convex domain ``W = {Psi(w) <= J(w(1))}`` (per block), which holds the optimum
+(``Psi <= Omega <= J``, ``J(w*) <= J(0)``), so the problem and its solution are unchanged: the
+argmin is ``-P^{-1} gbar`` scaled back onto the boundary when it lies outside. This caps the
+transient of the printed step when ``Psi``'s modulus is much smaller than the curvature of
+``phi`` (ORTHOGNL: ``lambda_min(Kbar)`` against ``lambda_max(K)``; on 20 Newsgroups with alpha = 1,
+0.146 against 6.9, the unconstrained iterates reach ``J = 1e22`` before they come back). Step 4's
+bound is also taken over a recent window of linearisations (iterations ``[s, t]``, ``s`` the
+last power of two; the same derivation with other convex weights): the printed ``1/t`` average
+keeps the transient's far, loose minorants with weight ``(s - 1) / t`` forever. The iterates
+and the upper bound are the printed ones; only the certificate is tighter.
+
 Both ``upper`` and ``lower`` are certified: ``lower <= J* <= upper`` at every iteration, and
 :attr:`RDA.coef` is the iterate that attains ``upper``. When the objective is block-separable
 (HIERMULT), the bounds, the weights ``l_t`` and the best iterate are kept per block; the
@@ -78,6 +90,11 @@ class RDA(Solver):
     averaging : {"uniform", "linesearch"}, default "linesearch"
         Weight of the newest linearisation: ``1/t`` as in the paper, or the one maximising the
         lower bound (see the module docstring).
+    block_tol : float, optional
+        Algorithm 1's epsilon for each block of a separable problem: the state says
+        ``converged`` once every block's certified gap is at most this (and an iterate has
+        beaten ``w(1)``), as if each block problem ran Algorithm 1 on its own (HIERMULT's node
+        problems). None: the caller stops on the summed gap.
 
     Attributes
     ----------
@@ -86,12 +103,17 @@ class RDA(Solver):
     """
 
     def __init__(
-        self, max_iter: int = 1000, max_time: float | None = None, averaging: str = "linesearch"
+        self,
+        max_iter: int = 1000,
+        max_time: float | None = None,
+        averaging: str = "linesearch",
+        block_tol: float | None = None,
     ) -> None:
         if averaging not in AVERAGING:
             raise ParameterError(f"averaging must be one of {AVERAGING}, got {averaging!r}")
         self.max_iter, self.max_time = check_budget(max_iter, max_time)
         self.averaging = averaging
+        self.block_tol = None if block_tol is None else float(block_tol)
         self.coef = None
 
     def iterate(self, objective: Objective) -> Iterator[SolverState]:
@@ -145,11 +167,14 @@ class RDA(Solver):
             self.coef = best
             U_, L = float(upper.sum()), float(lower.sum())
             spent += time.perf_counter() - t0
+            blocks_done = self.block_tol is not None and moved
+            blocks_done = blocks_done and bool(np.all(upper - lower <= self.block_tol))
             yield SolverState(
                 iteration=t,
                 elapsed=spent,
                 upper=U_,
                 lower=L,
+                converged=blocks_done,
                 extra={
                     "gap": U_ - L,
                     "objective": float(ev.J.sum()),

@@ -64,7 +64,7 @@ def test_the_transcriptions_agree_with_published_tables_json() -> None:
     t2 = pub["001_hr_svm"]["table2_f1"]["IPC"]
     t3 = pub["001_hr_svm"]["table3_train_minutes"]["IPC"]
     ours = hrsvm_ipc.published()
-    for m in ("SVM", "HR-SVM"):
+    for m in ("SVM", "HR-SVM", "LR", "HR-LR"):
         for metric in ("micro_f1", "macro_f1"):
             assert ours[f"{m} {metric}"] == t2[m][metric]
         assert ours[f"{m} time"] == t3[m]
@@ -117,6 +117,15 @@ def test_hrsvm_verdicts_both_ways() -> None:
     v = _verdict(hrsvm_ipc.CLAIMS, small_macro)
     assert v["HR-SVM beats SVM on macro-F1"]
     assert not v["the macro-F1 gain exceeds the micro-F1 gain"]
+
+
+def test_hrlr_verdicts_both_ways_and_on_the_paper() -> None:
+    assert all(_verdict(hrsvm_ipc.LR_CLAIMS, hrsvm_ipc.published()).values())
+    good = {"LR micro_f1": 55.0, "HR-LR micro_f1": 55.4, "LR macro_f1": 48.0,
+            "HR-LR macro_f1": 49.6, "LR time": 4.0, "HR-LR time": 16.0}  # fmt: skip
+    bad = {**good, "HR-LR micro_f1": 54.0, "HR-LR macro_f1": 47.0, "HR-LR time": 1.0}
+    assert not any(_verdict(hrsvm_ipc.LR_CLAIMS, bad).values())
+    assert set(hrsvm_ipc.claims(["SVM", "HR-SVM"])) == set(hrsvm_ipc.CLAIMS)
 
 
 def test_nhsvm_verdicts_both_ways_and_on_the_paper() -> None:
@@ -219,13 +228,13 @@ def _check_common(res, claims) -> None:
 def test_hrsvm_ipc_tiny() -> None:
     res = run_reproduction("hrsvm-ipc", size="tiny", max_iter=3)
     table = res.tables["Table 2 (seed 001), IPC: ours beside the paper"]
-    assert list(table["method"]) == ["SVM", "HR-SVM"]
-    assert table["micro-F1 % (paper)"].tolist() == [53.12, 54.26]
-    assert table["macro-F1 % (paper)"].tolist() == [45.71, 47.89]
+    assert list(table["method"]) == ["SVM", "HR-SVM", "LR", "HR-LR"]
+    assert table["micro-F1 % (paper)"].tolist() == [53.12, 54.26, 55.03, 55.37]
+    assert table["macro-F1 % (paper)"].tolist() == [45.71, 47.89, 48.29, 49.60]
     for col in ("micro-F1 % (ours)", "macro-F1 % (ours)"):
         assert table[col].between(0, 100).all() and table[col].gt(0).all()
     assert (table["train CPU s (ours)"] > 0).all() and (table["train wall s (ours)"] > 0).all()
-    _check_common(res, hrsvm_ipc.CLAIMS)
+    _check_common(res, {**hrsvm_ipc.CLAIMS, **hrsvm_ipc.LR_CLAIMS})
 
 
 def test_nhsvm_ipc_tiny() -> None:

@@ -2,10 +2,8 @@
 
 - every registered method has a "paper" and a "fast" preset, "fast" is the constructor
   defaults, ``make_estimator(preset=...)`` applies them and explicit values override them;
-- ``preset="paper"`` of a seed-000 method runs Algorithm 1 with the printed weights 1/t: its
-  states equal a direct transcription of the algorithm (seed 000, Algorithm 1 with the errata of
-  seeds/README.md) on a small problem; for FLATMULT the transcription also computes the
-  objective and subgradient itself (Crammer-Singer hinge, eq. 12, C = 1/N);
+- ``preset="paper"`` of a seed-000 method runs Algorithm 1 with the printed weights 1/t (its
+  iterates against the paper's equations: test_seed000_transcriptions.py);
 - the other families' "paper" presets run the seed's algorithm (checked on ``algorithm_``
   and, for Hieron, against the online hypothesis);
 - every registered estimator says what ran (``solver_``, ``algorithm_``) after fit;
@@ -18,7 +16,6 @@ import warnings
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
 from hierlab.core.cards import method_card
 from hierlab.core.exceptions import IgnoredParameterWarning, ParameterError
@@ -41,14 +38,15 @@ PAPER_ALGORITHM = {
     "(eq. 5-7), odd/even levels (Section 4.3)",
     "hr-lr": "block coordinate descent of seed 001: internal nodes by eq. 4, L-BFGS leaves "
     "(eq. 8), odd/even levels (Section 4.3)",
-    "hsvm": "Pegasos SGD on the primal, as seed 003 trains (Section 7)",
+    "hsvm": "Pegasos SGD on the primal, as seed 003 trains (Section 7), plain (step "
+    "1/(lambda t), projection, last iterate)",
     **{
-        m: "Pegasos SGD on the primal, as seed 003 trains (Section 7); node weights by "
-        "eq. (6), rho = 2"
+        m: "Pegasos SGD on the primal, as seed 003 trains (Section 7), plain (step "
+        "1/(lambda t), projection, last iterate); node weights by eq. (6), rho = 2"
         for m in ("nhsvm", "nhsvm13")
     },
     "ssvm": "Shared SVM, Algorithm 1 of seed 003 (closed-form alpha) alternating with Pegasos "
-    "epochs on V",
+    "epochs on V, plain Pegasos (step 1/(lambda t), projection, last iterate)",
     "mftree": "MF-Tree of seed 004: HSIC splits by the top eigenvectors of D, classes split by "
     "argmax_j G_kj as printed (Algorithm 1); routing by p = G^T Y^T k, argmax p (Algorithm 2)",
     "cmtl": "CMTL label tree (Bengio et al. 2010): spectral splits of held-out confusions (of a "
@@ -125,104 +123,9 @@ def test_active_params_follow_used_when() -> None:
 
 
 # ---------------------------------------------------------------------- Algorithm 1
-def algorithm1(phi_and_subgradient, psi, psi_argmin, W0, T):
-    """Seed 000, Algorithm 1, as printed with the errata: (upper, lower) after each iteration.
-
-    ``phi_and_subgradient(w) -> (phi(w), g)``, ``psi(w)``, ``psi_argmin(gbar) = argmin_w
-    gbar^T w + Psi(w)``. Start ``w(1) = 0``, ``gbar(0) = 0``, ``delta(0) = 0``, lower 0.
-    """
-    w, gbar, delta = W0, np.zeros_like(W0), 0.0
-    upper, lower, out = np.inf, 0.0, []
-    for t in range(1, T + 1):
-        phi, g = phi_and_subgradient(w)
-        upper = min(upper, phi + psi(w))  # J(w(t)); step 3 records it one iteration later
-        gbar = (t - 1) / t * gbar + 1 / t * g  # step 1
-        w_next = psi_argmin(gbar)  # step 2, eq. (9)
-        delta = (t - 1) / t * delta + 1 / t * (phi - float(np.sum(g * w)))  # step 4
-        lower = max(lower, delta + float(np.sum(gbar * w_next)) + psi(w_next))
-        out.append((upper, lower))
-        w = w_next
-    return np.array(out)
-
-
-def test_flatmult_paper_preset_is_algorithm1_with_weights_1_over_t() -> None:
-    """Everything written here: the Crammer-Singer hinge (eq. 12) with C = 1/N, its
-    subgradient (first maximiser in leaf order on ties), Psi = 1/2 sum ||w_i||^2 over the
-    leaves, w(t+1) = -gbar(t) (eq. 11)."""
-    tax, X, y = small_problem(seed=3)
-    n, T = len(y), 60
-    leaves = np.asarray(tax.leaves)
-    C = 1.0 / n  # the paper's C = 1 on the mean loss
-
-    def phi_and_subgradient(W):
-        S = X @ W.T
-        phi, g = 0.0, np.zeros_like(W)
-        for k in range(n):
-            viol = np.array([1.0 + S[k, c] - S[k, y[k]] if c != y[k] else 0.0 for c in leaves])
-            c = leaves[int(np.argmax(viol))]
-            if viol.max() > 0:
-                phi += C * viol.max()
-                g[c] += C * X[k]
-                g[y[k]] -= C * X[k]
-        return phi, g
-
-    mask = np.zeros((tax.n_nodes, 1))
-    mask[leaves] = 1.0
-    expected = algorithm1(
-        phi_and_subgradient,
-        lambda W: 0.5 * float(np.sum((W * mask) ** 2)),
-        lambda gbar: -gbar * mask,
-        np.zeros((tax.n_nodes, X.shape[1])),
-        T,
-    )
-    est = make_estimator("flatmult", taxonomy=tax, preset="paper", tol=0.0, rtol=0.0, max_iter=T)
-    fit_quiet(est, X, tax.names[y])
-    h = est.history_
-    assert est.C_ == pytest.approx(C)
-    assert (est.solver_, est.algorithm_) == ("rda", PAPER_ALGORITHM["flatmult"])
-    np.testing.assert_allclose(h["upper"].to_numpy(), expected[:, 0], rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(h["lower"].to_numpy(), expected[:, 1], rtol=1e-10, atol=1e-12)
-    # the line-search weights of "fast"-with-RDA give other states: the test can tell them apart
-    other = make_estimator("flatmult", taxonomy=tax, C="1/n", solver="rda", tol=0, rtol=0,
-                           max_iter=T)  # fmt: skip
-    fit_quiet(other, X, tax.names[y])
-    assert not np.allclose(other.history_["lower"].to_numpy(), expected[:, 1])
-
-
-@pytest.mark.parametrize("name", SEED000)
-@pytest.mark.parametrize("sparse", [False, True])
-def test_seed000_paper_preset_states_equal_algorithm1(name: str, sparse: bool) -> None:
-    """Algorithm 1 transcribed over the method's own objective (phi, a subgradient, Psi and
-    the argmin of eq. 9) with weights 1/t; per block for the block-separable HIERMULT."""
-    tax, X, y = small_problem(seed=1)
-    T = 50
-    Xf = sp.csr_matrix(X) if sparse else X
-    est = make_estimator(name, taxonomy=tax, preset="paper", tol=0.0, rtol=0.0, max_iter=T)
-    fit_quiet(est, Xf, tax.names[y])
-    assert (est.solver_, est.algorithm_) == ("rda", PAPER_ALGORITHM[name])
-    obj = est._objective(Xf, y)
-    assert obj.C == pytest.approx(1.0 / len(y))
-    reg = obj.regularizer
-    blocks = obj.block_of_row  # row -> block (n_blocks for rows of no block)
-    expected = np.zeros((T, 2))
-    for b in range(obj.n_blocks):
-        rows = (blocks == b)[:, None]
-
-        def phi_g(W, b=b, rows=rows):
-            ev = obj.evaluate(W)
-            return float(ev.phi[b]), ev.grad_phi * rows
-
-        def psi(W, b=b):
-            return float(obj.psi_blocks(W)[b])
-
-        expected += algorithm1(
-            phi_g, psi, lambda gb, rows=rows: -reg.psi_solve(gb) * rows,
-            np.zeros((tax.n_nodes, X.shape[1])), T,
-        )  # fmt: skip
-    h = est.history_
-    np.testing.assert_allclose(h["upper"].to_numpy(), expected[:, 0], rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(h["lower"].to_numpy(), expected[:, 1], rtol=1e-9, atol=1e-12)
-    assert h["weight"].to_numpy() == pytest.approx(1.0 / np.arange(1, T + 1))
+# The seed-000 presets are compared with Algorithm 1 transcribed from the paper, iterate by
+# iterate and with their own stop, in test_seed000_transcriptions.py; plain Pegasos in
+# test_pegasos_transcription.py.
 
 
 # ---------------------------------------------------------------------- what ran
