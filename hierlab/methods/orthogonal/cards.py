@@ -112,9 +112,23 @@ ORTHOGNL_CARD = MethodCard(
     citation=_CITE_000,
     presets=_PAPER_PRESET
     + (
-        " The split is the paper's Psi = lambda_min/2 ||w||^2 "
-        "(Section 4.3); alpha stays 'auto' in both: the paper's alpha = 1 is admissible "
-        "on its RCV1 trees only (pass alpha=1 where it is)."
+        " The split is the paper's Psi = lambda_min/2 ||w||^2 (Section 4.3) and alpha = 1 "
+        "(Section 6) where the taxonomy admits it (alpha='paper'; 20 Newsgroups' 6groups "
+        "tree: limit 1.095), else half the limit, with a warning and the alpha in "
+        "`algorithm_` (IPC titles: limit 0.722). With 1/t weights the printed step "
+        "w(t+1) = -gbar(t)/lambda_min overshoots whenever lambda_min is far below the "
+        "largest eigenvalue of K (20 Newsgroups, alpha = 1: 0.146 against 6.9): unconstrained, "
+        "the iterates reach J = 1e22 before they come back, and the 1/t average keeps those "
+        "far linearisations in the lower bound for good (gap 0.07 after 2,000 iterations). "
+        "The preset therefore solves eq. (9) over the domain W = {Psi(w) <= J(0)}, which "
+        "holds the optimum (the paper's Algorithm 1 allows any closed convex W; the argmin is "
+        "the printed step scaled back onto the boundary), and also takes step 4's bound over "
+        "the recent window of linearisations (iterations since the last power of two): the "
+        "iterates are the printed ones and the returned point the best of them, as eq. (10) "
+        "says. Measured on 20 Newsgroups (524 training posts, alpha = 1, 2,000 test posts): "
+        "2,000 iterations (the budget) reach a certified gap of 1.2e-5 (58 s on this "
+        "loaded machine, RDA on the 10% of the features the posts use), exact accuracy 0.637; "
+        "epsilon = 1e-5 is not certified within the default max_iter, and the fit says so."
     )
     + _recursive_accuracy(0.361, 0.8435)
     + (
