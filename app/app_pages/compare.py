@@ -21,7 +21,7 @@ from app.state.views import has_probabilities, run_views
 from app.ui.errors import show_error
 from app.ui.model_io import comparison_exports
 from app.ui.page import run_with_progress, training_page
-from app.ui.reports import await_reports
+from app.ui.reports import ready_reports
 from app.ui.training import metric_columns
 from app.ui.widgets import CALIBRATION_NOTE, calibration_table, mean_std_table, number_columns
 from hierlab import Taxonomy, get_method
@@ -252,7 +252,7 @@ def run_probabilities(state: AppState, entry: DatasetEntry) -> None:
             continue
         if job is not None:
             jobs.append((r.label, job))
-    reports = await_reports(jobs)
+    reports = ready_reports(jobs)
     if not reports:
         return
     table = calibration_table(reports)

@@ -17,7 +17,7 @@ from app.state.data import example_texts
 from app.state.views import THRESHOLDS, Summary, has_probabilities, run_views
 from app.ui.errors import show_error
 from app.ui.model_io import run_files
-from app.ui.reports import await_reports
+from app.ui.reports import ready_reports
 from app.ui.widgets import calibration_caption, fmt, number_columns, trivial_warning
 from hierlab import HierDataset, Taxonomy, explain, plots
 from hierlab.evaluation.metrics import ancestor_at_depth, confusion_at_level, metric_label
@@ -500,7 +500,8 @@ def probabilities(state: AppState, run: Run) -> None:
         return
     job = run_views(run, data).proba
     assert job is not None
-    rep = await_reports([(run.label, job)]).get(run.label)
+    reports = ready_reports([(run.label, job)])
+    rep = None if reports is None else reports.get(run.label)
     if rep is None:
         return
     st.caption(calibration_caption(rep, run.estimator.calibration_))

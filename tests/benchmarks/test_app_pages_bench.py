@@ -14,7 +14,9 @@ from hierlab.benchmarks.app_pages import Timeline, parse_eta, progress_report, s
         ("about 3.0 h left", (10800.0, 10800.0)),
         ("2-26 min left", (120.0, 1560.0)),
         ("40 s – 2 min left", (40.0, 120.0)),
-        ("pass 4 of 50 · no estimate yet", None),
+        ("pass 4 of 50 · no estimate yet (at most 3 min)", None),
+        ("pass 4 · gap 1.2e-3 · at least 3 min left", (180.0, float("inf"))),
+        ("12 of 140 node classifiers · 3.1 s · about 2-5 min left", (120.0, 300.0)),
         ("epoch 3 of 10", None),
     ],
 )
@@ -23,7 +25,7 @@ def test_parse_eta(text: str, expected: tuple[float, float] | None) -> None:
 
 
 def _look(heads: list[str], busy: list[str]) -> dict:
-    return {"idle": False, "heads": heads, "busy": busy, "runs": 0}
+    return {"idle": False, "heads": heads, "busy": busy, "progress": busy, "runs": 0, "ended": 0}
 
 
 def test_sections_time_each_heading_and_see_progress() -> None:
