@@ -446,9 +446,10 @@ def delete_run(state: AppState, run_id: int, session: Any = None) -> Run | None:
     """Remove a run from the session, everywhere it appears.
 
     The history (and so Explore's and Compare's lists, the runs JSON and the exports, which
-    read it), the widget selections that name it, and the figures and probabilities cached
-    for it. Comparisons are not runs: a comparison that re-fitted the run's configuration
-    keeps its own results.
+    read it), the finished job of the jobs panel that trained it, the widget selections that
+    name it, and the figures cached for it (its views and probabilities live on the run).
+    Comparisons are not runs: a comparison that re-fitted the run's configuration keeps its
+    own results.
 
     Parameters
     ----------
@@ -466,6 +467,10 @@ def delete_run(state: AppState, run_id: int, session: Any = None) -> Run | None:
     if run is None:
         return None
     state.runs = [r for r in state.runs if r.id != run_id]
+    # the jobs panel's finished job that produced it
+    jobs = getattr(state, "jobs", None)
+    if isinstance(jobs, list):
+        jobs[:] = [j for j in jobs if getattr(getattr(j, "run", None), "id", None) != run_id]
     if session is None:
         import streamlit as st
 

@@ -210,7 +210,9 @@ def test_deleting_a_run_removes_it_everywhere() -> None:
     _train(at, "topdown")
     _train(at, "hieron")
     gone, kept = _state(at).runs
-    # the run is shown on Explore, listed on Compare with its probabilities
+    assert any(
+        getattr(j.run, "id", None) == gone.id for j in _state(at).jobs
+    )  # the panel    # the run is shown on Explore, listed on Compare with its probabilities
     at.switch_page("app_pages/explore.py")
     at.run()
     at.selectbox(key="explore_run").set_value(gone.id)
@@ -234,6 +236,7 @@ def test_deleting_a_run_removes_it_everywhere() -> None:
     _ok(at)
     state = _state(at)
     assert [r.id for r in state.runs] == [kept.id]
+    assert all(getattr(j.run, "id", None) != gone.id for j in state.jobs)
     assert [r["id"] for r in json.loads(_runs_json(state))] == [kept.id]
     history = next(df.value for df in at.dataframe if "label" in df.value.columns)
     assert gone.label not in list(history["label"]) and kept.label in list(history["label"])
