@@ -177,8 +177,9 @@ class _Encoder:
 
 
 class _Decoder:
-    def __init__(self, arrays: Any) -> None:
+    def __init__(self, arrays: Any, version: int = VERSION) -> None:
         self.arrays = arrays
+        self.version = version
 
     def decode(self, v: Any) -> Any:
         if isinstance(v, list):
@@ -239,6 +240,13 @@ class _Decoder:
         if not (isinstance(cls, type) and issubclass(cls, BaseEstimator)):
             raise ModelFileError(f"{path!r} is not an estimator class")
         params = {k: self.decode(p) for k, p in v.get("params", {}).items()}
+        if self.version >= 2:  # save writes every constructor parameter of the class
+            missing = sorted(set(inspect.signature(cls).parameters) - set(params) - {"self"})
+            if missing:
+                raise ModelFileError(
+                    f"the state stored as {path} lacks its parameter(s) {missing[:3]}: the "
+                    "file was not written for this class"
+                )
         try:
             est = cls(**params)
         except TypeError as exc:
@@ -583,7 +591,7 @@ def load(path: str | PathLike[str], max_bytes: int = MAX_ARRAY_BYTES) -> BaseEst
         arrays = read_arrays(path, arrays_file, max_bytes)
     _verify_checksums(path, manifest, arrays_sha)  # before any class is built
     try:
-        est = _Decoder(arrays).decode(manifest["root"])
+        est = _Decoder(arrays, manifest["version"]).decode(manifest["root"])
     except ModelFileError as exc:
         raise ModelFileError(f"{path}: {exc}") from None
     except RecursionError:
@@ -592,11 +600,11 @@ def load(path: str | PathLike[str], max_bytes: int = MAX_ARRAY_BYTES) -> BaseEst
         raise ModelFileError(f"{path}: corrupt model file ({type(exc).__name__}: {exc})") from None
     if type(est) not in _root_classes():  # pragma: no cover - _check_root_class decided
         raise ModelFileError(f"{path}: the file does not hold a hierlab estimator")
-    _check_meaning(path, est)
+    _check_meaning(path, est, manifest["version"])
     return est
 
 
-def _check_meaning(path: Any, est: BaseEstimator) -> None:
+def _check_meaning(path: Any, est: BaseEstimator, version: int = VERSION) -> None:
     """What the decoded state means, checked by its class's declarations (see
     :mod:`hierlab.methods.loaded`); a ModelFileError naming the file, attribute and rule."""
     from hierlab.methods.base import HierarchicalClassifier
@@ -605,11 +613,16 @@ def _check_meaning(path: Any, est: BaseEstimator) -> None:
     if not isinstance(est, HierarchicalClassifier):  # pragma: no cover - the root classes are
         return
     try:
-        check_loaded(est)
+        check_loaded(est, compare_derived=version >= 2)
     except ModelFileError as exc:
         raise ModelFileError(f"{path}: {exc}") from None
     except RecursionError:
         raise ModelFileError(f"{path}: corrupt model file (nested too deeply)") from None
+    except (ValueError, TypeError, LookupError, AttributeError, ArithmeticError) as exc:
+        raise ModelFileError(
+            f"{path}: the {type(est).__name__} state does not fit together "
+            f"({type(exc).__name__}: {str(exc)[:200]})"
+        ) from None
 
 
 def check_model(path: str | PathLike[str], max_bytes: int = MAX_ARRAY_BYTES) -> dict[str, Any]:

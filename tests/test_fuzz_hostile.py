@@ -170,6 +170,8 @@ def test_csv_header_width_against_max_features(
         out = run_case("sizes/csv-header", hio.read_dataset_bytes, text.encode(), "h.csv")
     if n_feat > cap:
         refused(out, "h.csv, line 1", "max_features")
+    elif n_feat == 0:  # only a label (and an id): nothing to learn from
+        refused(out, "h.csv, line 1", "no feature column")
     else:
         ds = loaded(out)
         assert ds.X.shape == (2, n_feat)  # a trailing comma adds no column

@@ -30,6 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from hierlab.core.exceptions import ModelFileError
+from hierlab.core.taxonomy import Taxonomy
 
 __all__ = ["StateArray", "check_arrays", "check_every_array", "declared_arrays", "resolve"]
 
@@ -183,7 +184,7 @@ def walk_arrays(obj: Any, path: str, seen: set[int] | None = None) -> Iterator[t
     objects (each object once); tables (pandas) are not arrays of the model and are skipped.
     """
     seen = set() if seen is None else seen
-    if id(obj) in seen:
+    if id(obj) in seen or isinstance(obj, Taxonomy):  # a taxonomy is rebuilt from its edges
         return
     if isinstance(obj, np.ndarray):
         yield path, obj

@@ -690,6 +690,20 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
             "n_leaves": len(tax.leaves),
         }
 
+    #: attribute names inside derived state that depend on the training rows themselves
+    #: (not rebuilt from the label set; skipped by the comparison)
+    _derived_skip: ClassVar[tuple[str, ...]] = ()
+
+    def _rebuild_derived(self) -> dict[str, Any]:
+        """The fitted attributes that are functions of ``taxonomy_``, the parameters and the
+        label set (``classes_``), rebuilt: on load they are compared with the file's and
+        replace them (derived state is never taken from a file). Default: none."""
+        return {}
+
+    def _class_ids(self) -> np.ndarray:
+        """Taxonomy ids of ``classes_`` (the label set a fit saw), int64."""
+        return np.asarray(self.taxonomy_.index([str(c) for c in self.classes_]), dtype=np.int64)
+
     def _check_state(self) -> None:
         """Checks of a loaded state that rows cannot say (a subclass's relations between its
         arrays); raise :class:`~hierlab.core.exceptions.ModelFileError` naming the rule."""

@@ -24,7 +24,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from hierlab.core.exceptions import HierlabError, ModelFileError
-from hierlab.core.state import check_arrays, check_every_array, declared_arrays
+from hierlab.core.state import (
+    check_arrays,
+    check_every_array,
+    declared_arrays,
+    resolve,
+    walk_arrays,
+)
 from hierlab.core.taxonomy import Taxonomy
 
 if TYPE_CHECKING:
@@ -36,13 +42,16 @@ __all__ = ["check_calibration", "check_loaded", "probe"]
 _DENSE_PROBE = 1 << 16
 
 
-def check_loaded(est: HierarchicalClassifier) -> None:
+def check_loaded(est: HierarchicalClassifier, compare_derived: bool = True) -> None:
     """Refuse a decoded estimator whose state is not that of a fitted model of its class.
 
     Parameters
     ----------
     est : HierarchicalClassifier
         Freshly decoded (an unfitted one, without ``taxonomy_``, passes untouched).
+    compare_derived : bool, default True
+        Refuse derived state that differs from the rebuilt one (files of format 1, written
+        by older code, may hold it in an older form: it is only replaced).
 
     Raises
     ------
@@ -59,8 +68,60 @@ def check_loaded(est: HierarchicalClassifier) -> None:
     check_every_array(est, owner, est._state_nonfinite)
     check_arrays(est, declared_arrays(type(est)), est._state_dims(), owner)
     check_calibration(est, owner)
+    from hierlab.methods.base import HierarchicalClassifier
+
+    for v in list(vars(est).values()):  # a nested model (CMTL's top-down router): checked whole
+        if isinstance(v, HierarchicalClassifier) and v is not est:
+            check_loaded(v, compare_derived)
     est._check_state()
+    _check_derived(est, owner, compare_derived)
     probe(est, owner)
+
+
+def _check_derived(est: HierarchicalClassifier, owner: str, compare: bool = True) -> None:
+    """Compare the derived state (``_rebuild_derived()``: functions of the taxonomy, the
+    parameters and the label set) with the file's, then keep the rebuilt one.
+
+    Every array the rebuilt objects hold must be in the loaded ones, equal; arrays only the
+    loaded ones hold (caches) are dropped with them.
+    """
+    fresh = est._rebuild_derived()
+    skip = est._derived_skip
+    for attr, value in fresh.items():
+        owner_obj, _, name = (
+            (resolve(est, attr.rsplit(".", 1)[0]), ".", attr.rsplit(".", 1)[1])
+            if "." in attr
+            else (est, "", attr)
+        )
+        loaded = getattr(owner_obj, name, None)
+        where = f"{owner}.{attr}"
+        if compare and type(loaded) is not type(value):
+            raise ModelFileError(
+                f"{where}: holds a {type(loaded).__name__}, the taxonomy gives a "
+                f"{type(value).__name__}"
+            )
+        have = dict(walk_arrays(loaded, where))
+        for path, arr in walk_arrays(value, where) if compare else ():
+            if path.rsplit(".", 1)[-1] in skip:
+                continue
+            got = have.get(path)
+            if got is None or not _same_array(got, arr):
+                raise ModelFileError(
+                    f"{path}: does not match what taxonomy_, the parameters and classes_ give "
+                    "(derived state, rebuilt on load)"
+                )
+        setattr(owner_obj, name, value)
+
+
+def _same_array(a: Any, b: Any) -> bool:
+    """Equal shape, kind and values (sparse or dense)."""
+    if sp.issparse(a) != sp.issparse(b) or a.shape != b.shape:
+        return False
+    if sp.issparse(a):
+        return bool((sp.csr_matrix(a) != sp.csr_matrix(b)).nnz == 0)
+    if a.dtype.kind != b.dtype.kind and {a.dtype.kind, b.dtype.kind} - {"i", "u"}:
+        return False
+    return bool(np.array_equal(a, b))
 
 
 def _check_shared(est: HierarchicalClassifier, owner: str) -> None:
@@ -141,7 +202,11 @@ def check_calibration(est: HierarchicalClassifier, owner: str) -> None:
     for key in ("a", "b"):
         _vector(cal.get(key), (n_maps,), "f", f"{where}.{key}")
     if mode == "tree":
-        _vector(cal.get("closed"), (n_nodes,), "b", f"{where}.closed")
+        closed = _vector(cal.get("closed"), (n_nodes,), "b", f"{where}.closed")
+        stops = np.zeros(n_nodes, dtype=bool)
+        stops[est._class_ids()] = True
+        if cal.get("cv") != "prefit" and not np.array_equal(closed, ~stops):
+            raise ModelFileError(f"{where}.closed: must mark the nodes no class of classes_ is")
     if cal["method"] == "isotonic":
         _check_isotonic(cal, n_maps, where)
 
@@ -193,8 +258,10 @@ def probe(est: HierarchicalClassifier, owner: str) -> None:
     """
     d = int(est.n_features_in_)
     rng = np.random.default_rng(0)
-    rows = np.vstack([np.zeros(d), np.ones(d), rng.normal(size=(2, d))])
-    X: Any = rows if d <= _DENSE_PROBE else sp.random(4, d, 1e-4, "csr", random_state=0)
+    scales = np.repeat([0.1, 1.0, 10.0], 20)[:, None]
+    rows = np.vstack([np.zeros(d), np.ones(d), rng.normal(size=(60, d)) * scales,
+                      np.abs(rng.normal(size=(60, d))) * scales])  # fmt: skip
+    X: Any = rows if d <= _DENSE_PROBE else sp.random(8, d, 1e-4, "csr", random_state=0)
     names = {str(n) for n in est.taxonomy_.names}
     try:
         pred = est.predict(X)

@@ -24,6 +24,7 @@ from sklearn.svm import LinearSVC
 
 from hierlab.core.cards import ONE_SHOT_BOUNDS, MethodCard
 from hierlab.core.cluster import run_tasks, share
+from hierlab.core.exceptions import ModelFileError
 from hierlab.core.params import Param
 from hierlab.core.registry import register
 from hierlab.core.solver import Callback, SolverState, report_work
@@ -196,6 +197,28 @@ class TopDownClassifier(HierarchicalClassifier):
         report_one_shot(
             self, callbacks, time.perf_counter() - t0, {"n_node_classifiers": len(jobs)}
         )
+
+    def _check_state(self) -> None:
+        """A loaded router: every internal node has a classifier over two or more of its
+        children (``classes_`` sorted, weights of shape (1 or k, n_features)) or one default
+        child, never both."""
+        tax = self.taxonomy_
+        ests, defaults = self.node_estimators_, self.default_child_
+        owner = type(self).__name__
+        if not isinstance(ests, dict) or not isinstance(defaults, dict):
+            raise ModelFileError(f"{owner}.node_estimators_: must be dicts of nodes")
+        internal = {int(p) for p in range(tax.n_nodes) if len(tax.children(p))}
+        if set(ests) | set(defaults) != internal or set(ests) & set(defaults):
+            raise ModelFileError(
+                f"{owner}.node_estimators_: every internal node needs one classifier or one "
+                "default child (default_child_), not both"
+            )
+        for p, child in defaults.items():
+            if int(child) not in set(map(int, tax.children(p))):
+                raise ModelFileError(f"{owner}.default_child_[{p}]: not a child of node {p}")
+        for p, est in ests.items():
+            _check_router(est, set(map(int, tax.children(p))), int(self.n_features_in_),
+                          f"{owner}.node_estimators_[{p}]")  # fmt: skip
 
     def _sparse_weights(self) -> bool:
         """``coef_`` is CSR for CSR ``X`` (:meth:`_stack_coef`), and sparse by construction
@@ -383,3 +406,21 @@ register(
     summary="Top-down local classifier per parent node (one LinearSVC per internal node)",
     paper={"C": 1.0},
 )
+
+
+def _check_router(est: Any, children: set[int], n_features: int, where: str) -> None:
+    """One node's classifier: its classes distinct children (sorted), its weights' shape."""
+    classes = np.asarray(getattr(est, "classes_", []))
+    if classes.ndim != 1 or len(classes) < 2 or classes.dtype.kind not in "iu":
+        raise ModelFileError(f"{where}.classes_: must be two or more child ids")
+    if not set(map(int, classes)) <= children or np.any(np.diff(classes) <= 0):
+        raise ModelFileError(f"{where}.classes_: must be distinct children of the node, sorted")
+    rows = 1 if len(classes) == 2 else len(classes)
+    coef = getattr(est, "coef_", None)
+    if coef is not None and tuple(np.shape(coef)) != (rows, n_features):
+        raise ModelFileError(
+            f"{where}.coef_: shape {np.shape(coef)}, expected ({rows}, n_features={n_features})"
+        )
+    intercept = getattr(est, "intercept_", None)
+    if intercept is not None and np.shape(intercept) not in ((rows,), ()):
+        raise ModelFileError(f"{where}.intercept_: shape {np.shape(intercept)}, expected ({rows},)")

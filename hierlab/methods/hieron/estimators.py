@@ -419,6 +419,14 @@ class HieronClassifier(_HieronParams):
             report_every=self.report_every,
         )
 
+    def _rebuild_derived(self) -> dict[str, Any]:
+        """The engine's geometry and candidates, as a fresh engine has them (the learned
+        prototypes and support vectors stay the file's)."""
+        fresh = self._new_solver(int(self.n_features_in_), self._class_ids())
+        keys = ("geometry", "eval_geometry", "candidates", "_cand_mask", "_M")
+        return {f"engine_.{k}": getattr(fresh, k) for k in keys
+                if getattr(fresh, k, None) is not None}  # fmt: skip
+
     def _fit(self, X: np.ndarray | sp.csr_matrix, Y: Any, callbacks: Sequence[Callback]) -> None:
         self._check_kernel_form()
         Y = np.asarray(Y, dtype=np.int64)

@@ -22,7 +22,7 @@ from hierlab.core.exceptions import ModelFileError
 from hierlab.core.solver import Callback
 from hierlab.core.state import StateArray
 from hierlab.methods.base import HierarchicalClassifier
-from hierlab.methods.labeltree.tree import leaf_scores, route
+from hierlab.methods.labeltree.tree import LabelTree, leaf_scores, route
 from hierlab.methods.topdown import report_one_shot
 
 __all__ = ["ClassScoresClassifier", "LabelTreeClassifier", "seed_of"]
@@ -50,6 +50,13 @@ class ClassScoresClassifier(HierarchicalClassifier):
     _state_arrays: ClassVar[tuple[StateArray, ...]] = (
         StateArray("class_nodes_", "i", ("n_classes",), index_of="n_nodes"),
     )
+
+    def _check_state(self) -> None:
+        """``class_nodes_``: the taxonomy ids of ``classes_``, sorted."""
+        if not np.array_equal(self.class_nodes_, np.unique(self._class_ids())):
+            raise ModelFileError(
+                f"{type(self).__name__}.class_nodes_: must be the node ids of classes_, sorted"
+            )
 
     def _set_classes(self, Y: Any) -> np.ndarray:
         """Record the training labels' node ids (sorted) and return each row's class index."""
@@ -125,6 +132,12 @@ class LabelTreeClassifier(ClassScoresClassifier):
     def _grow(self, X: np.ndarray | sp.csr_matrix, yi: np.ndarray) -> Any:
         raise NotImplementedError
 
+    def _check_state(self) -> None:
+        """The label tree: nodes, their classes, order, depths and weights fit together."""
+        super()._check_state()
+        check_label_tree(self.tree_, len(self.class_nodes_), int(self.n_features_in_),
+                         f"{type(self).__name__}.tree_")  # fmt: skip
+
     def _fit(self, X: np.ndarray | sp.csr_matrix, Y: Any, callbacks: Sequence[Callback]) -> None:
         yi = self._set_classes(Y)
         t0 = time.perf_counter()
@@ -151,3 +164,52 @@ class LabelTreeClassifier(ClassScoresClassifier):
                 S[np.ix_(rows, classes)] = 1.0 + rank / len(classes)
             S[rows, pred] = 2.0
         return S
+
+
+def check_label_tree(tree: Any, n_classes: int, n_features: int, where: str) -> None:
+    """Refuse a loaded :class:`~hierlab.methods.labeltree.tree.LabelTree` that does not fit
+    together: children indices, each node's classes (the union of its children's, all classes
+    at the root), ``order`` (parents first), ``depth``, router and leaf-model shapes."""
+    if not isinstance(tree, LabelTree):
+        raise ModelFileError(f"{where}: holds a {type(tree).__name__}, not a LabelTree")
+    n = len(tree.children)
+    kids = [np.asarray(ch, dtype=np.int64) for ch in tree.children]
+    if n < 1 or len(tree.node_classes) != n or any(np.any((c < 1) | (c >= n)) for c in kids):
+        raise ModelFileError(f"{where}.children: indices outside the {n} nodes")
+    classes = [np.asarray(c) for c in tree.node_classes]
+    if any(c.dtype.kind not in "iu" or np.any((c < 0) | (c >= n_classes)) for c in classes):
+        raise ModelFileError(f"{where}.node_classes: class indices outside [0, {n_classes})")
+    if not np.array_equal(np.unique(classes[0]), np.arange(n_classes)):
+        raise ModelFileError(f"{where}.node_classes: the root must hold every class")
+    depth = np.zeros(n, dtype=np.int64)
+    order = np.asarray(tree.order)
+    if order.dtype.kind not in "iu" or not np.array_equal(np.sort(order), np.arange(n)):
+        raise ModelFileError(f"{where}.order: must be a permutation of the {n} nodes")
+    for v in order:
+        for c in kids[v]:
+            depth[c] = max(depth[c], depth[v] + 1)
+        union = np.unique(np.concatenate([classes[c] for c in kids[v]])) if len(kids[v]) else None
+        if union is not None and not np.array_equal(union, np.unique(classes[v])):
+            raise ModelFileError(f"{where}.node_classes[{v}]: not the union of its children's")
+    pos = np.empty(n, dtype=np.int64)
+    pos[order] = np.arange(n)
+    if any(np.any(pos[kids[v]] <= pos[v]) for v in range(n)) or not np.array_equal(
+        np.asarray(tree.depth), depth
+    ):
+        raise ModelFileError(f"{where}.order: parents must come first, depths follow")
+    if tuple(np.shape(tree.coef)) != (n, n_features) or np.shape(tree.intercept) != (n,):
+        raise ModelFileError(
+            f"{where}.coef: shape {np.shape(tree.coef)}, expected ({n}, {n_features})"
+        )
+    for v in range(n):
+        if not kids[v].size and (len(classes[v]) > 1) != (v in tree.leaf_models):
+            raise ModelFileError(
+                f"{where}.leaf_models: leaf {v} with {len(classes[v])} classes needs a leaf "
+                "model exactly when it has several"
+            )
+    for v, model in tree.leaf_models.items():
+        cls, W, b = model
+        if kids[int(v)].size or not np.array_equal(np.asarray(cls), classes[int(v)]):
+            raise ModelFileError(f"{where}.leaf_models[{v}]: not the classes of a leaf")
+        if tuple(np.shape(W)) != (len(cls), n_features) or np.shape(b) != (len(cls),):
+            raise ModelFileError(f"{where}.leaf_models[{v}]: weights of shape {np.shape(W)}")

@@ -44,6 +44,7 @@ from hierlab.methods.nhsvm.model import (
     MULTILABEL_LOSSES,
     HierarchicalHinge,
     _tree_levels,
+    class_attribute_matrix,
     node_max_marginals,
     normalization_alpha,
 )
@@ -554,6 +555,21 @@ class HSVMClassifier(HierarchicalClassifier):
     _supports_multilabel = True
     _supports_dag = True
     _budget_param = "epochs"
+
+    def _rebuild_derived(self) -> dict[str, Any]:
+        """The objective model's candidates (the leaves) and class-attribute matrices, from
+        ``taxonomy_`` and ``class_attributes_``."""
+        tax = self.taxonomy_
+        c = np.asarray(self.class_attributes_, dtype=np.float64).copy()
+        c[0] = 0.0
+        C = class_attribute_matrix(tax, c)
+        multi = bool(getattr(self, "multilabel_", False))  # every node a candidate: none kept
+        return {
+            "_objective_model_.candidates": None if multi else np.asarray(tax.leaves),
+            "_objective_model_.c": c,
+            "_objective_model_.C": C,
+            "_objective_model_.C_cand": sp.csr_matrix(C[tax.leaves]),
+        }
     _parameters: ClassVar[tuple[Param, ...]] = (
         _HSVM_LAM,
         _LOSS,

@@ -20,6 +20,7 @@ Training labels may be internal nodes; test predictions are scored with the ance
 
 from __future__ import annotations
 
+import copy
 import warnings
 from collections.abc import Sequence
 from dataclasses import replace
@@ -325,6 +326,16 @@ class _RDAClassifier(HierarchicalClassifier):
     # ------------------------------------------------------------------ to implement
     def _build(self, tax: Taxonomy, y: np.ndarray) -> tuple[Any, Regularizer]:
         raise NotImplementedError
+
+    def _rebuild_derived(self) -> dict[str, Any]:
+        """The model (and ORTHOGNL's K) as ``_build`` makes them from the label set."""
+        twin = copy.copy(self)
+        model, _ = twin._build(self.taxonomy_, self._class_ids())
+        out: dict[str, Any] = {"_model": model}
+        for k in ("K_", "lambda_min_"):
+            if k in vars(twin) and k in vars(self):
+                out[k] = vars(twin)[k]
+        return out
 
     # ------------------------------------------------------------------ shared
     def _objective(self, X: Any, y: np.ndarray) -> Objective:
