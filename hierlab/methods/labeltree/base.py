@@ -108,27 +108,6 @@ class LabelTreeClassifier(ClassScoresClassifier):
         n = len(children) if isinstance(children, list) else -1
         return {**super()._state_dims(), "n_tree_nodes": n}
 
-    def _check_state(self) -> None:
-        """The tree's lists: children and classes index their ranges, the order is a
-        permutation of the nodes, each leaf model's arrays match its classes."""
-        tree, owner = self.tree_, type(self).__name__
-        n, k = len(tree.children), len(self.class_nodes_)
-        if len(tree.node_classes) != n or sorted(np.asarray(tree.order).tolist()) != list(range(n)):
-            raise ModelFileError(f"{owner}.tree_: node lists and order disagree on {n} nodes")
-        for v, ch in enumerate(tree.children):
-            cls = np.asarray(tree.node_classes[v])
-            if any(not 0 < int(c) < n for c in ch) or (
-                cls.size and not 0 <= cls.min() <= cls.max() < k
-            ):
-                raise ModelFileError(f"{owner}.tree_: node {v} points outside the tree or classes")
-        for v, (cls, W, b) in tree.leaf_models.items():
-            if (
-                not 0 <= int(v) < n
-                or W.shape != (len(cls), self.n_features_in_)
-                or len(b) != len(cls)
-            ):
-                raise ModelFileError(f"{owner}.tree_.leaf_models[{v}]: shapes disagree")
-
     def _grow(self, X: np.ndarray | sp.csr_matrix, yi: np.ndarray) -> Any:
         raise NotImplementedError
 

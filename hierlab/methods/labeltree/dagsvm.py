@@ -58,15 +58,6 @@ class DAGSVMClassifier(ClassScoresClassifier):
         ``K - 1``: the SVMs evaluated per example.
     """
 
-    _state_arrays: ClassVar[tuple[StateArray, ...]] = (
-        StateArray("pair_coef_", "f", ("n_pairs", "n_features"), sparse=None),
-        StateArray("pair_intercept_", "f", ("n_pairs",)),
-    )
-
-    def _state_dims(self) -> dict[str, int]:
-        k = len(self.classes_)
-        return {**super()._state_dims(), "n_pairs": k * (k - 1) // 2}
-
     _parameters: ClassVar[tuple[Param, ...]] = (
         Param(
             "C", "float", 1.0, low=0.0, low_open=True, log=True, symbol="C",
