@@ -55,6 +55,16 @@ def _train(at: AppTest, method: str, preset: str | None = None) -> None:
     _ok(at)
 
 
+def _settle_reports(at: AppTest) -> None:
+    """Wait for the runs' probability reports (computed in the background), then rerun the
+    page, which then draws them (a loaded machine may take longer than the page's grace)."""
+    for r in _state(at).runs:
+        job = getattr(getattr(r, "views", None), "proba", None)
+        if job is not None:
+            job.future.result(timeout=600)
+    at.run()
+
+
 def _constant_upload(at: AppTest):
     """The constant-feature upload as the current data set; returns its entry."""
     from app.state import upload_entry
@@ -103,6 +113,7 @@ def test_compare_shows_the_standard_ece_and_brier(app_two_runs) -> None:
     at.switch_page("app_pages/compare.py")
     at.run()
     _ok(at)
+    _settle_reports(at)
     table = next(df.value for df in at.dataframe if "ECE (top-1)" in df.value.columns)
     entry = _state(at).dataset
     runs = [r for r in _state(at).runs if r.dataset_key == entry.key]
@@ -222,6 +233,7 @@ def test_deleting_a_run_removes_it_everywhere() -> None:
     at.radio(key="compare_source").set_value("runs")
     at.run()
     assert gone.id in at.multiselect(key="compare_runs").value
+    _settle_reports(at)
     proba = next(df.value for df in at.dataframe if "ECE (top-1)" in df.value.columns)
     assert gone.label in list(proba["run"])
     # delete it from the Train page's history
@@ -251,6 +263,7 @@ def test_deleting_a_run_removes_it_everywhere() -> None:
     _ok(at)
     assert gone.id not in at.multiselect(key="compare_runs").value
     assert gone.label not in at.multiselect(key="compare_runs").options
+    _settle_reports(at)
     proba = next(df.value for df in at.dataframe if "ECE (top-1)" in df.value.columns)
     assert list(proba["run"]) == [kept.label]
     # nothing exports it any more
