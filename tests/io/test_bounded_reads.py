@@ -32,7 +32,10 @@ DATA = ROOT / "datasets"
 #: kB of address space the subprocesses get (``ulimit -v``), as in the issue
 ULIMIT_KB = 2_000_000
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="ulimit -v is a Linux limit")
+pytestmark = [
+    pytest.mark.skipif(sys.platform != "linux", reason="ulimit -v is a Linux limit"),
+    pytest.mark.slow,  # three Python processes under the limit
+]
 
 
 def _run_limited(code: str, *args: str) -> subprocess.CompletedProcess[str]:
