@@ -559,8 +559,13 @@ def _impute_sparse(X: Any, means: np.ndarray | None) -> tuple[sp.csr_matrix, np.
 
 
 def _checked_means(means: Any, n_features: int) -> np.ndarray:
-    """``means`` as float64, refused unless of shape ``(n_features,)``."""
-    means = np.asarray(means, dtype=np.float64)
+    """``means`` as float64, refused unless numbers of shape ``(n_features,)``."""
+    try:
+        means = np.asarray(means, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise DataError(
+            f"impute_means must be {n_features} numbers, got {str(means)[:40]!r}"
+        ) from None
     if means.shape != (n_features,):
         raise DataError(f"impute_means has shape {means.shape}, expected ({n_features},)")
     return means

@@ -170,6 +170,17 @@ def _check_options(fmt: str, kw: dict[str, Any], filename: str) -> None:
             f"{', '.join(sorted(taken))}",
             path=filename,
         )
+    for k, v in kw.items():
+        if (
+            (k in _TEXT_OPTIONS or k.endswith("_column"))
+            and v is not None
+            and not isinstance(v, str)
+        ):
+            raise DataError(f"option {k} must be a str, got {type(v).__name__}", path=filename)
+
+
+#: reader options that hold text (a column name, a separator, a name)
+_TEXT_OPTIONS = ("label_sep", "name", "delimiter", "sep")
 
 
 def read_dataset_bytes(

@@ -297,6 +297,8 @@ def parse_taxonomy_text(
             text = clean_text(text, filename)
     except DataError as exc:
         raise TaxonomyError(str(exc)) from None
+    if format is not None and not isinstance(format, str):
+        raise TaxonomyError(f"format must be a str, got {type(format).__name__}")
     fmt = (format or guess_taxonomy_format(text, filename)).lower()
     parser = _PARSERS.get(fmt)
     if parser is None:

@@ -59,3 +59,27 @@ def test_path_labels_build_their_tree_without_rechecking_it(tmp_path: Path) -> N
     amb.write_text("x,label\n1,x/c\n2,y/c\n")
     d = hierlab.load_dataset(amb)
     assert list(d.y) == ["x/c", "y/c"]
+
+
+@pytest.mark.parametrize(
+    ("kw", "word"),
+    [
+        ({"label_sep": 5}, "label_sep"),
+        ({"id_column": [1]}, "id_column"),
+        ({"label_column": 3}, "label_column"),
+        ({"impute_means": "x"}, "impute_means"),
+        ({"name": 7}, "name"),
+        ({"format": 3}, "format"),
+        ({"encoding": 3}, "encoding"),
+    ],
+)
+def test_reader_keywords_are_type_checked(kw: dict[str, object], word: str) -> None:
+    data = Path(__file__).resolve().parents[2] / "datasets" / "example_names.csv"
+    with pytest.raises(hierlab.HierlabError, match=word):
+        hierlab.load_dataset(data, **kw)  # type: ignore[arg-type]
+
+
+def test_taxonomy_format_is_type_checked() -> None:
+    tax = Path(__file__).resolve().parents[2] / "datasets" / "taxonomy_edges.txt"
+    with pytest.raises(hierlab.HierlabError, match="format must be a str"):
+        hierlab.read_taxonomy(tax, format=3)  # type: ignore[arg-type]
