@@ -80,12 +80,14 @@ def data(name: str) -> tuple[Any, Any, Any, Any, Any]:
 
 def weights_nonzero(est: Any, X_test: Any) -> bool:
     """Some weight of the fitted model is nonzero: ``coef_`` (or DAGSVM's ``pair_coef_``)
-    where the model has it, else its decision values on the test rows are not all equal."""
+    where the model has it, else its (finite) decision values on the test rows are not all
+    equal."""
     for attr in ("coef_", "pair_coef_"):
         W = getattr(est, attr, None)
         if W is not None:
             return bool(W.count_nonzero() if sp.issparse(W) else np.any(np.asarray(W) != 0))
     scores = np.asarray(est.decision_function(X_test), dtype=np.float64)
+    scores = np.where(np.isfinite(scores), scores, 0.0)  # DRHL returns NaN for some nodes
     return bool(np.ptp(scores, axis=0).max() > 0)
 
 
