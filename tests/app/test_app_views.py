@@ -148,3 +148,28 @@ def test_the_kept_pr_curve_draws_the_same_chart_as_the_full_one() -> None:
     assert a.name == b.name
     for attr in ("x", "y", "customdata"):
         np.testing.assert_array_equal(getattr(a, attr), getattr(b, attr))
+
+
+def _pending_report_page() -> None:
+    """A page section whose report is still being computed (a Future never resolved)."""
+    from concurrent.futures import Future
+
+    import streamlit as st
+
+    from app.state.views import ProbabilityJob
+    from app.ui.reports import ready_reports
+
+    job = ProbabilityJob(future=Future(), fraction=0.4, stage="node probabilities")
+    out = ready_reports([("#1 X", job)])
+    st.markdown("no report yet" if out is None else "drawn")
+
+
+def test_a_report_still_computing_shows_its_progress_not_the_section() -> None:
+    at = AppTest.from_function(_pending_report_page, default_timeout=30)
+    at.run()
+    _ok(at)
+    assert [m.value for m in at.markdown] == ["no report yet"]
+    bars = at.get("progress")
+    assert bars and "Calibrated probabilities of #1 X: node probabilities (40%" in str(
+        bars[-1].proto.text
+    )
