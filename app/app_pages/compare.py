@@ -142,12 +142,10 @@ def show_charts(comp: Comparison) -> None:
             key="compare_levels",
             theme=None,
         )
-    st.dataframe(
-        comp.times().rename(
-            columns={"fit_time": "fit s (mean)", "predict_time": "predict s (mean)"}
-        ),
-        hide_index=True,
+    times = comp.times().rename(
+        columns={"fit_time": "fit s (mean)", "predict_time": "predict s (mean)"}
     )
+    st.dataframe(times, hide_index=True, column_config=number_columns(times))
 
 
 def show_downloads(state: AppState, comp: Comparison, table_csv: str) -> None:

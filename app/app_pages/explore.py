@@ -405,7 +405,9 @@ def path_words(state: AppState, run: Run, row: int) -> None:
         "**Why each step:** the words that pushed the example from each node to the "
         "next, against the best rival"
     )
-    st.dataframe(summary, hide_index=True, key="explore_path_words")
+    st.dataframe(
+        summary, hide_index=True, key="explore_path_words", column_config=number_columns(summary)
+    )
 
 
 def node_words(state: AppState, run: Run, etax: Taxonomy) -> None:
@@ -423,7 +425,10 @@ def node_words(state: AppState, run: Run, etax: Taxonomy) -> None:
     c1, c2 = st.columns(2)
     with c1:
         st.markdown(f"**Top words for {node}**")
-        st.dataframe(table[["rank", "feature", "weight"]], hide_index=True, key="explore_words")
+        words = table[["rank", "feature", "weight"]]
+        st.dataframe(
+            words, hide_index=True, key="explore_words", column_config=number_columns(words)
+        )
     with c2:
         st.plotly_chart(plots.explanation_figure(table), key="explore_words_chart", theme=None)
 

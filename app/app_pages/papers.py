@@ -15,7 +15,7 @@ import streamlit as st  # noqa: E402
 
 from app.state import session_dict  # noqa: E402
 from app.ui.page import stored_result  # noqa: E402
-from app.ui.widgets import param_widget  # noqa: E402
+from app.ui.widgets import number_columns, param_widget  # noqa: E402
 from hierlab.core.params import Param  # noqa: E402
 from hierlab.lab.tables import (  # noqa: E402
     ReproResult,
@@ -104,7 +104,12 @@ if res.checks:
         (st.success if ok else st.warning)(("✓ " if ok else "✗ ") + claim)
 for k, (title, table) in enumerate(res.tables.items()):
     st.markdown(f"**{title}**")
-    st.dataframe(table, hide_index=True, key=f"papers_table_{name}_{k}")
+    st.dataframe(
+        table,
+        hide_index=True,
+        key=f"papers_table_{name}_{k}",
+        column_config=number_columns(table),
+    )
 if res.figure is not None:
     st.plotly_chart(res.figure, key=f"papers_fig_{name}", theme=None)
 if res.text:

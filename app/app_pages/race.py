@@ -14,6 +14,7 @@ import streamlit as st  # noqa: E402
 
 from app.state import get_state, load_builtin, session_dict  # noqa: E402
 from app.ui.page import stored_result  # noqa: E402
+from app.ui.widgets import number_columns  # noqa: E402
 from hierlab.lab.race import RACE_METHODS, SOLVERS, RaceResult, run_race  # noqa: E402
 from hierlab.plots import race_figure  # noqa: E402
 
@@ -98,7 +99,8 @@ table = res.summary().rename(
 )
 table.insert(0, "algorithm", [res.algorithms.get(n, "") for n in table.index])
 SHOWN = ["algorithm", "certified gap", "relative gap", "upper", "lower", "iterations", "seconds"]
-st.dataframe(table[[*SHOWN, "gap decades closed / s"]], key="race_table")
+shown = table[[*SHOWN, "gap decades closed / s"]]
+st.dataframe(shown, key="race_table", column_config=number_columns(shown))
 st.caption(
     "gap decades closed / s = log10(J(0) / certified gap) / seconds. Upper: the best objective "
     "value seen; lower: the best certified lower bound. BCFW's points between its exact "

@@ -34,7 +34,14 @@ from app.ui.training import (
     start_job,
     x_axis_toggle,
 )
-from app.ui.widgets import fmt, param_errors, param_widgets, preset_bar, trivial_warning
+from app.ui.widgets import (
+    fmt,
+    number_columns,
+    param_errors,
+    param_widgets,
+    preset_bar,
+    trivial_warning,
+)
 from hierlab import Taxonomy, get_method
 
 
@@ -74,7 +81,8 @@ def tune_summary(state: AppState, entry: DatasetEntry, method: str) -> None:
             "(certified methods stop at a 1% gap on the path), scored by hierarchical F1 on "
             "the other 20%; the chosen C is then trained on the whole split."
         )
-        st.dataframe(pd.DataFrame(found["path"]), hide_index=True)
+        path = pd.DataFrame(found["path"])
+        st.dataframe(path, hide_index=True, column_config=number_columns(path))
 
 
 def kept_text(run: Run) -> str:
