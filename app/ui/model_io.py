@@ -36,6 +36,8 @@ __all__ = [
 
 #: where an uploaded model lives in the session (one at a time)
 LOADED_MODEL = "uploaded_model"
+#: its predictions, by (model, data set, rows): the last one only
+PREDICTED = "uploaded_model_predictions"
 
 
 def _stem(text: str) -> str:
@@ -174,7 +176,7 @@ def predict_with_model_file(state: AppState) -> None:
         "Predict on", list(sources), format_func=sources.__getitem__, horizontal=True,
         key="predict_source",
     )  # fmt: skip
-    rows = entry.test
+    rows, what = entry.test, (entry.key, str(entry.split))
     if source == "file":
         new = st.file_uploader(
             "New rows (labels optional)",
@@ -183,16 +185,19 @@ def predict_with_model_file(state: AppState) -> None:
         )
         if new is None:
             return
+        what = (entry.key, f"{new.name}:{new.file_id}")
+    done: dict[Any, Any] = st.session_state.setdefault(PREDICTED, {})
+    key = (model.name, *what)
+    if key not in done:  # predicted once per model and rows, not on every rerun
         try:
-            rows = read_rows_to_predict(new.getvalue(), new.name, entry.train)
+            if source == "file":
+                rows = read_rows_to_predict(new.getvalue(), new.name, entry.train)
+            done.clear()
+            done[key] = predict_rows(model, rows)
         except Exception as exc:
-            show_error(exc, f"Reading {new.name}")
+            show_error(exc, "Predicting")
             return
-    try:
-        table, metrics = predict_rows(model, rows)
-    except Exception as exc:
-        show_error(exc, "Predicting")
-        return
+    table, metrics = done[key]
     if metrics:
         st.caption(" · ".join(f"{k} {fmt(v)}" for k, v in metrics.items()))
     st.dataframe(
