@@ -180,14 +180,17 @@ def _gap_points(states: Sequence[Mapping[str, Any]]) -> np.ndarray:
     """``(pass, gap)`` with a positive finite gap, shape (n, 2): the exact states' certified
     gaps, or, while there are fewer than three of them, the running estimate of the states
     that carry one (``gap_estimate``: block-coordinate Frank-Wolfe between certificates, which
-    it may skip for many passes; it runs above the certified gap)."""
+    it may skip for many passes; it runs above the certified gap), from the second pass on (in
+    the first, the blocks not yet visited still hold their share of the starting gap)."""
     exact = [
         (_pass(s), g)
         for s in states
         if s.get("exact", True) is not False and (g := _gap(s)) is not None and g > 0
     ]
-    est = [
-        (_pass(s), g) for s in states if (g := _num(s.get("gap_estimate"))) is not None and g > 0
+    est = [  # after the first pass: before it, unvisited blocks hold their starting share
+        (_pass(s), g)
+        for s in states
+        if (g := _num(s.get("gap_estimate"))) is not None and g > 0 and _pass(s) >= 1.0
     ]
     rows = exact if len(exact) >= 3 or not est else est
     return np.asarray(rows, dtype=np.float64).reshape(-1, 2)
