@@ -233,3 +233,18 @@ def test_principal_projection_is_the_svd_direction() -> None:
     ref = Mc @ np.linalg.svd(Mc)[2][0]
     z = _principal_projection(sp.csr_matrix(M), n_iter=200)
     np.testing.assert_allclose(np.abs(z), np.abs(ref), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["rdm", "rnmf", "drhl"])
+def test_induced_taxonomy_holds_the_tree_and_every_class(name: str) -> None:
+    X, y = _data(4)
+    est = hierlab.make_estimator(name).fit(X, y)
+    tax, tree = est.induced_taxonomy_, est.tree_
+    leaves = {str(tax.names[i]) for i in tax.leaves}
+    assert leaves == set(map(str, est.classes_))  # the classes, and only they, are leaves
+    for v, ch in enumerate(tree.children):  # every routing edge is an edge of the taxonomy
+        for c in ch:
+            parents = {str(tax.names[p]) for p in tax.parents(f"node:{c}")}
+            assert f"node:{v}" in parents
+    if name == "rnmf":  # a hard partition of the classes: a tree
+        assert tax.is_tree

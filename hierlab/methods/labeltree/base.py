@@ -21,6 +21,7 @@ from threadpoolctl import threadpool_limits
 from hierlab.core.exceptions import ModelFileError
 from hierlab.core.solver import Callback
 from hierlab.core.state import StateArray
+from hierlab.core.taxonomy import Taxonomy
 from hierlab.methods.base import HierarchicalClassifier
 from hierlab.methods.labeltree.tree import LabelTree, leaf_scores, route
 from hierlab.methods.topdown import report_one_shot
@@ -90,7 +91,10 @@ class ClassScoresClassifier(HierarchicalClassifier):
 class LabelTreeClassifier(ClassScoresClassifier):
     """A classifier that grows a :class:`~hierlab.methods.labeltree.tree.LabelTree`.
 
-    A subclass implements :meth:`_grow`; ``tree_`` is the fitted tree, ``depth_`` its depth.
+    A subclass implements :meth:`_grow`; ``tree_`` is the fitted tree, ``depth_`` its depth,
+    ``induced_taxonomy_`` the class hierarchy it induces (:meth:`_induced_taxonomy`; the
+    prediction stays flat over ``taxonomy_``'s training labels, since a class may sit in
+    several leaves).
     Class scores (:meth:`_class_scores`): 0 for the classes outside the reached leaf; the leaf's
     classes ``1 + rank / m`` by their one-class SVM scores (``m`` classes, rank ``0 .. m-1``);
     the predicted class 2.
@@ -123,11 +127,24 @@ class LabelTreeClassifier(ClassScoresClassifier):
         with threadpool_limits(limits=1):  # many small products: BLAS threads only contend
             tree = self._grow(X, yi)
         self.tree_ = tree
+        self.induced_taxonomy_ = self._induced_taxonomy(tree)
         self.depth_ = tree.max_depth
         self.n_nodes_ = len(tree.children)
         self.n_leaves_ = tree.n_leaves
         extra = {"depth": self.depth_, "n_nodes": self.n_nodes_, "n_leaves": self.n_leaves_}
         report_one_shot(self, callbacks, time.perf_counter() - t0, extra)
+
+    def _induced_taxonomy(self, tree: LabelTree) -> Taxonomy:
+        """The class hierarchy the tree induces: internal nodes ``"node:<id>"`` (the root
+        ``"node:0"``), each leaf's classes below it by name. A class held by several leaves
+        (RDM, DRHL) has several parents: a DAG; RNMF's is a tree."""
+        names = [str(self.taxonomy_.names[i]) for i in self.class_nodes_]
+        edges: list[tuple[str, str]] = []
+        for v, ch in enumerate(tree.children):
+            edges += [(f"node:{v}", f"node:{c}") for c in ch]
+            if not ch:
+                edges += [(f"node:{v}", names[k]) for k in tree.node_classes[v]]
+        return Taxonomy(edges, root="node:0") if edges else Taxonomy([], nodes=["node:0"])
 
     def _predict_classes(self, X: np.ndarray | sp.csr_matrix) -> np.ndarray:
         return route(self.tree_, X)[1]

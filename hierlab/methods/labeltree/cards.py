@@ -65,7 +65,9 @@ _TREE_SOLVER = (
     " Routers: LinearSVC (C) on the rows that reached the node, one weight row per child; "
     "leaves with several classes: one linear one-class SVM per class (libsvm, nu), the "
     "highest decision value wins. The app's class scores: 2 for the prediction, 1 + rank / m "
-    "for the other m classes of the reached leaf, 0 elsewhere."
+    "for the other m classes of the reached leaf, 0 elsewhere. The induced class hierarchy "
+    "is induced_taxonomy_ (each class below every leaf that holds it: a DAG when a class "
+    "sits in several leaves); the prediction stays flat over taxonomy_'s training labels."
 )
 
 RDM_CARD = MethodCard(
