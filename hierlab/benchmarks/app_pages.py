@@ -256,7 +256,7 @@ def load_set(page: Any, name: str) -> float:
 
 def _titles() -> dict[str, str]:
     """The Train page's name of each method (its card's title)."""
-    from hierlab import get_method, list_methods
+    from hierlab.core.registry import get_method, list_methods
 
     return {m: str(get_method(m).card.title) for m in list_methods()}
 

@@ -337,28 +337,13 @@ def load_20newsgroups(
         f", removed {', '.join(remove)}" if remove else ", headers kept"
     )
     meta = {"remove": remove, "vectorizer_params": params, "cache": str(base) if cache else None}
-    return (
-        HierDataset(
-            int32_csr(X_tr),
-            garr[y_tr],
-            tax,
-            vocab,
-            "20newsgroups",
-            desc,
-            dict(meta),
-            texts=np.asarray(t_tr, dtype=object),
-        ),
-        HierDataset(
-            int32_csr(X_te),
-            garr[y_te],
-            tax,
-            vocab,
-            "20newsgroups",
-            desc,
-            dict(meta),
-            texts=np.asarray(t_te, dtype=object),
-        ),
-    )
+    def split(X: sp.spmatrix, y: np.ndarray, texts: Sequence[str]) -> HierDataset:
+        return HierDataset(
+            int32_csr(X), garr[y], tax, vocab, "20newsgroups", desc, dict(meta),
+            texts=np.asarray(texts, dtype=object),
+        )
+
+    return split(X_tr, y_tr, t_tr), split(X_te, y_te, t_te)
 
 
 def _ng_cache_key(archive: Path, remove: tuple[str, ...], params: dict[str, Any]) -> str | None:
