@@ -8,10 +8,9 @@ depth, then those of odd depth. Given the other parity, the nodes of one parity 
 dual coordinate descent (eq. 5-7, :mod:`hierlab.solvers.dual_cd`) for the hinge and by L-BFGS on
 eq. (8) (:func:`solve_logistic_leaf`) for the logistic loss, warm-started from the previous outer
 iteration. Leaves are cut into blocks that run in parallel through joblib (threads), or on a
-dask.distributed cluster (:func:`hierlab.connect`): there ``X`` goes to every worker once per fit
-and a block's task carries its parents' weights, labels and duals only. Every outer iteration
-reports the
-smallest primal value so far and the best certified dual bound
+dask.distributed cluster (:func:`hierlab.connect`): there the problem (``X`` and the labels)
+goes to every worker once per fit and a block's task carries its parents' weights and duals.
+Every outer iteration reports the smallest primal value so far and the best certified dual bound
 (:meth:`~hierlab.methods.hr.model.HRProblem.certificate`).
 """
 
@@ -92,10 +91,9 @@ def _cached_rows(key: str, X: Any) -> CSRRows:
 
 
 def _svm_leaf_block(
-    X: Any,
+    prob: HRProblem,
     key: str,
-    Y: np.ndarray,
-    upper: np.ndarray,
+    b: np.ndarray,
     W_parent: np.ndarray,
     alpha0: np.ndarray,
     tol: float,
@@ -103,10 +101,13 @@ def _svm_leaf_block(
     shrinking: bool,
     seed: list[int],
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Dual CD on the leaf columns ``b`` of ``prob`` (shared once per fit: the block's signs
+    and weights are formed where the task runs; only the parents' weights and the block's
+    duals travel with it)."""
     res = solve_leaves_dual_cd(
-        _cached_rows(key, X),
-        Y,
-        upper,
+        _cached_rows(key, prob.X),
+        prob.signs(b),
+        prob.C * prob.weights(b),
         W_parent,
         alpha0,
         tol=tol,
@@ -118,20 +119,20 @@ def _svm_leaf_block(
 
 
 def _lr_leaf_block(
-    X: Any,
-    Y: np.ndarray,
-    weight: np.ndarray,
-    C: float,
+    prob: HRProblem,
+    b: np.ndarray,
     W_parent: np.ndarray,
     W0: np.ndarray,
     tol: float,
     max_iter: int,
 ) -> tuple[np.ndarray, np.ndarray]:
+    """L-BFGS on eq. (8) for the leaf columns ``b`` of ``prob`` (shared once per fit)."""
+    Y, weight = prob.signs(b), prob.weights(b)
     out = np.empty_like(W0)
     iters = np.zeros(W0.shape[0], dtype=np.int64)
     for k in range(W0.shape[0]):
         out[k], iters[k] = solve_logistic_leaf(
-            X, Y[:, k], C, W_parent[k], weight[:, k], W0[k], tol=tol, max_iter=max_iter
+            prob.X, Y[:, k], prob.C, W_parent[k], weight[:, k], W0[k], tol=tol, max_iter=max_iter
         )
     return out, iters
 
@@ -193,9 +194,10 @@ class _Tree:
 
 @dataclass(frozen=True)
 class _FitData:
-    """What the leaf tasks of one fit share: the features and the key of their cut rows."""
+    """What the leaf tasks of one fit share: the problem (features and labels: sent to each
+    worker once per fit on a cluster) and the key of their cut rows."""
 
-    X: Any
+    problem: Any
     key: str
     n_workers: int
 
@@ -295,7 +297,7 @@ class BlockCoordinateDescent(Solver):
         n_workers = (
             cluster_cores(client) if client is not None else joblib.effective_n_jobs(self.n_jobs)
         )
-        fit = _FitData(share(prob.X)[0], uuid.uuid4().hex, int(n_workers))
+        fit = _FitData(share(prob)[0], uuid.uuid4().hex, int(n_workers))
         self.coef = W.copy()
         self.alpha = alpha
         try:
@@ -379,20 +381,10 @@ class BlockCoordinateDescent(Solver):
     ) -> int:
         """Dual CD (eq. 5-7) on the leaf blocks, in place on ``W`` and ``alpha``; the passes."""
         items = (
-            (
-                fit.key,
-                prob.signs(b),
-                prob.C * prob.weights(b),
-                wp,
-                alpha.block(b),
-                tol,
-                self.max_inner_iter,
-                self.shrinking,
-                seed,
-            )
+            (fit.key, b, wp, alpha.block(b), tol, self.max_inner_iter, self.shrinking, seed)
             for b, wp in zip(blocks, wpar)
         )
-        res = parallel(_svm_leaf_block, items, (fit.X,))
+        res = parallel(_svm_leaf_block, items, (fit.problem,))
         work = 0
         leaves = prob.taxonomy.leaves
         for b, (Wb, ab, passes) in zip(blocks, res):
@@ -415,11 +407,8 @@ class BlockCoordinateDescent(Solver):
         leaves = prob.taxonomy.leaves
         # L-BFGS does level-1 BLAS on d-vectors, where threaded BLAS only adds synchronisation
         with threadpool_limits(limits=1, user_api="blas"):
-            items = (
-                (prob.signs(b), prob.weights(b), prob.C, wp, W[leaves[b]], tol, self.max_inner_iter)
-                for b, wp in zip(blocks, wpar)
-            )
-            res = parallel(_lr_leaf_block, items, (fit.X,))
+            items = ((b, wp, W[leaves[b]], tol, self.max_inner_iter) for b, wp in zip(blocks, wpar))
+            res = parallel(_lr_leaf_block, items, (fit.problem,))
         work = 0
         for b, (Wb, iters) in zip(blocks, res):
             W[leaves[b]] = Wb
