@@ -18,7 +18,7 @@ __all__ = ["GRACE", "POLL", "ready_reports"]
 #: seconds between two refreshes of the progress bar
 POLL = 0.5
 #: seconds the script run itself waits for reports about to finish (then a fragment polls)
-GRACE = 2.0
+GRACE = 1.0
 
 
 def _wait(jobs: Sequence[tuple[str, ProbabilityJob]], seconds: float) -> None:
