@@ -136,13 +136,19 @@ def test_pegasos_partial_fit_dense_equals_sparse_and_refuses_what_it_cannot() ->
         fitted.append(est.coef_)
     np.testing.assert_allclose(fitted[0], fitted[1], atol=1e-10)
     est = hierlab.make_estimator("hsvm", taxonomy=train.taxonomy)
-    with pytest.raises(ParameterError, match="n_samples"):
+    with pytest.warns(UserWarning, match="n_samples"):
         est.partial_fit(train.X[:10], train.y[:10])
+    told = hierlab.make_estimator("hsvm", taxonomy=train.taxonomy)
+    told.partial_fit(train.X[:10], train.y[:10], n_samples=10)
+    np.testing.assert_array_equal(est.coef_, told.coef_)  # N defaults to the first block's rows
+    with pytest.raises(ParameterError, match="n_samples"):
+        told.__class__(taxonomy=train.taxonomy).partial_fit(train.X[:10], train.y[:10], n_samples=5)
     with pytest.raises(ParameterError, match="bcfw"):
         hierlab.make_estimator("hsvm", solver="bcfw").partial_fit(
             train.X[:10], train.y[:10], n_samples=300
         )
-    with pytest.raises(ParameterError, match="Shared SVM"):
+    assert not hasattr(hierlab.make_estimator("ssvm"), "partial_fit")
+    with pytest.raises(AttributeError, match="Shared SVM"):
         hierlab.make_estimator("ssvm").partial_fit(train.X, train.y, n_samples=300)
     with pytest.raises(ParameterError, match="partial_fit"):
         fit_blocks(hierlab.make_estimator("topdown"), [])

@@ -703,9 +703,10 @@ class HSVMClassifier(HierarchicalClassifier):
             Node names (tuples of names for multi-label rows).
         classes : array-like, optional
             Every label of the stream, needed on the first call when ``taxonomy`` is None.
-        n_samples : int
+        n_samples : int, optional
             ``N``, the rows of the whole training set (first call): the objective is
             ``lam ||W||^2 + sum_{i<=N} xi_i`` (eq. 3), so each block is weighed by ``lam / N``.
+            Default: the first block's rows, with a warning.
         callbacks : iterable of Callback
             Called once per block with ``upper`` = the block's mean loss.
 
@@ -956,6 +957,18 @@ class NHSVMClassifier(HSVMClassifier):
         return "eq13" if self.variant == "eq13" else "margin"
 
 
+class _NoPartialFit:
+    """A class attribute that no instance has: ``hasattr(est, "partial_fit")`` is False, and
+    ``est.partial_fit`` raises AttributeError saying why (scikit-learn asks ``hasattr``)."""
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        raise AttributeError(
+            "Shared SVM alternates Pegasos epochs on V with alpha steps between whole epochs "
+            "(seed 003, Section 7.2), so it cannot learn block by block: use fit, or "
+            "hsvm/nhsvm (partial_fit) for data larger than memory"
+        )
+
+
 class SharedSVMClassifier(HSVMClassifier):
     """Shared SVM (seed 003, eq. 14-16): NHSVM whose weights alpha are learned (Algorithm 1).
 
@@ -1066,22 +1079,7 @@ class SharedSVMClassifier(HSVMClassifier):
         self.alpha_history_ = solver.alpha_history
         self._set_fitted(obj, np.asarray(result.coef), c, solver.alpha)
 
-    def partial_fit(
-        self,
-        X: Any,
-        y: Any,
-        classes: Any = None,
-        n_samples: int | None = None,
-        callbacks: Iterable[Callback] = (),
-    ) -> HSVMClassifier:
-        """Shared SVM has no ``partial_fit``: its alpha steps (Section 7.2) are taken between
-        epochs over the whole training set. Raises ParameterError; use ``fit``, or HSVM /
-        NHSVM on a stream of blocks."""
-        raise ParameterError(
-            "Shared SVM alternates Pegasos epochs on V with alpha steps between whole epochs "
-            "(seed 003, Section 7.2), so it cannot learn block by block: use fit, or "
-            "hsvm/nhsvm (partial_fit) for data larger than memory"
-        )
+    partial_fit = _NoPartialFit()  # type: ignore[assignment]
 
     def _tol(self) -> float:
         """``tol``, or for None :data:`SSVM_BCFW_TOL` (BCFW's joint gap) or 1e-3 (Pegasos'

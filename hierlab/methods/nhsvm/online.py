@@ -15,6 +15,7 @@ the other: the path is stochastic, so it reaches the same optimum, not the same 
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,8 +68,9 @@ def check_stream_start(solver: str, n_samples: Any, n_rows: int) -> int:
     Raises
     ------
     ParameterError
-        ``solver="bcfw"`` (a batch solver: it needs every row at once), or ``n_samples`` missing
-        or smaller than the first block.
+        ``solver="bcfw"`` (a batch solver: it needs every row at once), or ``n_samples``
+        smaller than the first block. A missing ``n_samples`` is the first block's rows, with a
+        warning (scikit-learn's ``partial_fit(X, y)`` takes no ``N``).
     """
     if solver == "bcfw":
         raise ParameterError(
@@ -76,11 +78,15 @@ def check_stream_start(solver: str, n_samples: Any, n_rows: int) -> int:
             "every row at once: use fit, or solver='auto'/'pegasos'"
         )
     if n_samples is None:
-        raise ParameterError(
-            "the first partial_fit needs n_samples=N, the rows of the whole training set: the "
-            "objective is lam ||W||^2 + the sum of N losses (eq. 3), so each block is weighed "
-            "by lam / N (hierlab.io.count_rows counts a file's rows in one streaming pass)"
+        warnings.warn(
+            f"partial_fit without n_samples: N is taken as this first block's {n_rows} rows. "
+            "The objective is lam ||W||^2 + the sum of N losses (eq. 3), so each block is "
+            "weighed by lam / N: for a stream of several blocks pass n_samples=N, the rows of "
+            "the whole training set (hierlab.io.count_rows counts a file's rows in one pass)",
+            UserWarning,
+            stacklevel=4,
         )
+        return int(n_rows)
     if isinstance(n_samples, bool) or int(n_samples) != n_samples or int(n_samples) < n_rows:
         raise ParameterError(
             f"n_samples must be an integer >= the first block's {n_rows} rows, got {n_samples!r}"
