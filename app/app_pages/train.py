@@ -17,6 +17,7 @@ from app.state import (
     compatible_methods,
     default_method,
     display_name,
+    resolved_params,
     runs_json,
     runs_table,
     suggested_params,
@@ -158,7 +159,9 @@ with left:
     st.caption(spec.card.tags())
     with st.expander("About this method"):
         show_card(method, compact=True, key=f"train_card_{method}")
-    start = preset_bar(spec, suggested_params(method, tax))
+    start = preset_bar(
+        spec, suggested_params(method, tax), resolve=lambda v: resolved_params(method, v, tax)
+    )
     params = param_widgets(spec, start)
     problems = param_errors(spec, params)
     for problem in problems:

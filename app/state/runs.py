@@ -46,6 +46,7 @@ __all__ = [
     "iteration_budget",
     "json_default",
     "n_passes",
+    "resolved_params",
     "run_from_result",
     "run_label",
     "runs_json",
@@ -618,12 +619,19 @@ def _max_alpha(taxonomy: Taxonomy) -> float:
 
 
 def suggested_params(method: str, taxonomy: Taxonomy) -> dict[str, Any]:
-    """Initial widget values: the defaults, with ``alpha="auto"`` shown as the number it
-    resolves to on this taxonomy (so the screen says what runs), and an inadmissible ``alpha``
-    lowered to 90% of the largest admissible one (so the first click trains)."""
-    values = get_method(method).defaults()
-    if values.get("alpha") == "auto" and taxonomy.is_tree and taxonomy.n_nodes <= 3000:
-        values["alpha"] = float(f"{resolve_alpha('auto', taxonomy, _max_alpha(taxonomy)):.3g}")
+    """Initial widget values: the declared defaults, resolved by :func:`resolved_params`."""
+    return resolved_params(method, get_method(method).defaults(), taxonomy)
+
+
+def resolved_params(method: str, values: dict[str, Any], taxonomy: Taxonomy) -> dict[str, Any]:
+    """``values`` as the widgets show them on this taxonomy: ``alpha="auto"`` or ``"paper"`` as
+    the number it resolves to (so the screen says what runs; a number box cannot hold a word),
+    and an inadmissible ``alpha`` lowered to 90% of the largest admissible one (so the first
+    click trains)."""
+    values = dict(values)
+    word = values.get("alpha")
+    if word in ("auto", "paper") and taxonomy.is_tree and taxonomy.n_nodes <= 3000:
+        values["alpha"] = float(f"{resolve_alpha(word, taxonomy, _max_alpha(taxonomy)):.3g}")
     adm = admissibility(method, values, taxonomy)
     if adm and adm.get("admissible") is False and math.isfinite(adm.get("max_alpha", math.inf)):
         values["alpha"] = float(f"{0.9 * adm['max_alpha']:.2g}")

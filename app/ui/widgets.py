@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
@@ -288,7 +289,10 @@ def _widget_value(p: Param, value: Any) -> Any:
 
 
 def preset_bar(
-    spec: MethodSpec, base: dict[str, Any] | None = None, prefix: str = "param"
+    spec: MethodSpec,
+    base: dict[str, Any] | None = None,
+    prefix: str = "param",
+    resolve: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The preset control ("as in the paper" / "fast") and a Reset button; returns the values
     the widgets start from (``base`` overlaid with the chosen preset).
@@ -304,6 +308,9 @@ def preset_bar(
         Starting values (default: the declared defaults).
     prefix : str
         Key prefix, as for :func:`param_widgets`.
+    resolve : callable, optional
+        Maps the chosen values to what the widgets show (a word such as ``alpha="paper"`` as
+        the number it resolves to on the data's taxonomy).
     """
     base = dict(spec.defaults() if base is None else base)
     presets: dict[str, dict[str, Any]] = spec.presets
@@ -318,7 +325,8 @@ def preset_bar(
 
     def current() -> dict[str, Any]:
         chosen = st.session_state.get(pkey) if names else None
-        return {**base, **{k: v for k, v in presets.get(str(chosen), {}).items()}}
+        vals = {**base, **{k: v for k, v in presets.get(str(chosen), {}).items()}}
+        return resolve(vals) if resolve is not None else vals
 
     def apply() -> None:
         vals = current()

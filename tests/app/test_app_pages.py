@@ -296,6 +296,30 @@ def test_orthognl_admissibility_indicator() -> None:
     assert at.button(key="train").disabled
 
 
+def test_orthognl_paper_preset_shows_the_alpha_it_runs() -> None:
+    """The paper preset's alpha="paper" appears as the number it resolves to (1 where
+    admissible), not as an empty box read back as "auto"."""
+    from hierlab.core.regularizers import max_admissible_alpha
+    from hierlab.methods.orthogonal.estimators import resolve_alpha
+
+    at = _new()
+    at.switch_page("app_pages/train.py")
+    at.run()
+    at.selectbox(key="train_method").set_value("orthognl")
+    at.run()
+    settings = next(r for r in at.radio if r.label == "Settings")
+    settings.set_value("paper")
+    at.run()
+    tax = _state(at).dataset.taxonomy
+    want = resolve_alpha("paper", tax, max_admissible_alpha(tax))
+    assert at.number_input(key="param:orthognl:alpha").value == pytest.approx(want, rel=1e-2)
+    settings = next(r for r in at.radio if r.label == "Settings")
+    settings.set_value("fast")
+    at.run()
+    want = resolve_alpha("auto", tax, max_admissible_alpha(tax))
+    assert at.number_input(key="param:orthognl:alpha").value == pytest.approx(want, rel=1e-2)
+
+
 def test_taxonomy_page_induces_and_trains_on_the_induced_tree() -> None:
     at = _new()
     at.switch_page("app_pages/data.py")
