@@ -8,8 +8,8 @@ absolute stop; this test runs the user's path, ``make_estimator(name, preset="pa
 * 20 Newsgroups, seed 000's protocol (``hierlab reproduce orthognl-20ng``): 524 training posts
   drawn from the bydate training posts (seed 0), ``6groups`` taxonomy (20 leaves); predictions
   on 400 bydate test posts;
-* IPC titles, the whole 645-leaf taxonomy, a seeded subsample of 1,500 training titles (the
-  70/30 split's, :func:`hierlab.lab.reproduce._common.ipc_data`) and 400 test titles;
+* IPC titles, the whole 645-leaf taxonomy, a seeded subsample of 800 training titles (the
+  70/30 split's, :func:`hierlab.lab.reproduce._common.ipc_data`) and 300 test titles;
 * the Hieron synthetic set of seed 002 (ternary tree of depth 4, 121 vertices and features),
   reduced to 10 training and 3 test examples per label.
 
@@ -32,7 +32,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.realdata]
 
 #: (train rows, test rows) per data set; see the module docstring
 N20_TRAIN, N20_TEST = 524, 400
-IPC_TRAIN, IPC_TEST = 1500, 400
+IPC_TRAIN, IPC_TEST = 800, 300
 HIERON_TRAIN_PER_LEAF, HIERON_TEST_PER_LEAF = 10, 3
 
 
