@@ -108,15 +108,29 @@ def test_progress_bar_waits_for_long_fits_and_says_the_time_left(monkeypatch) ->
     slot = _Slot()
     clock = [100.0]
     monkeypatch.setattr("app.ui.live.time.perf_counter", lambda: clock[0])
-    live = LivePlot(
-        slot, bounds_figure, progress=slot, total=10, min_interval=0.0, max_overhead=math.inf
-    )
-    live(_state(1, exact=True))
-    assert slot.bars == []  # a quick fit shows no bar
-    clock[0] += PROGRESS_AFTER + 1.0
-    live(SolverState(iteration=5, elapsed=3.0, upper=2.0, lower=1.0))
-    frac, text = slot.bars[-1]
-    assert frac == pytest.approx(0.5)
-    # two certified states are too few to read the gap's fall: no estimate, only the bound the
-    # budget gives (5 iterations left at (3.0 - 0.1) / 4 s each) and the maximum
-    assert "no estimate yet (at most 4 s)" in text and "at most 10 iterations" in text
+    for tol in (1e-3, 0.0):
+        slot = _Slot()
+        clock[0] = 100.0
+        live = LivePlot(
+            slot,
+            bounds_figure,
+            progress=slot,
+            total=10,
+            min_interval=0.0,
+            max_overhead=math.inf,
+            tol=tol,
+        )
+        live(_state(1, exact=True))
+        assert slot.bars == []  # a quick fit shows no bar
+        clock[0] += PROGRESS_AFTER + 1.0
+        live(SolverState(iteration=5, elapsed=3.0, upper=2.0, lower=1.0))
+        frac, text = slot.bars[-1]
+        assert frac == pytest.approx(0.5)
+        assert "at most 10 iterations" in text
+        if tol > 0:
+            # two certified states are too few to read the gap's fall: no estimate, only the
+            # bound the budget gives (5 iterations left at (3.0 - 0.1) / 4 s each)
+            assert "no estimate yet (at most 4 s)" in text
+        else:
+            # a stopping rule of 0 runs the whole budget: its time is the estimate
+            assert "about 4 s left" in text
