@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from hierlab import DataError, HierDataset, HierlabError, persistence
+from hierlab.core.dataset import is_label_set
 from hierlab.core.exceptions import ModelFileError
 from hierlab.evaluation.metrics import evaluate
 from hierlab.io import read_dataset_bytes
@@ -179,9 +180,14 @@ def predict_rows(model: LoadedModel, rows: HierDataset) -> tuple[pd.DataFrame, d
     table = pd.DataFrame({"row": np.arange(rows.n_samples)})
     if rows.texts is not None:
         table["text"] = rows.texts
-    table["predicted"] = [str(p) if not isinstance(p, tuple) else "; ".join(p) for p in pred]
+    table["predicted"] = [_cell(p) for p in pred]
     if rows.meta.get("unlabelled"):
         return table, {}
-    table["true"] = [str(v) if not isinstance(v, tuple) else "; ".join(v) for v in rows.y]
+    table["true"] = [_cell(v) for v in rows.y]
     tax = model.estimator.taxonomy_
     return table, evaluate(np.asarray(rows.y, dtype=object), pred, tax)
+
+
+def _cell(label: Any) -> str:
+    """A label as a table cell: a node name, or a label set's names joined by "; "."""
+    return "; ".join(map(str, label)) if is_label_set(label) else str(label)

@@ -22,6 +22,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from app.state.views import prepare as prepare_views
 from hierlab import HierDataset, Taxonomy, get_method, list_methods, make_estimator
+from hierlab.core.dataset import is_label_set
 from hierlab.core.exceptions import IgnoredParameterWarning
 from hierlab.core.params import declared
 from hierlab.core.regularizers import max_admissible_alpha, smallest_comparison_eigenvalue
@@ -317,7 +318,7 @@ def _n_classes(y: Any) -> int:
     """Distinct labels (multi-label rows count each of their labels)."""
     seen: set[str] = set()
     for v in y:
-        seen.update(map(str, v) if isinstance(v, tuple | list) else (str(v),))
+        seen.update(map(str, v) if is_label_set(v) else (str(v),))
     return len(seen)
 
 

@@ -27,7 +27,12 @@ import numpy as np
 import pandas as pd
 
 from hierlab.evaluation.curves import probability_report
-from hierlab.evaluation.metrics import error_per_level, error_per_node, gamma_histogram
+from hierlab.evaluation.metrics import (
+    error_per_level,
+    error_per_node,
+    gamma_histogram,
+    is_multilabel,
+)
 from hierlab.evaluation.views import confused_pairs
 
 if TYPE_CHECKING:
@@ -152,8 +157,7 @@ class RunViews:
 
 def single_label_tree(run: Run) -> bool:
     """Explore's per-node views apply: one label per test row and a tree."""
-    multi = len(run.y_test) > 0 and isinstance(run.y_test[0], tuple)
-    return bool(run.taxonomy.is_tree and not multi)
+    return bool(run.taxonomy.is_tree and not is_multilabel(run.y_test))
 
 
 def compute_summary(run: Run) -> Summary:

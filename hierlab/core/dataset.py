@@ -13,7 +13,7 @@ import scipy.sparse as sp
 from hierlab.core.exceptions import DataError, ParameterError
 from hierlab.core.taxonomy import Taxonomy
 
-__all__ = ["HierDataset", "concat_datasets", "encode_labels"]
+__all__ = ["HierDataset", "concat_datasets", "encode_labels", "is_label_set", "is_multilabel"]
 
 
 def _as_rng(random_state: Any) -> np.random.Generator:
@@ -44,8 +44,42 @@ def _check_int(name: str, value: Any, low: int) -> int:
     return int(value)
 
 
-def _is_multilabel(y: np.ndarray) -> bool:
-    return len(y) > 0 and all(isinstance(v, tuple | list | set | frozenset) for v in y)
+#: the types of one example's label that make it a set of labels
+LABEL_SET_TYPES = (tuple, list, set, frozenset, np.ndarray)
+
+
+def is_label_set(row: Any) -> bool:
+    """True when one example's label is a set of labels (a tuple, list, set, frozenset or
+    1-D array of node names or ids) rather than one label."""
+    return isinstance(row, LABEL_SET_TYPES)
+
+
+def is_multilabel(y: Any) -> bool:
+    """True when ``y`` holds a set of labels per example (multi-label), False for one label
+    per example.
+
+    A scalar row of a multi-label ``y`` is a set of one label.
+
+    Parameters
+    ----------
+    y : array-like
+        A 1-D sequence of labels (single-label); a sequence in which some row is a label set
+        (:func:`is_label_set`), or a 2-D indicator of shape (n_samples, n_nodes), dense
+        numeric, sparse or a DataFrame (multi-label).
+    """
+    if sp.issparse(y) or isinstance(y, pd.DataFrame):
+        return True
+    if isinstance(y, np.ndarray) and y.dtype != object:
+        return y.ndim == 2 and y.dtype.kind in "biuf"
+    seq = y.to_numpy() if isinstance(y, pd.Series) else y
+    if isinstance(seq, str | bytes):
+        return False
+    try:
+        len(seq)  # a sized sequence (an iterator is not consumed here)
+        kinds = set(map(type, seq))  # one pass in C; the check then runs once per type
+    except TypeError:
+        return False
+    return any(issubclass(k, LABEL_SET_TYPES) for k in kinds)
 
 
 def encode_labels(y: Any, taxonomy: Taxonomy) -> np.ndarray | sp.csr_matrix:
@@ -69,10 +103,10 @@ def encode_labels(y: Any, taxonomy: Taxonomy) -> np.ndarray | sp.csr_matrix:
     """
     arr = np.empty(len(y), dtype=object)
     arr[:] = list(y)
-    if _is_multilabel(arr):
+    if is_multilabel(arr):
         rows, cols = [], []
         for i, labs in enumerate(arr):
-            for lab in labs:
+            for lab in labs if is_label_set(labs) else (labs,):
                 j = taxonomy._index.get(str(lab))
                 if j is None:
                     raise DataError(f"row {i}: label {str(lab)!r} is not a node of the taxonomy")
@@ -141,10 +175,9 @@ class HierDataset:
             if self.X.ndim != 2:
                 raise DataError(f"X must be 2-D, got shape {self.X.shape}")
         y = np.empty(len(self.y), dtype=object)
+        sets = is_multilabel(self.y)
         y[:] = [
-            tuple(str(v) for v in lab)
-            if isinstance(lab, tuple | list | set | frozenset)
-            else str(lab)
+            tuple(str(v) for v in lab) if is_label_set(lab) else (str(lab),) if sets else str(lab)
             for lab in self.y
         ]
         self.y = y
@@ -186,7 +219,7 @@ class HierDataset:
     @property
     def is_multilabel(self) -> bool:
         """True when rows carry a set of nodes."""
-        return _is_multilabel(self.y)
+        return is_multilabel(self.y)
 
     def label_ids(self) -> np.ndarray | sp.csr_matrix:
         """See :func:`encode_labels`."""

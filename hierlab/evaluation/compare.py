@@ -24,7 +24,7 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import KFold, ShuffleSplit
 
 from hierlab.core.cluster import job_cluster, run_tasks, share
-from hierlab.core.dataset import HierDataset, concat_datasets
+from hierlab.core.dataset import HierDataset, concat_datasets, is_multilabel
 from hierlab.core.exceptions import ParameterError
 from hierlab.core.params import Param, validate_params
 from hierlab.core.registry import list_methods, make_estimator
@@ -266,7 +266,7 @@ def _paired(
 def _correct(y_true: np.ndarray, y_pred: np.ndarray, tax: Taxonomy) -> np.ndarray:
     """Per-example correctness as "accuracy" counts it: the exact node (single-label) or the
     exact closed set (multi-label); so the sign test and the "accuracy" column agree."""
-    if len(y_true) and isinstance(y_true[0], tuple):
+    if is_multilabel(y_true):
         A = tax.ancestor_matrix
 
         def closed(row: Any) -> frozenset[int]:
@@ -282,7 +282,7 @@ def _correct(y_true: np.ndarray, y_pred: np.ndarray, tax: Taxonomy) -> np.ndarra
 def _per_class_f1(y_true: np.ndarray, y_pred: np.ndarray) -> pd.Series:
     from sklearn.metrics import f1_score
 
-    if len(y_true) and isinstance(y_true[0], tuple):
+    if is_multilabel(y_true):
         from sklearn.preprocessing import MultiLabelBinarizer
 
         mlb = MultiLabelBinarizer()

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from hierlab.core.dataset import is_label_set, is_multilabel
 from hierlab.core.exceptions import DataError
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.evaluation.calibration import calibration_sums
@@ -34,7 +35,6 @@ from hierlab.evaluation.metrics import (
     _pr_table,
     _single_ids,
     hierarchical_prf,
-    is_multilabel,
     label_indicator,
 )
 from hierlab.methods.probability import deepest_above, point_masses
@@ -271,7 +271,7 @@ def probability_report(
     # a tree induced from the training labels (MF-Tree, CMTL) lacks the classes the training
     # rows never had: those test rows cannot be scored against it and are counted, not scored
     known = np.array(
-        [all(v in tax for v in lab) if isinstance(lab, tuple) else lab in tax for lab in y],
+        [all(v in tax for v in lab) if is_label_set(lab) else lab in tax for lab in y],
         dtype=bool,
     )
     if not known.all():
@@ -336,8 +336,5 @@ def _take_rows(X: Any, rows: np.ndarray) -> Any:
 def _names(y: Any) -> np.ndarray:
     """Labels as node names (str, or tuples of str for multi-label rows)."""
     out = np.empty(len(y), dtype=object)
-    out[:] = [
-        tuple(str(v) for v in lab) if isinstance(lab, tuple | list | set | frozenset) else str(lab)
-        for lab in y
-    ]
+    out[:] = [tuple(str(v) for v in lab) if is_label_set(lab) else str(lab) for lab in y]
     return out

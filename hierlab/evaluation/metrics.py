@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from hierlab.core.dataset import is_label_set, is_multilabel
 from hierlab.core.exceptions import DataError, ParameterError
 from hierlab.core.taxonomy import Taxonomy
 
@@ -69,33 +70,6 @@ __all__ = [
 
 
 # ---------------------------------------------------------------------------- input handling
-def is_multilabel(y: Any) -> bool:
-    """True when ``y`` holds a set of labels per example.
-
-    Parameters
-    ----------
-    y : array-like
-        A 1-D array of labels (single-label), a sequence of tuples/lists/sets (multi-label), or a
-        2-D indicator matrix of shape (n_samples, n_nodes), dense or sparse (multi-label).
-    """
-    if sp.issparse(y):
-        return True
-    if isinstance(y, np.ndarray) and y.dtype != object:
-        return y.ndim == 2 and y.dtype.kind in "biuf"
-    if isinstance(y, pd.DataFrame):
-        return True
-    seq = y.to_numpy() if isinstance(y, pd.Series) else y
-    if isinstance(seq, str | bytes):
-        return False
-    try:
-        n = len(seq)
-    except TypeError:
-        return False
-    if n == 0:
-        return False
-    return any(isinstance(v, tuple | list | set | frozenset | np.ndarray) for v in seq)
-
-
 def _single_ids(y: Any, taxonomy: Taxonomy, what: str) -> np.ndarray:
     """Node ids of a single-label target, shape (n_samples,)."""
     if isinstance(y, pd.Series):
@@ -141,7 +115,7 @@ def label_indicator(y: Any, taxonomy: Taxonomy, closure: bool = False) -> sp.csr
         return label_indicator(y.to_numpy(), taxonomy, closure)
     elif is_multilabel(y):
         rows = list(y.to_numpy() if isinstance(y, pd.Series) else y)
-        sets = [[r] if isinstance(r, str | int | np.integer) else list(r) for r in rows]
+        sets = [list(r) if is_label_set(r) else [r] for r in rows]
         lengths = np.array([len(s) for s in sets], dtype=np.int64)
         flat = [v for s in sets for v in s]
         if flat and all(isinstance(v, int | np.integer) for v in flat):

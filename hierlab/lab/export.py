@@ -499,7 +499,7 @@ from sklearn.model_selection import train_test_split
 
 import hierlab
 from hierlab import plots
-from hierlab.evaluation.metrics import error_per_level, evaluate, gamma_histogram
+from hierlab.evaluation.metrics import error_per_level, evaluate, gamma_histogram, is_multilabel
 
 IN_NOTEBOOK = "ipykernel" in sys.modules
 FIGURES = None if IN_NOTEBOOK else Path(Path(sys.argv[0]).stem + "_figures")
@@ -522,7 +522,7 @@ show(plots.bounds_figure(histories, title="solver bounds"), "bounds")
 table = [{"method": k, **r[3]} for k, r in results.items()]
 show(plots.metric_bars_figure(pd.DataFrame(table)), "metrics")
 y_true = np.asarray(test.y, dtype=object)
-single = {k: r for k, r in results.items() if r[1].is_tree and not isinstance(y_true[0], tuple)}
+single = {k: r for k, r in results.items() if r[1].is_tree and not is_multilabel(y_true)}
 if single:
     per_level = {k: error_per_level(y_true, r[2], r[1]) for k, r in single.items()}
     show(plots.error_per_level_figure(per_level), "error_per_level")

@@ -32,7 +32,7 @@ from sklearn.model_selection import KFold
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d, validate_data
 
-from hierlab.core.dataset import _is_multilabel, encode_labels
+from hierlab.core.dataset import encode_labels, is_multilabel
 from hierlab.core.exceptions import DataError, IgnoredParameterWarning, ParameterError
 from hierlab.core.params import Param, ignored_params, validate_params
 from hierlab.core.solver import Callback, Solver, SolverResult, solve
@@ -713,7 +713,7 @@ class HierarchicalClassifier(ClassifierMixin, BaseEstimator):
         yo = _as_object(y)
         if len(yo) != n_samples:
             raise ValueError(f"X has {n_samples} rows but y has {len(yo)} labels")
-        multi = _is_multilabel(yo)
+        multi = is_multilabel(yo)
         check_label_values(yo, multi)
         if multi and not self._supports_multilabel:
             raise DataError(
@@ -808,12 +808,10 @@ def _as_object(y: Any) -> np.ndarray:
         y = column_or_1d(y, warn=True)
         if y.dtype.kind == "f":
             check_classification_targets(y)
+    if isinstance(y, np.ndarray) and y.ndim != 1:
+        raise ValueError(f"y must be 1-D, got shape {y.shape}")
     out = np.empty(len(y), dtype=object)
     out[:] = list(y)
-    if len(out) and not _is_multilabel(out):
-        arr = np.asarray(y)
-        if arr.ndim != 1:
-            raise ValueError(f"y must be 1-D, got shape {arr.shape}")
     return out
 
 

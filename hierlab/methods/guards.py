@@ -14,6 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from hierlab.core import limits
+from hierlab.core.dataset import is_label_set
 from hierlab.core.exceptions import DataError
 
 __all__ = ["check_label_values", "check_liblinear_scale", "check_width", "is_liblinear"]
@@ -47,9 +48,12 @@ def check_label_values(y: np.ndarray, multilabel: bool) -> None:
     Raises
     ------
     DataError
-        Naming the row (``y[i]``) of the first missing label, or two rows of different kinds.
+        Naming the row (``y[i]``) of the first missing label, or two rows of different kinds
+        (for a multi-label ``y``, also a row of one label beside a row of a label set).
     """
-    if not multilabel:
+    if multilabel:
+        _refuse_single_rows(y)
+    else:
         types = set(map(type, y))
         if types <= {str, np.str_} or all(issubclass(t, int | np.integer) for t in types):
             return  # the common cases, without a Python loop over the rows
@@ -63,6 +67,18 @@ def check_label_values(y: np.ndarray, multilabel: bool) -> None:
                 first[k] = (i, v)
                 if len(first) > 1:
                     _refuse_mixed(first)
+
+
+def _refuse_single_rows(y: np.ndarray) -> None:
+    """Refuse a multi-label ``y`` in which some row is one label instead of a label set."""
+    single = next((i for i, row in enumerate(y) if not is_label_set(row)), None)
+    if single is None:
+        return
+    if _kind(y[single]) == "none":
+        raise DataError(f"y[{single}] is {y[single]!r}: every row needs a label")
+    sets = next(i for i, row in enumerate(y) if is_label_set(row))
+    rows = sorted([(sets, type(y[sets]).__name__), (single, _kind(y[single]))])
+    _refuse_mixed({k: (i, y[i]) for i, k in rows})
 
 
 def _refuse_mixed(first: dict[str, tuple[int, Any]]) -> None:
