@@ -35,13 +35,34 @@ def test_main_runs_the_app_script_with_the_options_given(monkeypatch: pytest.Mon
     assert started == [True]
 
 
-def test_warm_does_every_stage_without_a_warning() -> None:
+def test_warm_does_every_stage_without_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
+    loaded: list[tuple[str, Any]] = []
+    fitted: list[tuple[Any, int, Any]] = []
+
+    def spy_load(key: str) -> Any:
+        loaded.append((key, load_builtin(key)))
+        return loaded[-1][1]
+
+    def spy_fit(entry: Any, rows: int = app.serve.WARM_ROWS) -> Any:
+        est = warm_fit(entry, rows)
+        fitted.append((entry, rows, est))
+        return est
+
+    monkeypatch.setattr(app.state, "load_builtin", spy_load)
+    monkeypatch.setattr(app.serve, "warm_fit", spy_fit)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         times = warm(rows=40)
     assert [str(w.message) for w in caught] == []
     assert set(times) == {"imports", "data", "fit"}
-    assert all(t >= 0 for t in times.values())
+    # the data stage loaded the home page's default data set, the fit stage fitted it once,
+    # on the rows asked for
+    default = next(b for b in builtin_choices() if b.kind != "real").key
+    assert [key for key, _ in loaded] == [default]
+    assert [(rows, type(est).__name__) for _, rows, est in fitted] == [
+        (40, "FlatMulticlassClassifier")
+    ]
+    assert fitted[0][0] is loaded[0][1]
     # what the first page and the first fit need is now imported
     assert {"hierlab.methods", "hierlab.plots", "app.ui.training"} <= set(sys.modules)
 

@@ -116,12 +116,15 @@ FILE_EXT = {"edges": ".txt", "json": ".json", "paths": ".paths", "csv": ".csv", 
 @given(taxonomies(max_nodes=15), st.sampled_from(sorted(FILE_EXT)))
 def test_round_trip_files(tmp_path_factory, tax, fmt):
     """write_taxonomy / read_taxonomy (hierlab.io), with and without the format named."""
-    if fmt == "paths" and not tax.is_tree:
-        return
     path = tmp_path_factory.mktemp("tax") / f"t{FILE_EXT[fmt]}"
-    write_taxonomy(tax, path, format=fmt)
-    assert read_taxonomy(path, format=fmt) == tax
-    assert read_taxonomy(path) == tax  # the format is guessed from extension and content
+    if fmt == "paths" and not tax.is_tree:  # a DAG has no paths file: refused, nothing written
+        with pytest.raises(TaxonomyError, match="DAG"):
+            write_taxonomy(tax, path, format=fmt)
+        assert not path.exists()
+    else:
+        write_taxonomy(tax, path, format=fmt)
+        assert read_taxonomy(path, format=fmt) == tax
+        assert read_taxonomy(path) == tax  # the format is guessed from extension and content
 
 
 @settings(max_examples=15, deadline=None)
