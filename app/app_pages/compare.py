@@ -8,7 +8,7 @@ import streamlit as st
 
 from app.state import (
     AppState,
-    Comparison,
+    ComparisonEntry,
     DatasetEntry,
     compare_methods,
     compatible_methods,
@@ -98,7 +98,7 @@ def choose_plan(has_own_split: bool) -> dict[str, Any]:
     return {"n_splits": 0 if own else n_splits, "test_size": test_size, "seed": seed}
 
 
-def show_significance(comp: Comparison) -> None:
+def show_significance(comp: ComparisonEntry) -> None:
     """The significance tests against the baseline, on a metric the user picks."""
     metrics = sorted(comp.results["metric"].unique())
     sig_metric = st.selectbox(
@@ -128,7 +128,7 @@ def show_significance(comp: Comparison) -> None:
         show_error(exc, "Significance tests")
 
 
-def show_charts(comp: Comparison) -> None:
+def show_charts(comp: ComparisonEntry) -> None:
     """Metric bars with error bars, error per level, and the mean times."""
     try:
         st.plotly_chart(metric_bars_figure(comp.summary_long()), key="compare_bars", theme=None)
@@ -148,7 +148,7 @@ def show_charts(comp: Comparison) -> None:
     st.dataframe(times, hide_index=True, column_config=number_columns(times))
 
 
-def show_downloads(state: AppState, comp: Comparison, table_csv: str) -> None:
+def show_downloads(state: AppState, comp: ComparisonEntry, table_csv: str) -> None:
     """The summary table, the whole comparison and the run history, as files."""
     files = [
         ("Table (CSV)", table_csv, "hierlab_compare.csv", "text/csv", "dl_summary"),
@@ -270,7 +270,7 @@ def run_probabilities(state: AppState, entry: DatasetEntry) -> None:
         st.plotly_chart(fig, key="compare_reliability", theme=None)
 
 
-def show_comparison(state: AppState, comp: Comparison) -> None:
+def show_comparison(state: AppState, comp: ComparisonEntry) -> None:
     """The last comparison: its table, significance tests, charts and downloads."""
     state.landed.clear()  # shown here: the sidebar's notices are done
     st.subheader(f"Comparison #{comp.id} on {comp.dataset_name}")

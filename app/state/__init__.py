@@ -13,7 +13,7 @@ straight to ``hierlab``:
 
 from __future__ import annotations
 
-from app.state.compare import Comparison, compare_methods
+from app.state.compare import ComparisonEntry, compare_methods
 from app.state.data import (
     DEFAULT_BUILTINS,
     Builtin,
@@ -55,7 +55,7 @@ __all__ = [
     "STATE_KEY",
     "AppState",
     "Builtin",
-    "Comparison",
+    "ComparisonEntry",
     "DatasetEntry",
     "Run",
     "admissibility",

@@ -12,12 +12,12 @@ server), which
   cannot;
 * never calls ``st.*`` (only the script thread may).
 
-:func:`start_comparison` submits the job and keeps it in the session
-(:attr:`AppState.background`); :func:`collect`, called by every script run and by a sidebar
-fragment that reruns every few seconds while jobs are pending, moves finished jobs into
-``state.comparisons`` (or records their error). The fragment's reruns never interrupt a running
-script (Streamlit does not pre-empt a script for a fragment's timer), so a live fit is never
-stopped by a comparison finishing.
+:func:`start_comparison` submits the job and keeps it in the session (``state.background``);
+:func:`collect`, called by every script run and by a sidebar fragment that reruns every few
+seconds while jobs are pending, moves finished jobs into ``state.comparisons`` (or records
+their error). The fragment's reruns never interrupt a running script (Streamlit does not
+pre-empt a script for a fragment's timer), so a live fit is never stopped by a comparison
+finishing.
 """
 
 from __future__ import annotations
@@ -33,18 +33,18 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from app.state.compare import comparison_data, finish_comparison, run_engine
+from app.state.compare import ComparisonSession, comparison_data, finish_comparison, run_engine
 from hierlab import DataError, Taxonomy
 
 if TYPE_CHECKING:
-    from app.state.compare import Comparison
+    from app.state.compare import ComparisonEntry
     from app.state.data import DatasetEntry
-    from app.state.session import AppState
 
 __all__ = [
     "BackgroundComparison",
+    "BackgroundSession",
     "Cancelled",
     "collect",
     "pending",
@@ -117,7 +117,7 @@ class BackgroundComparison:
     Attributes
     ----------
     id : int
-        The id its :class:`~app.state.compare.Comparison` gets (reserved at the start).
+        The id its :class:`~app.state.compare.ComparisonEntry` gets (reserved at the start).
     entry : DatasetEntry
     configs : list of dict
     plan : dict
@@ -177,8 +177,19 @@ class BackgroundComparison:
             self.cancelled = True
 
 
+class BackgroundSession(ComparisonSession, Protocol):
+    """What running comparisons in the worker needs of the session
+    (:class:`app.state.session.AppState` has it): the comparison history and ids, the jobs
+    running (``background``), the ids of those landed since the Compare page was last shown,
+    and the dask scheduler to run on (None: this machine)."""
+
+    background: list[BackgroundComparison]
+    landed: list[int]
+    cluster: str | None
+
+
 def start_comparison(
-    state: AppState,
+    state: BackgroundSession,
     entry: DatasetEntry,
     configs: Sequence[dict[str, Any]],
     n_splits: int = 3,
@@ -226,30 +237,30 @@ def _cleanup(path: str) -> None:
             os.unlink(p)
 
 
-def pending(state: AppState) -> list[BackgroundComparison]:
+def pending(state: BackgroundSession) -> list[BackgroundComparison]:
     """The session's comparisons still running, or failed and not yet shown on Compare."""
     return list(state.background)
 
 
-def take_failed(state: AppState) -> list[BackgroundComparison]:
+def take_failed(state: BackgroundSession) -> list[BackgroundComparison]:
     """Remove the failed jobs from the session and return them (the Compare page shows them)."""
     failed = [j for j in state.background if j.error is not None]
     state.background[:] = [j for j in state.background if j.error is None]
     return failed
 
 
-def collect(state: AppState) -> list[Comparison]:
+def collect(state: BackgroundSession) -> list[ComparisonEntry]:
     """Move the finished jobs' comparisons into ``state.comparisons`` (oldest first).
 
-    A failed job stays in :attr:`AppState.background` with its
+    A failed job stays in ``state.background`` with its
     :attr:`~BackgroundComparison.error` (the sidebar shows it) until :func:`take_failed`.
 
     Returns
     -------
-    list of Comparison
+    list of ComparisonEntry
         The comparisons that landed in this call.
     """
-    landed: list[Comparison] = []
+    landed: list[ComparisonEntry] = []
     keep: list[BackgroundComparison] = []
     for job in state.background:
         if job.error is not None or not job.future.done():

@@ -7,7 +7,7 @@ import json
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pandas as pd
 
@@ -17,10 +17,10 @@ from hierlab.evaluation.metrics import error_per_level
 
 if TYPE_CHECKING:
     from app.state.data import DatasetEntry
-    from app.state.session import AppState
 
 __all__ = [
-    "Comparison",
+    "ComparisonEntry",
+    "ComparisonSession",
     "compare_methods",
     "comparison_data",
     "finish_comparison",
@@ -29,8 +29,9 @@ __all__ = [
 
 
 @dataclass
-class Comparison:
-    """A comparison of configurations on identical splits (``hierlab.evaluation.compare``).
+class ComparisonEntry:
+    """A comparison of configurations on identical splits, kept in the session's history: the
+    engine's result (``hierlab.evaluation.compare``) and what the Compare page draws of it.
 
     Attributes
     ----------
@@ -147,6 +148,17 @@ class Comparison:
         )
 
 
+class ComparisonSession(Protocol):
+    """What filing a comparison needs of the session (:class:`app.state.session.AppState`
+    has it): the comparison history and the ids."""
+
+    comparisons: list[ComparisonEntry]
+
+    def new_id(self) -> int:
+        """A fresh id for a run, job or comparison."""
+        ...
+
+
 def _with_taxonomy(ds: HierDataset, tax: Taxonomy) -> HierDataset:
     if ds.taxonomy is tax:
         return ds
@@ -178,7 +190,7 @@ def comparison_data(
     entry: DatasetEntry, n_splits: int, test_size: float, seed: int, taxonomy: Taxonomy | None
 ) -> tuple[Any, dict[str, Any]]:
     """The data ``hierlab.evaluation.compare`` splits (every row, or the own split's pair) with
-    ``taxonomy``, and the plan as :class:`Comparison` records it.
+    ``taxonomy``, and the plan as :class:`ComparisonEntry` records it.
 
     Raises
     ------
@@ -232,10 +244,10 @@ def finish_comparison(
     engine: Any,
     taxonomy: Taxonomy | None = None,
     baseline: str | None = None,
-) -> Comparison:
-    """The session's :class:`Comparison` from the engine's result."""
+) -> ComparisonEntry:
+    """The session's :class:`ComparisonEntry` from the engine's result."""
     labels = [c["label"] for c in configs]
-    return Comparison(
+    return ComparisonEntry(
         id=comparison_id,
         dataset_name=entry.name,
         configs=[dict(c) for c in configs],
@@ -250,7 +262,7 @@ def finish_comparison(
 
 
 def compare_methods(
-    state: AppState,
+    state: ComparisonSession,
     entry: DatasetEntry,
     configs: Sequence[dict[str, Any]],
     n_splits: int = 3,
@@ -259,12 +271,14 @@ def compare_methods(
     baseline: str | None = None,
     taxonomy: Taxonomy | None = None,
     progress: Callable[[float, str], Any] | None = None,
-) -> Comparison:
+) -> ComparisonEntry:
     """Fit every configuration on identical splits with ``hierlab.evaluation.compare``.
 
     Parameters
     ----------
-    state : AppState
+    state : ComparisonSession
+        The session (:class:`~app.state.session.AppState`): gives the comparison its id (the
+        caller adds it to ``state.comparisons``).
     entry : DatasetEntry
     configs : sequence of dict
         ``{"label", "method", "params"}``; labels must be unique.

@@ -27,7 +27,7 @@ from hierlab.lab.export import (
 )
 
 if TYPE_CHECKING:
-    from app.state.compare import Comparison
+    from app.state.compare import ComparisonEntry
     from app.state.data import DatasetEntry
     from app.state.runs import Run
     from app.state.session import AppState
@@ -115,7 +115,7 @@ def runs_session(state: AppState, runs: Sequence[Run], title: str = "") -> Sessi
     )
 
 
-def comparison_session(state: AppState, comp: Comparison) -> Session:
+def comparison_session(state: AppState, comp: ComparisonEntry) -> Session:
     """The session that reproduces a comparison (its plan, configurations and taxonomy)."""
     entry = _entry(state, comp.dataset_key, f"Comparison #{comp.id}")
     src, _ = data_source(entry)

@@ -23,11 +23,11 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from app.state.runs import Run, display_name, fit_run, iteration_budget
+from app.state.runs import Run, RunSession, display_name, fit_run, iteration_budget
 from hierlab import FitStopped, Taxonomy, get_method, make_estimator, tune
 from hierlab.core.callbacks import StopFlag
 from hierlab.core.params import declared
@@ -35,9 +35,16 @@ from hierlab.core.progress import Eta, estimate_eta
 
 if TYPE_CHECKING:
     from app.state.data import DatasetEntry
-    from app.state.session import AppState
 
-__all__ = ["Job", "Progress", "collect_jobs", "live_jobs", "start_training", "stopping_rule"]
+__all__ = [
+    "Job",
+    "JobSession",
+    "Progress",
+    "collect_jobs",
+    "live_jobs",
+    "start_training",
+    "stopping_rule",
+]
 
 #: how long a finished job stays listed in the panel (seconds)
 KEEP_FINISHED = 600.0
@@ -327,8 +334,18 @@ def _work(job: Job) -> None:
         job.finished = time.monotonic()
 
 
+class JobSession(RunSession, Protocol):
+    """What training in a thread needs of the session (:class:`app.state.session.AppState`
+    has it): the run history and ids, the jobs, the last "Choose C" search per data set key,
+    and the dask scheduler "Choose C" runs on (None: this machine)."""
+
+    jobs: list[Job]
+    tuned: dict[str, dict[str, Any]]
+    cluster: str | None
+
+
 def start_training(
-    state: AppState,
+    state: JobSession,
     entry: DatasetEntry,
     method: str,
     params: dict[str, Any],
@@ -358,7 +375,7 @@ def start_training(
     return job
 
 
-def collect_jobs(state: AppState) -> list[Job]:
+def collect_jobs(state: JobSession) -> list[Job]:
     """Move finished jobs' runs into ``state.runs`` (once each); drop jobs finished more than
     :data:`KEEP_FINISHED` seconds ago from the list. Returns the jobs collected now."""
     now = time.monotonic()
@@ -383,6 +400,6 @@ def collect_jobs(state: AppState) -> list[Job]:
     return landed
 
 
-def live_jobs(state: AppState) -> list[Job]:
+def live_jobs(state: JobSession) -> list[Job]:
     """The session's jobs still running."""
     return [j for j in state.jobs if j.running]

@@ -14,12 +14,13 @@ import time
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import pandas as pd
 from sklearn.exceptions import ConvergenceWarning
 
+from app.state.views import RunViews
 from app.state.views import prepare as prepare_views
 from hierlab import HierDataset, Taxonomy, get_method, list_methods, make_estimator
 from hierlab.core.dataset import is_label_set
@@ -31,11 +32,11 @@ from hierlab.methods.orthogonal.estimators import resolve_alpha
 
 if TYPE_CHECKING:
     from app.state.data import DatasetEntry
-    from app.state.session import AppState
     from hierlab.lab.export import RunResult
 
 __all__ = [
     "Run",
+    "RunSession",
     "admissibility",
     "compatible_methods",
     "count_text",
@@ -188,7 +189,7 @@ class Run:
     warnings: list[str] = field(default_factory=list)
     trivial: list[str] = field(default_factory=list)
     started: float = field(default_factory=time.time)
-    views: Any = field(default=None, repr=False, compare=False)
+    views: RunViews | None = field(default=None, repr=False, compare=False)
 
     @property
     def label(self) -> str:
@@ -229,6 +230,21 @@ class Run:
             "history": self.history.replace({np.nan: None}).to_dict(orient="list"),
             "started": self.started,
         }
+
+
+class RunSession(Protocol):
+    """What filing a run needs of the session (:class:`app.state.session.AppState` has it):
+    the run history and the ids."""
+
+    runs: list[Run]
+
+    def new_id(self) -> int:
+        """A fresh id for a run, job or comparison."""
+        ...
+
+    def run(self, run_id: int) -> Run | None:
+        """The run with id ``run_id``."""
+        ...
 
 
 def n_passes(history: pd.DataFrame) -> int:
@@ -335,7 +351,7 @@ def _timed_fit(est: Any, train: HierDataset, callbacks: Iterable[Any]) -> tuple[
 
 
 def fit_run(
-    state: AppState | None,
+    state: RunSession | None,
     entry: DatasetEntry,
     method: str,
     params: dict[str, Any],
@@ -349,9 +365,9 @@ def fit_run(
 
     Parameters
     ----------
-    state : AppState or None
-        Gives the run its id unless ``run_id`` does (the caller adds the run to
-        ``state.runs``).
+    state : RunSession or None
+        The session (:class:`~app.state.session.AppState`): gives the run its id unless
+        ``run_id`` does (the caller adds the run to ``state.runs``).
     entry : DatasetEntry
     method : str
     params : dict
@@ -407,7 +423,7 @@ def fit_run(
     return run
 
 
-def run_from_result(state: AppState, entry: DatasetEntry, result: RunResult) -> Run:
+def run_from_result(state: RunSession, entry: DatasetEntry, result: RunResult) -> Run:
     """A run of the history from one trained in-process by ``hierlab.lab`` (a guided demo)."""
     return Run(
         id=state.new_id(),
@@ -444,7 +460,7 @@ RUN_SELECTIONS = (
 RUN_CACHES = ("explore_figures",)
 
 
-def delete_run(state: AppState, run_id: int, session: Any = None) -> Run | None:
+def delete_run(state: RunSession, run_id: int, session: Any = None) -> Run | None:
     """Remove a run from the session, everywhere it appears.
 
     The history (and so Explore's and Compare's lists, the runs JSON and the exports, which
@@ -455,7 +471,9 @@ def delete_run(state: AppState, run_id: int, session: Any = None) -> Run | None:
 
     Parameters
     ----------
-    state : AppState
+    state : RunSession
+        The session (:class:`~app.state.session.AppState`; its ``jobs``, when it has them,
+        lose the finished job that trained the run).
     run_id : int
     session : mapping, optional
         Where the widgets and caches live (default ``st.session_state``).

@@ -13,7 +13,7 @@ import streamlit as st
 
 if TYPE_CHECKING:
     from app.state.background import BackgroundComparison
-    from app.state.compare import Comparison
+    from app.state.compare import ComparisonEntry
     from app.state.data import DatasetEntry
     from app.state.jobs import Job
     from app.state.runs import Run
@@ -37,7 +37,7 @@ class AppState:
         Key of the current data set.
     runs : list of Run
         The run history, oldest first.
-    comparisons : list of Comparison
+    comparisons : list of ComparisonEntry
     induced : dict of str -> dict
         Per data set key, the MF-Tree taxonomy induced on the Taxonomy page
         (:func:`app.state.data.induce_taxonomy`).
@@ -63,7 +63,7 @@ class AppState:
     datasets: dict[str, DatasetEntry] = field(default_factory=dict)
     current: str | None = None
     runs: list[Run] = field(default_factory=list)
-    comparisons: list[Comparison] = field(default_factory=list)
+    comparisons: list[ComparisonEntry] = field(default_factory=list)
     induced: dict[str, Any] = field(default_factory=dict)
     use_induced: dict[str, bool] = field(default_factory=dict)
     next_id: int = 1

@@ -21,7 +21,7 @@ import time
 from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -36,7 +36,6 @@ from hierlab.evaluation.metrics import (
 from hierlab.evaluation.views import confused_pairs
 
 if TYPE_CHECKING:
-    from app.state.runs import Run
     from hierlab import HierDataset, Taxonomy
 
 __all__ = [
@@ -45,6 +44,7 @@ __all__ = [
     "THRESHOLDS",
     "ProbabilityJob",
     "RunViews",
+    "ScoredRun",
     "Summary",
     "compute_summary",
     "has_probabilities",
@@ -155,12 +155,23 @@ class RunViews:
         return {**self.__dict__, "proba": None}
 
 
-def single_label_tree(run: Run) -> bool:
+class ScoredRun(Protocol):
+    """What the views read of a run (:class:`app.state.runs.Run` is one): its fitted model,
+    taxonomy, test labels and predictions, and the views kept with it."""
+
+    estimator: Any
+    taxonomy: Taxonomy
+    y_test: np.ndarray
+    y_pred: np.ndarray
+    views: RunViews | None
+
+
+def single_label_tree(run: ScoredRun) -> bool:
     """Explore's per-node views apply: one label per test row and a tree."""
     return bool(run.taxonomy.is_tree and not is_multilabel(run.y_test))
 
 
-def compute_summary(run: Run) -> Summary:
+def compute_summary(run: ScoredRun) -> Summary:
     """The run's :class:`Summary`: one pass over the test rows per view."""
     COMPUTED["views"] += 1
     tax: Taxonomy = run.taxonomy
@@ -177,7 +188,7 @@ def compute_summary(run: Run) -> Summary:
     )
 
 
-def run_views(run: Run, test: HierDataset | None = None) -> RunViews:
+def run_views(run: ScoredRun, test: HierDataset | None = None) -> RunViews:
     """The run's views, computed on first use and kept with the run (``run.views``).
 
     With ``test`` (the run's test rows) the probability report is started in the background
@@ -191,12 +202,12 @@ def run_views(run: Run, test: HierDataset | None = None) -> RunViews:
     return views
 
 
-def has_probabilities(run: Run) -> bool:
+def has_probabilities(run: ScoredRun) -> bool:
     """The run's model gives calibrated node probabilities (it has a ``calibration_``)."""
     return getattr(run.estimator, "calibration_", None) is not None
 
 
-def prepare(run: Run, test: HierDataset) -> None:
+def prepare(run: ScoredRun, test: HierDataset) -> None:
     """At the end of training: the run's views now, its probability report in the background.
     Never raises (a failure is shown when a page asks for the views)."""
     try:
@@ -238,7 +249,7 @@ def _thin(curve: pd.DataFrame, points: int = PR_POINTS) -> pd.DataFrame:
     return out
 
 
-def _report(run: Run, X: Any, y: Any, job: ProbabilityJob) -> dict[str, Any]:
+def _report(run: ScoredRun, X: Any, y: Any, job: ProbabilityJob) -> dict[str, Any]:
     """The probability report of ``run`` on its test rows, without the probability matrix."""
     COMPUTED["probabilities"] += 1
     rep = probability_report(_ChunkedProba(run.estimator, job), X, y, thresholds=THRESHOLDS)
@@ -248,7 +259,7 @@ def _report(run: Run, X: Any, y: Any, job: ProbabilityJob) -> dict[str, Any]:
     return rep
 
 
-def probability_job(run: Run, test: HierDataset) -> ProbabilityJob:
+def probability_job(run: ScoredRun, test: HierDataset) -> ProbabilityJob:
     """Start the probability report of ``run`` on ``test`` in the background thread."""
     job = ProbabilityJob(future=Future())
     job.future = _pool().submit(_report, run, test.X, test.y, job)
