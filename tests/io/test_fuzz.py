@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import re
 import signal
 import time
 from collections import Counter
@@ -349,6 +350,155 @@ def text_csv_bytes(draw: Any) -> bytes:
     return draw(mutated(draw(encoded("\n".join(rows) + "\n"))))
 
 
+# ---------------------------------------------------------------------------- clean files
+# Each generator below writes a file from known content, returns the bytes and, while no
+# mutation changed them, that content: the acceptance oracle (a reader refusing everything, or
+# reading a valid file wrongly, fails).
+WORDS = st.sampled_from(["alpha", "beta", "gamma", "the", "a", "ünï", "1", "x,y", '"q"', "Éé"])
+TREE_TERMS = ("1", "1/1", "1/2", "1/1/1", "2", "2/1", "3")
+DAG_TERMS = ("root/a", "root/b", "a/c", "b/c", "c/d", "a/e")
+
+
+@st.composite
+def maybe_mutated(draw: Any, text: str, clean_content: Any) -> tuple[bytes, Any]:
+    """``text`` in a random encoding, possibly mutated; the content while the text is intact."""
+    data = text.encode(draw(st.sampled_from(ENCODINGS)))
+    if draw(st.booleans()):
+        return data, clean_content
+    bad = draw(mutated(data))
+    return bad, (clean_content if bad == data else None)
+
+
+@st.composite
+def clean_svmlight(draw: Any) -> tuple[bytes, Any]:
+    """``label idx:value ...`` lines (1-based increasing indices), labels as paths or comma
+    lists. Content: (dense X of width = the largest index, label paths per row)."""
+    n_rows = draw(st.integers(1, 6))
+    width = draw(st.integers(1, 5))
+    X = np.zeros((n_rows, width))
+    labels: list[tuple[str, ...]] = []
+    lines = []
+    for i in range(n_rows):
+        labs = tuple(draw(st.lists(GOOD_LABELS, min_size=1, max_size=2, unique=True)))
+        labels.append(labs)
+        cols = sorted(draw(st.sets(st.integers(1, width), max_size=width)))
+        if i == 0:
+            cols = sorted({*cols, width})  # the largest index sets the width
+        toks = []
+        for j in cols:
+            v = draw(st.floats(-1e300, 1e300, allow_nan=False) | st.integers(-5, 5))
+            X[i, j - 1] = float(v)
+            toks.append(f"{j}:{v!r}")
+        if draw(st.integers(0, 4)) == 0:
+            toks.insert(0, "qid:3")
+        comment = draw(st.sampled_from(["", "", " # note"]))
+        lines.append(" ".join([",".join(labs), *toks]) + comment)
+    if draw(st.booleans()):
+        lines.insert(draw(st.integers(0, len(lines))), "# a comment line")
+    text = "\n".join(lines) + draw(st.sampled_from(["\n", "", "\n\n"]))
+    return draw(maybe_mutated(text, (X, labels)))
+
+
+@st.composite
+def clean_arff(draw: Any) -> tuple[bytes, Any]:
+    """A Clus HMC file: numeric attributes (``?`` cells), the hierarchical class anywhere, dense
+    or sparse rows. Content: (X with ``?`` imputed by the column mean, label sets reduced to
+    their most specific labels, the terms' parent of each node, sparse or not)."""
+    tree = draw(st.booleans())
+    terms = TREE_TERMS if tree else DAG_TERMS
+    parents: dict[str, set[str]] = {}
+    for t in terms:
+        p, c = ((t.rsplit("/", 1)[0] if "/" in t else "root"), t) if tree else t.split("/")
+        parents.setdefault(c, set()).add(p)
+    n_num = draw(st.integers(1, 3))
+    head = ["@RELATION r", *[f"@ATTRIBUTE f{j} numeric" for j in range(n_num)]]
+    cls_pos = draw(st.integers(1, n_num + 1))
+    head.insert(cls_pos, "@ATTRIBUTE class hierarchical " + ",".join(terms))
+    sparse = draw(st.booleans())
+    n_rows = draw(st.integers(1, 5) | st.just(4))
+    X = np.zeros((n_rows, n_num))
+    labels = []
+    rows = []
+    for i in range(n_rows):
+        labs = draw(st.lists(st.sampled_from(sorted(parents)), min_size=1, max_size=3, unique=True))
+        labels.append(labs)
+        nums = []
+        for j in range(n_num):
+            v = draw(st.floats(-1e6, 1e6, allow_nan=False) | st.integers(1, 3))
+            missing = not sparse and draw(st.integers(0, 2)) == 0
+            X[i, j] = np.nan if missing else float(v)
+            nums.append("?" if missing else repr(v))
+        cells = [*nums[: cls_pos - 1], "@".join(labs), *nums[cls_pos - 1 :]]
+        if sparse:
+            rows.append("{" + ", ".join(f"{k} {c}" for k, c in enumerate(cells) if c != "0") + "}")
+        else:
+            rows.append(",".join(cells))
+    cols_nan = np.isnan(X)
+    means = np.array([np.mean(c[~m]) if (~m).any() else 0.0 for c, m in zip(X.T, cols_nan.T)])
+    X[cols_nan] = np.broadcast_to(means, X.shape)[cols_nan]
+    text = "\n".join([*head, "@DATA", *rows]) + "\n"
+    return draw(maybe_mutated(text, (X, labels, parents, sparse)))
+
+
+@st.composite
+def clean_text_csv(draw: Any) -> tuple[bytes, Any]:
+    """``label,text`` rows (quoted where the text holds a comma or a quote). Content: (the
+    documents, label paths per row)."""
+    docs, labels = [], []
+    rows = ["label,text"]
+    for _ in range(draw(st.integers(1, 6))):
+        labs = tuple(draw(st.lists(GOOD_LABELS, min_size=1, max_size=2, unique=True)))
+        doc = " ".join(draw(st.lists(WORDS, max_size=5)))
+        docs.append(doc)
+        labels.append(labs)
+        cell = '"' + doc.replace('"', '""') + '"' if ("," in doc or '"' in doc) else doc
+        rows.append(f"{';'.join(labs)},{cell}")
+    text = "\n".join(rows) + "\n"
+    return draw(maybe_mutated(text, (docs, labels)))
+
+
+def sublinear_tfidf(docs: list[str]) -> tuple[np.ndarray, list[str]]:
+    """Sublinear TF-IDF written out (the text format's definition): tokens ``\\w\\w+``
+    lowercased, ``tf = 1 + ln(count)``, ``idf = ln((1 + n) / (1 + df)) + 1``, rows scaled to
+    unit length. Returns X (n_docs, n_terms) and the sorted vocabulary."""
+    toks = [re.findall(r"(?u)\b\w\w+\b", d.lower()) for d in docs]
+    vocab = sorted({t for ts in toks for t in ts})
+    X = np.zeros((len(docs), len(vocab)))
+    for i, ts in enumerate(toks):
+        for t, c in Counter(ts).items():
+            df = sum(t in other for other in toks)
+            X[i, vocab.index(t)] = (1 + math.log(c)) * (math.log((1 + len(docs)) / (1 + df)) + 1)
+    norms = np.linalg.norm(X, axis=1, keepdims=True)
+    return X / np.where(norms > 0, norms, 1.0), vocab
+
+
+def check_label_paths(ds: HierDataset, paths: list[tuple[str, ...]]) -> None:
+    """Each row's labels are the nodes its ``a/b/c`` paths name, each at that path (below a
+    synthetic root when the labels have several top nodes)."""
+    tax = ds.taxonomy
+    assert len(ds.y) == len(paths)
+    for got, want in zip(ds.y, paths):
+        nodes = got if isinstance(got, tuple) else (got,)
+        assert sorted(str(v) for v in nodes) == sorted(p.rsplit("/", 1)[-1] for p in want)
+        for v in nodes:
+            path = [str(tax.names[k]) for k in tax.ancestors(str(v), include_self=True)]
+            # the root is the labels' one top node, or a synthetic one above several
+            assert "/".join(path) in want or "/".join(path[1:]) in want, (v, path, want)
+    if all(len(p) == 1 for p in paths):
+        assert not any(isinstance(v, tuple) for v in ds.y)  # single-label: node names
+
+
+def _ancestors(node: str, parents: dict[str, set[str]]) -> set[str]:
+    out: set[str] = set()
+    todo = [node]
+    while todo:
+        for p in parents.get(todo.pop(), ()):
+            if p not in out:
+                out.add(p)
+                todo.append(p)
+    return out
+
+
 @st.composite
 def taxonomy_text(draw: Any) -> tuple[bytes, str | None, str | None, Taxonomy | None]:
     """A valid taxonomy written in a random format, then possibly broken.
@@ -444,23 +594,63 @@ def test_csv_with_a_given_taxonomy(
         assert out.taxonomy is t
 
 
-@FUZZ
-@given(data=svmlight_bytes())
-def test_svmlight_files(data: bytes) -> None:
-    expect_dataset("svmlight", hio.read_dataset_bytes, data, "d.svm")
-    expect_dataset("svmlight/n_features", hio.read_svmlight, data=data, n_features=5)
+def _hostile(gen: st.SearchStrategy[bytes]) -> st.SearchStrategy[tuple[bytes, Any]]:
+    return gen.map(lambda data: (data, None))
 
 
 @FUZZ
-@given(data=arff_bytes())
-def test_arff_files(data: bytes) -> None:
-    expect_dataset("arff", hio.read_dataset_bytes, data, "d.arff")
+@given(case=clean_svmlight() | _hostile(svmlight_bytes()))
+def test_svmlight_files(case: tuple[bytes, Any]) -> None:
+    data, content = case
+    out = expect_dataset("svmlight", hio.read_dataset_bytes, data, "d.svm")
+    wide = expect_dataset("svmlight/n_features", hio.read_svmlight, data=data, n_features=5)
+    if content is not None:  # a valid file: it loads, to exactly what was written
+        X, paths = content
+        for ds, width in ((out, X.shape[1]), (wide, 5)):
+            assert isinstance(ds, HierDataset), ds
+            assert sp.issparse(ds.X) and ds.X.shape == (len(X), width)
+            np.testing.assert_array_equal(ds.X.toarray()[:, : X.shape[1]], X)
+            check_label_paths(ds, paths)
 
 
 @FUZZ
-@given(data=text_csv_bytes())
-def test_text_csv_files(data: bytes) -> None:
-    expect_dataset("text", hio.read_dataset_bytes, data, "d.csv", format="text")
+@given(case=clean_arff() | _hostile(arff_bytes()))
+def test_arff_files(case: tuple[bytes, Any]) -> None:
+    data, content = case
+    out = expect_dataset("arff", hio.read_dataset_bytes, data, "d.arff")
+    if content is not None:  # a valid file: it loads, to exactly what was written
+        X, labels, parents, sparse = content
+        assert isinstance(out, HierDataset), out
+        assert sp.issparse(out.X) == sparse
+        np.testing.assert_allclose(out.X.toarray() if sparse else out.X, X, rtol=1e-15, atol=0)
+        assert out.feature_names == [f"f{j}" for j in range(X.shape[1])]
+        tax = out.taxonomy
+        assert {(p, c) for c, ps in parents.items() for p in ps} == set(tax.to_edges())
+        specific = [
+            sorted(v for v in labs if not any(v in _ancestors(u, parents) for u in labs))
+            for labs in labels
+        ]
+        got = [sorted(v) if isinstance(v, tuple) else [v] for v in out.y]
+        assert [[str(v) for v in g] for g in got] == specific
+        assert isinstance(out.y[0], tuple) == any(len(s) > 1 for s in specific)
+
+
+@FUZZ
+@given(case=clean_text_csv() | _hostile(text_csv_bytes()))
+def test_text_csv_files(case: tuple[bytes, Any]) -> None:
+    data, content = case
+    out = expect_dataset("text", hio.read_dataset_bytes, data, "d.csv", format="text")
+    if content is not None:
+        docs, paths = content
+        X, vocab = sublinear_tfidf(docs)
+        if not vocab:  # no word of two letters: nothing to learn from, refused
+            assert isinstance(out, HierlabError) and "vectorise" in str(out), out
+            return
+        assert isinstance(out, HierDataset), out
+        assert out.feature_names == vocab
+        np.testing.assert_allclose(out.X.toarray(), X, rtol=1e-12, atol=1e-15)
+        assert list(out.texts) == docs
+        check_label_paths(out, paths)
 
 
 @FUZZ
