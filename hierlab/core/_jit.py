@@ -15,7 +15,15 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["HAVE_NUMBA", "choose", "jit_enabled", "njit", "sparse_row_times", "sparse_row_update"]
+__all__ = [
+    "HAVE_NUMBA",
+    "choose",
+    "jit_enabled",
+    "njit",
+    "scalar_cfunc",
+    "sparse_row_times",
+    "sparse_row_update",
+]
 
 numba: Any
 try:  # pragma: no cover - depends on the environment
@@ -45,6 +53,19 @@ def njit(fn: Callable[..., Any]) -> Callable[..., Any] | None:
     if not HAVE_NUMBA:
         return None
     compiled: Callable[..., Any] = numba.njit(cache=True, nogil=True)(fn)
+    return compiled
+
+
+def scalar_cfunc(fn: Callable[[float], float]) -> Callable[[float], float] | None:
+    """``fn`` compiled as a ``float64(float64)`` C callback (cached), or None without numba.
+
+    A kernel that takes such a callback as an argument is compiled once for every callback
+    of that signature (its type is the signature, not the function), so one compiled kernel
+    serves every loss; a kernel that took a plain ``njit`` function would be compiled again for
+    each function, in each process (numba cannot cache it)."""
+    if not HAVE_NUMBA:
+        return None
+    compiled: Callable[[float], float] = numba.cfunc("float64(float64)", cache=True)(fn)
     return compiled
 
 

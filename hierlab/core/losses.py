@@ -14,67 +14,117 @@ name                ``Delta(y, y')``                            used by
 ``normalized``      ``sqrt(sum_{n in A+(y) Δ A+(y')} alpha_n)``  seed 003 eq. (9)
 ==================  =========================================  ===================================
 
+A loss is one :class:`LabelLoss` object: its name, whether it weighs the nodes, and its
+transform ``T`` of the (weighted) size of the path difference, written once as a function of one
+number that numpy applies to arrays and numba compiles for the kernels
+(:attr:`LabelLoss.compiled`). Every form of ``Delta`` here and in the solvers calls that one
+function; a family adds a loss with one :func:`register_loss` call in its own package.
+
 A family that can use a loss takes its name as a parameter and calls :func:`delta`, which works
 from the sparse ancestor matrix on a batch of labels against a set of candidates, so memory is
-``O(batch x candidates)``, never ``O(n_nodes^2)`` unless asked for.
+``O(batch x candidates)``, never ``O(n_nodes^2)`` unless asked for; :class:`DeltaRows` forms the
+same numbers a row at a time inside the compiled kernels.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from hierlab.core._jit import jit_enabled, njit
+from hierlab.core._jit import jit_enabled, njit, scalar_cfunc
 from hierlab.core.exceptions import ParameterError
 from hierlab.core.taxonomy import Taxonomy
 
-__all__ = ["LOSSES", "DeltaRows", "LabelLoss", "delta", "get_loss"]
+__all__ = ["LOSSES", "DeltaRows", "LabelLoss", "delta", "get_loss", "register_loss"]
 
 
 @dataclass(frozen=True)
 class LabelLoss:
-    """One row of the loss table (the definitions are in the module docstring's table).
+    """One label loss ``Delta(y, y') = T(sum_{n in A+(y) Δ A+(y')} w_n)``.
 
     Attributes
     ----------
     name : str
-    weighted : bool
-        Needs a weight per node (``alpha`` of seed 003).
+        The key of :data:`LOSSES` a family's ``loss`` parameter names.
     transform : callable
-        Applied to the (weighted) size of the path difference; None for ``zero_one``.
+        ``T``: a function of one float that also applies elementwise to an ndarray (numpy
+        operations only, so that numba compiles it); ``T(0) = 0``.
+    weighted : bool, default False
+        Needs a weight per node (``alpha`` of seed 003); else every node weighs 1.
+    indicator : bool, default False
+        ``Delta(y, y') = [y != y']`` exactly (the zero-one loss): a family may compare the
+        labels instead of their paths; :attr:`transform` gives the same numbers.
     """
 
     name: str
+    transform: Callable[[Any], Any]
     weighted: bool = False
-    transform: Callable[[np.ndarray], np.ndarray] | None = None
+    indicator: bool = False
+
+    @cached_property
+    def compiled(self) -> Callable[[float], float]:
+        """:attr:`transform` as the compiled callback the kernels take (``float64(float64)``,
+        :func:`~hierlab.core._jit.scalar_cfunc`), or the Python function without numba."""
+        return scalar_cfunc(self.transform) or self.transform
 
 
-def _identity(d: np.ndarray) -> np.ndarray:
-    return d
+#: every loss, by name (:func:`register_loss` adds one)
+LOSSES: dict[str, LabelLoss] = {}
 
 
-def _half(d: np.ndarray) -> np.ndarray:
-    return d / 2.0
+def register_loss(loss: LabelLoss) -> LabelLoss:
+    """Add ``loss`` to :data:`LOSSES` and return it.
+
+    Raises
+    ------
+    ParameterError
+        When another loss already has its name, or ``T(0) != 0``.
+    """
+    if loss.name in LOSSES and LOSSES[loss.name] is not loss:
+        raise ParameterError(f"a label loss named {loss.name!r} is already registered")
+    if float(loss.transform(0.0)) != 0.0:
+        raise ParameterError(f"the {loss.name!r} loss must be 0 between equal labels")
+    LOSSES[loss.name] = loss
+    return loss
 
 
-LOSSES: dict[str, LabelLoss] = {
-    loss.name: loss
-    for loss in (
-        LabelLoss("zero_one"),
-        LabelLoss("hamming", transform=_identity),
-        LabelLoss("half_hamming", transform=_half),
-        LabelLoss("sqrt_hamming", transform=np.sqrt),
-        LabelLoss("normalized", weighted=True, transform=np.sqrt),
-    )
-}
+def _zero_one(size: Any) -> Any:
+    """``[y != y']``: the path difference is empty only between equal labels."""
+    return np.sign(size)
+
+
+def _identity(size: Any) -> Any:
+    return size
+
+
+def _half(size: Any) -> Any:
+    return size / 2.0
+
+
+def _sqrt(size: Any) -> Any:
+    return np.sqrt(size)
+
+
+register_loss(LabelLoss("zero_one", _zero_one, indicator=True))
+register_loss(LabelLoss("hamming", _identity))
+register_loss(LabelLoss("half_hamming", _half))
+register_loss(LabelLoss("sqrt_hamming", _sqrt))
+register_loss(LabelLoss("normalized", _sqrt, weighted=True))
 
 
 def get_loss(name: str) -> LabelLoss:
-    """The :class:`LabelLoss` called ``name``."""
+    """The :class:`LabelLoss` called ``name``.
+
+    Raises
+    ------
+    ParameterError
+        When no loss has that name.
+    """
     try:
         return LOSSES[name]
     except KeyError:
@@ -122,8 +172,6 @@ def delta(
     loss = get_loss(name)
     labels = np.asarray(labels, dtype=np.int64)
     candidates = np.asarray(candidates, dtype=np.int64)
-    if loss.transform is None:
-        return (labels[:, None] != candidates[None, :]).astype(np.float64)
     w = _node_weights(loss, taxonomy, weights)
     A = taxonomy.ancestor_matrix  # cached CSR of float64: rows are gathered, not copied whole
     Am, Al = A[labels], A[candidates]
@@ -133,47 +181,31 @@ def delta(
 
 
 # ---------------------------------------------------------------------- rows on the fly
-#: the transforms as codes the compiled kernels read (``zero_one`` has none)
-TRANSFORM_CODES = {
-    "zero_one": 0, "hamming": 1, "half_hamming": 2, "sqrt_hamming": 3, "normalized": 3,
-}  # fmt: skip
-
-
 def _delta_row(
     y: int,
-    code: int,
     anc_ptr: np.ndarray,
     anc_idx: np.ndarray,
     w: np.ndarray,
     Wn: np.ndarray,
     cand: np.ndarray,
+    transform: Callable[[float], float],
     mark: np.ndarray,
     out: np.ndarray,
 ) -> None:  # pragma: no cover - compiled by numba
-    """``out[l] = Delta(y, cand[l])`` for every candidate (:class:`DeltaRows`); ``mark`` is a
-    zeroed scratch of shape (n_nodes,), zeroed again on return."""
-    L = cand.shape[0]
-    if code == 0:
-        for c in range(L):
-            out[c] = 0.0 if cand[c] == y else 1.0
-        return
+    """``out[l] = Delta(y, cand[l]) = T(W(y) + W(c) - 2 W(A+(y) ∩ A+(c)))`` for every
+    candidate (:class:`DeltaRows`), ``T`` the loss's ``transform`` (:attr:`LabelLoss.compiled`);
+    ``mark`` is a zeroed scratch of shape (n_nodes,), zeroed again on return."""
     for e in range(anc_ptr[y], anc_ptr[y + 1]):
         mark[anc_idx[e]] = 1.0
     Wy = Wn[y]
-    for c in range(L):
+    for c in range(cand.shape[0]):
         node = cand[c]
         inter = 0.0
         for e in range(anc_ptr[node], anc_ptr[node + 1]):
             j = anc_idx[e]
             inter += w[j] * mark[j]
         size = Wy + Wn[node] - 2.0 * inter
-        size = size if size > 0.0 else 0.0
-        if code == 1:
-            out[c] = size
-        elif code == 2:
-            out[c] = size / 2.0
-        else:
-            out[c] = np.sqrt(size)
+        out[c] = transform(size if size > 0.0 else 0.0)
     for e in range(anc_ptr[y], anc_ptr[y + 1]):
         mark[anc_idx[e]] = 0.0
 
@@ -183,18 +215,18 @@ DELTA_ROW: Any = njit(_delta_row) or _delta_row
 
 def _delta_rows(
     labels: np.ndarray,
-    code: int,
     anc_ptr: np.ndarray,
     anc_idx: np.ndarray,
     w: np.ndarray,
     Wn: np.ndarray,
     cand: np.ndarray,
+    transform: Callable[[float], float],
     mark: np.ndarray,
     out: np.ndarray,
 ) -> None:  # pragma: no cover - compiled by numba
     """:func:`_delta_row` of each label: ``out[i, l] = Delta(labels[i], cand[l])``."""
     for i in range(labels.shape[0]):
-        DELTA_ROW(labels[i], code, anc_ptr, anc_idx, w, Wn, cand, mark, out[i])
+        DELTA_ROW(labels[i], anc_ptr, anc_idx, w, Wn, cand, transform, mark, out[i])
 
 
 #: the compiled rows of a batch of labels (None without numba: :meth:`DeltaRows.rows` in numpy)
@@ -220,8 +252,8 @@ class DeltaRows:
 
     Attributes
     ----------
-    code : int
-        :data:`TRANSFORM_CODES` of the loss.
+    loss_name : str
+        The loss's name (:attr:`loss` is the object; a model file keeps the name).
     anc_ptr, anc_idx : ndarray of int
         ``A+(n)`` of every node (CSR, sorted).
     w, Wn : ndarray of shape (n_nodes,)
@@ -230,7 +262,7 @@ class DeltaRows:
         The candidates' node ids.
     """
 
-    code: int
+    loss_name: str
     anc_ptr: np.ndarray
     anc_idx: np.ndarray
     w: np.ndarray
@@ -247,7 +279,12 @@ class DeltaRows:
         ptr, idx = A.indptr.astype(np.int64), A.indices.astype(np.int64)
         Wn = cls._path_weights(ptr, idx, w)
         cand = np.asarray(candidates, dtype=np.int64)
-        return cls(TRANSFORM_CODES[loss.name], ptr, idx, w, Wn, cand)
+        return cls(loss.name, ptr, idx, w, Wn, cand)
+
+    @property
+    def loss(self) -> LabelLoss:
+        """The :class:`LabelLoss` of the rows."""
+        return get_loss(self.loss_name)
 
     @staticmethod
     def _path_weights(ptr: np.ndarray, idx: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -261,8 +298,10 @@ class DeltaRows:
         return out
 
     def args(self) -> tuple[Any, ...]:
-        """``(code, anc_ptr, anc_idx, w, Wn, cand)``, the compiled row's arguments."""
-        return (self.code, self.anc_ptr, self.anc_idx, self.w, self.Wn, self.cand)
+        """``(anc_ptr, anc_idx, w, Wn, cand, transform)``, the compiled row's arguments (the
+        loss's :attr:`LabelLoss.compiled` last: numba warns of a tuple that starts with a
+        function)."""
+        return (self.anc_ptr, self.anc_idx, self.w, self.Wn, self.cand, self.loss.compiled)
 
     def table_if_small(self, labels: Any, max_bytes: int | None = None) -> np.ndarray:
         """:meth:`rows` of ``labels`` when they take at most ``max_bytes``, else an empty
@@ -282,8 +321,6 @@ class DeltaRows:
         or in numpy without numba or with ``HIERLAB_NO_JIT``."""
         y = np.asarray(labels, dtype=np.int64)
         cand = self.cand
-        if self.code == 0:
-            return (y[:, None] != cand[None, :]).astype(np.float64)
         ptr, idx = self.anc_ptr, self.anc_idx
         n_nodes = len(ptr) - 1
         if DELTA_ROWS is not None and jit_enabled():  # the same sums, compiled
@@ -299,12 +336,7 @@ class DeltaRows:
             j = idx[ptr[cand[ks]] + q]
             inter[:, ks] += self.w[j][None, :] * mark[:, j]
         size = self.Wn[y][:, None] + self.Wn[cand][None, :] - 2.0 * inter
-        size = np.where(size > 0.0, size, 0.0)
-        if self.code == 1:
-            return size
-        if self.code == 2:
-            return size / 2.0
-        return np.sqrt(size)
+        return np.asarray(self.loss.transform(np.where(size > 0.0, size, 0.0)), dtype=np.float64)
 
     def row(self, label: int) -> np.ndarray:
         """One row, shape (L,), by the compiled form (or its Python steps)."""

@@ -55,6 +55,7 @@ import scipy.sparse as sp
 from hierlab.core._jit import jit_enabled, njit, sparse_row_times, sparse_row_update
 from hierlab.core.ancestor_ldl import SOLVE_TOUCHED as FACTOR_SOLVE
 from hierlab.core.exceptions import ParameterError
+from hierlab.core.losses import LabelLoss
 
 __all__ = ["FlatBlocks", "chain_most_violated", "chain_parents", "chain_path_sums"]
 
@@ -463,9 +464,18 @@ class FlatBlocks:
             self.anc.indptr, self.anc.indices, self.same, self.zero_one, self.dtab, self.C,
             self.identity, self.chain, self.m_par, self.a_par, self.a_len,
             SCALINGS.index(self.scaling), nw if nw is not None else self.dtab[:0],
-            nw is not None, dr is not None, int(dr.code) if dr is not None else 0,
+            nw is not None, dr is not None, (dr.loss if dr is not None else _UNUSED).compiled,
             dr.Wn if dr is not None else self.dtab[:0],
         )  # fmt: skip
+
+
+def _unused_transform(size: Any) -> Any:
+    return size
+
+
+#: the kernel's weighted-``Delta`` argument when the blocks take ``Delta`` from ``dtab`` (an
+#: argument of the callbacks' type, never called)
+_UNUSED = LabelLoss("unused", _unused_transform)
 
 
 # ---------------------------------------------------------------------- the compiled pass
@@ -727,7 +737,7 @@ def _chain_delta_weighted(
     an_idx: np.ndarray,
     a_par: np.ndarray,
     Wn: np.ndarray,
-    code: int,
+    transform: Callable[[float], float],
     on_y: np.ndarray,
     wcommon: np.ndarray,
     dvec: np.ndarray,
@@ -735,19 +745,13 @@ def _chain_delta_weighted(
     """:func:`_chain_delta` for weighted path lengths: ``dvec[r] = T(W(y) + W(c) - 2 W(A+(y)
     ∩ A+(c)))`` with ``W = Wn`` (:class:`~hierlab.core.losses.DeltaRows`; on a tree the common
     part is the path of the lowest common ancestor, whose ``Wn`` is passed down from parents)
-    and ``T`` the transform of :data:`~hierlab.core.losses.TRANSFORM_CODES` ``code`` (1:
-    identity, 2: half, 3: square root): the numbers of ``DeltaRows.rows``, to the bit."""
+    and ``T`` the loss's ``transform`` (:attr:`~hierlab.core.losses.LabelLoss.compiled`): the
+    numbers of ``DeltaRows.rows``, to the bit."""
     _COMMON_LENGTHS(yk, an_ptr, an_idx, a_par, Wn, on_y, wcommon)
     for r in range(rows - 1):
         c = cand[r + 1] if r >= pk else cand[r]
         size = Wn[yk] + Wn[c] - 2.0 * wcommon[c]
-        if not size > 0.0:
-            size = 0.0
-        if code == 2:
-            size = size / 2.0
-        elif code == 3:
-            size = np.sqrt(size)
-        dvec[r] = size
+        dvec[r] = transform(size if size > 0.0 else 0.0)
 
 
 def _scale_factors(
@@ -887,7 +891,7 @@ def _flat_pass_kernel(
     mw: np.ndarray,
     use_mw: bool,
     wdelta: bool,
-    dcode: int,
+    dtransform: Callable[[float], float],
     Wn: np.ndarray,
     act_r: np.ndarray,
     act_a: np.ndarray,
@@ -953,7 +957,7 @@ def _flat_pass_kernel(
         yk = y[k]
         if fast and not zero_one:  # every label's Delta, once per visit
             if wdelta:
-                _CHAIN_DELTA_WEIGHTED(yk, pos[k], rows, cand, an_ptr, an_idx, a_par, Wn, dcode,
+                _CHAIN_DELTA_WEIGHTED(yk, pos[k], rows, cand, an_ptr, an_idx, a_par, Wn, dtransform,
                                       on_y, wcommon, dvec)  # fmt: skip
             else:
                 _CHAIN_DELTA(yk, pos[k], rows, cand, an_ptr, an_idx, a_par, a_len, dtab, on_y,

@@ -14,7 +14,8 @@ import pytest
 import scipy.sparse as sp
 
 from hierlab.core import losses
-from hierlab.core.losses import LOSSES, DeltaRows, delta
+from hierlab.core.exceptions import ParameterError
+from hierlab.core.losses import LOSSES, DeltaRows, LabelLoss, delta, get_loss, register_loss
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.methods.nhsvm.model import HierarchicalHinge
 
@@ -44,7 +45,7 @@ def test_rows_equal_the_table(
         np.testing.assert_array_equal(rows.rows(labels), got)
     # compared before the square root: the table's sums in another order leave rounding noise
     # (1e-16) where the distance is 0, which sqrt lifts to 1e-8; the rows give 0 there
-    square = LOSSES[name].transform is np.sqrt
+    square = LOSSES[name].transform(4.0) == 2.0
     np.testing.assert_allclose(
         got**2 if square else got, table**2 if square else table, rtol=1e-13, atol=1e-13
     )
@@ -100,3 +101,42 @@ def test_fits_with_the_table_and_with_rows_on_the_fly_are_identical(
             est.fit(X, y)
         fits.append(est.coef_.copy())
     np.testing.assert_array_equal(fits[0], fits[1])
+
+
+def _cube_root(size: float) -> float:
+    return np.cbrt(size)
+
+
+def test_a_loss_is_one_row_and_every_form_calls_its_transform(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A loss registered once is computed by the table, the numpy rows, the compiled rows and
+    the compiled row alike (one transform, no per-loss branch in any of them), against the
+    brute-force path difference of each pair on the DAG."""
+    monkeypatch.setitem(LOSSES, "cube_root", None)  # the table as it was after the test
+    del LOSSES["cube_root"]
+    loss = register_loss(LabelLoss("cube_root", _cube_root))
+    assert get_loss("cube_root") is loss
+    anc = [set(DAG.ancestor_matrix[n].indices) - {DAG.root} for n in range(DAG.n_nodes)]
+    labels = np.arange(DAG.n_nodes)
+    want = np.array([[np.cbrt(len(anc[a] ^ anc[b])) for b in DAG.leaves] for a in labels])
+    rows = DeltaRows.of("cube_root", DAG, DAG.leaves)
+    np.testing.assert_allclose(delta("cube_root", DAG, labels, DAG.leaves), want, rtol=1e-15)
+    np.testing.assert_allclose(rows.rows(labels), want, rtol=1e-15)
+    with monkeypatch.context() as mp:
+        mp.setattr(losses, "DELTA_ROWS", None)
+        np.testing.assert_allclose(rows.rows(labels), want, rtol=1e-15)
+    for v in labels:
+        np.testing.assert_allclose(rows.row(v), want[v], rtol=1e-15)
+
+
+def test_an_unknown_or_doubled_loss_is_refused() -> None:
+    with pytest.raises(ParameterError, match=r"loss must be one of .*'hamming'.* got 'hammming'"):
+        delta("hammming", TREE, [1], TREE.leaves)
+    with pytest.raises(ParameterError, match="loss must be one of"):
+        DeltaRows.of("hammming", TREE, TREE.leaves)
+    with pytest.raises(ParameterError, match="'hamming' is already registered"):
+        register_loss(LabelLoss("hamming", np.sqrt))
+    with pytest.raises(ParameterError, match="must be 0 between equal labels"):
+        register_loss(LabelLoss("plus_one", lambda size: size + 1.0))
+    assert "plus_one" not in LOSSES

@@ -75,7 +75,7 @@ def test_chain_scan_equals_the_hinge_tables(seed: int, loss: str, variant: str) 
             rows = int(fb.rows[k])
             if dr is not None:
                 delta_fn(fb.y[k], fb.pos[k], rows, fb.cand, fb.anc.indptr, fb.anc.indices,
-                         fb.a_par, dr.Wn, int(dr.code), on_y, wcommon, dvec)  # fmt: skip
+                         fb.a_par, dr.Wn, dr.loss.compiled, on_y, wcommon, dvec)  # fmt: skip
                 assert not on_y.any()
             factor_fn(dvec, rows, 1 if variant == "margin" else 2, lvec, uvec)
             if variant == "margin":

@@ -175,13 +175,10 @@ class HingeDualModel(LinearModel):
         :class:`~hierlab.core.losses.DeltaRows` (the common part's weights summed root first)."""
         rows = _label_delta(self.hinge)
         ys, cs = np.asarray(ys, dtype=np.int64), np.asarray(cs, dtype=np.int64)
-        if rows.code == 0:
-            return (ys != cs).astype(np.float64)
         A = _sorted_ancestors(self.hinge)
         inter = np.asarray(A[ys].multiply(A[cs]) @ rows.w).ravel()
         size = rows.Wn[ys] + rows.Wn[cs] - 2.0 * inter
-        size = np.where(size > 0.0, size, 0.0)
-        return size if rows.code == 1 else size / 2.0 if rows.code == 2 else np.sqrt(size)
+        return np.asarray(rows.loss.transform(np.where(size > 0.0, size, 0.0)), dtype=np.float64)
 
     def implicit_blocks(self, y: np.ndarray, C: float) -> FlatBlocks | None:
         """The blocks of :meth:`dual_blocks` without their tables (for BCFW), or None where
@@ -198,7 +195,7 @@ class HingeDualModel(LinearModel):
         A = _sorted_ancestors(h)
         rows = _label_delta(h)
         eq13 = h.variant == "eq13"
-        zero_one = rows.code == 0
+        zero_one = rows.loss.indicator
         # dtab is read for the unweighted counts only; the weighted Δ comes from ``rows``
         dtab = None if zero_one else np.ones(2 * int(h.taxonomy.max_depth) + 3)
         return FlatBlocks(

@@ -544,7 +544,7 @@ class FlatModel(LinearModel):
         """:meth:`most_violated` with the maximiser's position in ``cand_`` and its ``Delta``.
 
         ``Delta`` is formed for the distinct labels of ``y`` against the candidates only."""
-        if get_loss(self.delta_name).transform is None:  # zero-one
+        if get_loss(self.delta_name).indicator:
             return self._most_violated_zero_one(S, y)
         cand = self.cand_
         dtab = self._delta_counts()
@@ -641,12 +641,13 @@ class FlatModel(LinearModel):
         return per_label_blocks(y, self.label_table)
 
     def _delta_counts(self) -> np.ndarray | None:
-        """``Delta`` as a function of ``|A+(y) Δ A+(c)|`` (None for the zero-one loss)."""
-        transform = get_loss(self.delta_name).transform
-        if transform is None:
+        """``Delta`` as a function of ``|A+(y) Δ A+(c)|`` (None for the zero-one loss, which
+        compares the labels)."""
+        loss = get_loss(self.delta_name)
+        if loss.indicator:
             return None
         size = np.arange(2 * int(self.taxonomy.max_depth) + 3, dtype=np.float64)
-        return np.asarray(transform(size), dtype=np.float64)
+        return np.asarray(loss.transform(size), dtype=np.float64)
 
     def pair_delta(self, ys: np.ndarray, cs: np.ndarray) -> np.ndarray:
         """``Delta(ys[i], cs[i])`` elementwise, shape (k,): the values of :func:`~hierlab.core.
@@ -672,7 +673,7 @@ class FlatModel(LinearModel):
         anc = self._anc
         M = anc if self.path_sum else sp.identity(self.n_rows, format="csr", dtype=np.float64)
         labels = np.unique(y)
-        if loss.transform is None:
+        if loss.indicator:
             present = np.isin(labels, cand)
             max_delta = 1.0 if len(cand) > 1 or (len(cand) == 1 and not present.all()) else 0.0
         else:  # the largest Delta of any label's row, a chunk of labels at a time
