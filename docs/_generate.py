@@ -61,6 +61,8 @@ def _page(name: str, obj: object) -> str:
             f"{title}\n{'=' * len(title)}\n\n.. automodule:: {obj.__name__}\n"
             "   :members:\n   :no-show-inheritance:\n"
         )
+    if obj is hierlab.HierarchicalClassifier:  # its scores and probabilities live in its bases
+        return head + f".. autoclass:: {name}\n   :inherited-members:\n"
     if inspect.isclass(obj):
         return head + f".. autoclass:: {name}\n" + _estimator_note(obj)
     if callable(obj):

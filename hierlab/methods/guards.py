@@ -1,4 +1,5 @@
-"""Input guards shared by the estimators: label values, declared widths, liblinear's scales.
+"""Input guards shared by the estimators: features, labels and their values, declared
+widths, liblinear's scales.
 
 Each guard refuses, before anything of the declared size is allocated or any solver runs, an
 input that would crash, exhaust memory or hang a fit, with a :class:`~hierlab.DataError` that
@@ -11,13 +12,129 @@ import numbers
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_array, column_or_1d, validate_data
 
 from hierlab.core import limits
 from hierlab.core.dataset import is_label_set
 from hierlab.core.exceptions import DataError
 
-__all__ = ["check_label_values", "check_liblinear_scale", "check_width", "is_liblinear"]
+__all__ = [
+    "MAX_ABS_FEATURE",
+    "check_X",
+    "check_label_values",
+    "check_labels",
+    "check_liblinear_scale",
+    "check_sparse_structure",
+    "check_width",
+    "is_liblinear",
+]
+
+#: larger feature magnitudes are refused: squares and inner products would overflow float64
+MAX_ABS_FEATURE = 1e100
+
+
+def check_X(
+    X: Any, estimator: BaseEstimator | int | None = None, reset: bool = True
+) -> np.ndarray | sp.csr_matrix:
+    """Validate features: float64, finite, 2-D; CSR stays CSR (int32 indices where possible).
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+    estimator : BaseEstimator or int, optional
+        Validate through ``sklearn.utils.validation.validate_data`` so that ``n_features_in_``
+        is set (``reset=True``, in ``fit``) or checked (``reset=False``, in ``predict``). An
+        int only checks the number of columns.
+    reset : bool, default True
+
+    Returns
+    -------
+    ndarray or csr_matrix of shape (n_samples, n_features), float64
+    """
+    kw: dict[str, Any] = {"accept_sparse": "csr", "dtype": np.float64, "ensure_min_samples": 1}
+    if sp.issparse(X):
+        check_sparse_structure(X)
+    try:
+        if isinstance(estimator, int | np.integer):  # check_X(X, n_features): a width check
+            X = check_array(X, **kw)
+            if X.shape[1] != int(estimator):
+                raise DataError(
+                    f"X has {X.shape[1]} features, but this estimator is expecting "
+                    f"{int(estimator)} features as input"
+                )
+        elif estimator is not None:
+            X = validate_data(estimator, X, reset=reset, **kw)
+        else:
+            X = check_array(X, **kw)
+    except ValueError as exc:  # scikit-learn's words, as a hierlab DataError
+        if isinstance(exc, DataError):
+            raise
+        raise DataError(" ".join(str(exc).split())) from None
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        if X.indices.dtype != np.int32 and X.nnz < np.iinfo(np.int32).max:
+            X.indices = X.indices.astype(np.int32)
+            X.indptr = X.indptr.astype(np.int32)
+    values = X.data if sp.issparse(X) else X
+    if values.size:
+        biggest = float(np.abs(values).max())
+        if biggest > MAX_ABS_FEATURE:
+            raise DataError(
+                f"a feature value has magnitude {biggest:.3g}: products of such values overflow "
+                f"float64 (limit {MAX_ABS_FEATURE:.0e}). Scale the features, e.g. with "
+                "sklearn.preprocessing.MaxAbsScaler."
+            )
+    return X
+
+
+def check_sparse_structure(X: Any) -> None:
+    """Refuse a sparse matrix whose index arrays do not describe a matrix of its shape.
+
+    CSR/CSC: ``indptr`` of length ``n + 1``, from 0 to ``nnz`` and non-decreasing, every index
+    in ``[0, n_columns)`` (resp. rows); COO: row and column indices in bounds. Such a matrix
+    would otherwise be read past its bounds or silently mis-assigned.
+
+    Raises
+    ------
+    DataError
+        Naming what is malformed.
+    """
+    if isinstance(X, sp.csr_matrix | sp.csc_matrix | sp.csr_array | sp.csc_array):
+        try:
+            X.check_format(full_check=True)
+        except ValueError as exc:
+            raise DataError(f"X is a malformed sparse matrix: {exc}") from None
+    elif isinstance(X, sp.coo_matrix | sp.coo_array) and X.nnz:
+        for axis, idx in enumerate(X.coords):
+            if int(idx.min()) < 0 or int(idx.max()) >= X.shape[axis]:
+                raise DataError(
+                    f"X is a malformed sparse matrix: a {('row', 'column')[axis]} index "
+                    f"outside [0, {X.shape[axis]})"
+                )
+
+
+def check_labels(y: Any) -> np.ndarray:
+    """The labels ``y`` as a 1-D object array of shape (n_samples,), one label (or, for a
+    multi-label ``y``, one tuple/set of labels) per row; scikit-learn's checks of a target."""
+    if y is None:
+        raise ValueError("requires y to be passed, but the target y is None")
+    if isinstance(y, pd.Series | pd.DataFrame):
+        y = y.to_numpy()
+    if not isinstance(y, list | tuple) and hasattr(y, "__array__"):
+        y = np.asarray(y)
+    if isinstance(y, np.ndarray) and y.dtype != object:
+        y = column_or_1d(y, warn=True)
+        if y.dtype.kind == "f":
+            check_classification_targets(y)
+    if isinstance(y, np.ndarray) and y.ndim != 1:
+        raise ValueError(f"y must be 1-D, got shape {y.shape}")
+    out = np.empty(len(y), dtype=object)
+    out[:] = list(y)
+    return out
 
 
 def _kind(v: Any) -> str:
