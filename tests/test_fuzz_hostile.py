@@ -25,7 +25,7 @@ that ``tests/io/test_fuzz.py`` did not generate. This module generates cases for
 
 Every case ends as *loaded* (and its oracle holds), or a *clean error* (a hierlab error whose
 message names the file and the line, column, node or member where the oracle says so). Any
-other exception is a *crash*, a case running past :data:`CASE_TIME_LIMIT` a *hang*; both fail
+other exception is a *crash*, a case running past :data:`tests._hang.HANG_STOP` a *hang*; both fail
 the run. Hypothesis runs derandomized (the same cases in every run); ``test_zz_report`` prints
 the counts and asserts at least :data:`MIN_CASES`.
 """
@@ -60,13 +60,13 @@ from hierlab.core import limits
 from hierlab.core.exceptions import HierlabError
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.io import csv as hcsv
+from tests._hang import Hang, hang_stop
+from tests._solver_starts import counted_solver_starts
 from tests._taxonomy_strategies import tree_edges
-from tests.io.test_fuzz import Hang, _time_limit
 from tests.test_persistence_integrity import _encrypt_flag
 
 # ---------------------------------------------------------------------------- bookkeeping
 COUNTS: Counter[tuple[str, str]] = Counter()  # (family, loaded | error | crash | hang)
-CASE_TIME_LIMIT = 20  # seconds
 MIN_CASES = 2000
 _T0 = time.perf_counter()
 
@@ -82,7 +82,7 @@ FUZZ = settings(
 def run_case(family: str, fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
     """Run one case: its result, or the HierlabError it raised; anything else fails the run."""
     try:
-        with _time_limit(CASE_TIME_LIMIT):
+        with hang_stop():
             out = fn(*args, **kw)
     except HierlabError as exc:
         assert str(exc).strip(), f"{family}: empty error message"
@@ -686,7 +686,7 @@ def test_liblinear_scales(exponent: int, name: str, sparse: bool) -> None:
     y = np.array(["a", "b", "c"] * 6, dtype=object)
     X = (rng.normal(size=(18, 4)) + (y == "a")[:, None]) * 10.0**exponent
     Xs = sp.csr_matrix(X) if sparse else X
-    with warnings_off():
+    with warnings_off(), counted_solver_starts() as starts:
         out = run_case("liblinear-scale", hierlab.make_estimator(name).fit, Xs, y)
     if np.abs(X).max() > 1e100:
         refused(out, "magnitude")
@@ -694,6 +694,9 @@ def test_liblinear_scales(exponent: int, name: str, sparse: bool) -> None:
         refused(out, "liblinear", "max_abs_feature_liblinear")
     else:
         loaded(out)
+        assert starts  # the counting sees the fits it guards
+    if isinstance(out, HierlabError):
+        assert starts == []  # refused before any solver started
 
 
 # ---------------------------------------------------------------------------- wide CSV

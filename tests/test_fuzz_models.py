@@ -21,7 +21,7 @@ and in [0, 1]; (3) holds no NaN or +inf anywhere in its state; (4) when the chan
 model's meaning (an exact cast, an equal array) or changed its structure rather than a learned
 value (integers, labels, shapes, classes), predicts exactly what the original predicts. The
 acceptance oracle: every unchanged file loads and predicts the same. A case that breaks (1) is
-a *raw error at use*, (2)-(4) *loaded and wrong*; one over :data:`CASE_TIME_LIMIT` a *hang*.
+a *raw error at use*, (2)-(4) *loaded and wrong*; one over :data:`tests._hang.HANG_STOP` a *hang*.
 
 The suite runs :data:`CASES_PER_FAMILY` cases a family (``HIERLAB_FUZZ_MODELS=N`` for more:
 the closing report used 100, i.e. 600 cases). ``test_zz_report`` prints the counts.
@@ -46,9 +46,8 @@ import hierlab
 from hierlab import persistence
 from hierlab.core.exceptions import HierlabError
 from hierlab.core.taxonomy import Taxonomy
-from tests.io.test_fuzz import Hang, _time_limit
+from tests._hang import Hang, hang_stop
 
-CASE_TIME_LIMIT = 20  # seconds
 CASES_PER_FAMILY = int(os.environ.get("HIERLAB_FUZZ_MODELS", "40"))
 FAMILIES = ("values", "dtypes", "shapes", "swaps", "classes", "labels")
 #: (family, outcome) -> count; outcomes: refused, same, differs, wrong, raw-error, hang
@@ -153,7 +152,7 @@ def _nonfinite_state(obj: Any, seen: set[int] | None = None, where: str = "") ->
 def judge(family: str, case: str, path: Path, original: Model, keeps_meaning: bool) -> str:
     """Load ``path`` and apply the oracle; the outcome, counted (failures are listed)."""
     try:
-        with _time_limit(CASE_TIME_LIMIT):
+        with hang_stop():
             est = hierlab.load(path)
     except HierlabError as exc:
         assert str(exc).strip()
@@ -163,7 +162,7 @@ def judge(family: str, case: str, path: Path, original: Model, keeps_meaning: bo
     except Exception as exc:
         return _count(family, case, "raw-error", f"load: {type(exc).__name__}: {exc}")
     try:
-        with _time_limit(CASE_TIME_LIMIT):
+        with hang_stop():
             pred, P = _use(est, original.X)
     except Hang:
         return _count(family, case, "hang")

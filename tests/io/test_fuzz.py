@@ -4,7 +4,9 @@ Each generated case must end in one of two ways: an error of the hierlab family
 (:class:`~hierlab.core.exceptions.HierlabError`, with a non-empty message), or a *valid* result
 (a :class:`~hierlab.core.dataset.HierDataset` / :class:`~hierlab.core.taxonomy.Taxonomy` whose
 invariants hold: finite features, every label a node, ids in topological order, ...). Any other
-exception, a hang (each case runs under an alarm) or a crash fails the test.
+exception, a hang (each case runs under :func:`tests._hang.hang_stop`) or a crash fails the
+test; a valid result is also held to a budget in its input's size (rows at most the input's
+lines; dense columns, stored sparse values and nodes at most its characters).
 
 Inputs: random bytes and text, files built from valid pieces then mutated (truncated, binary
 garbage inserted, wrong delimiter, re-encoded as latin-1 / UTF-16 / UTF-8 with BOM, ragged rows,
@@ -17,14 +19,12 @@ it ran and :func:`test_zz_case_count` prints the total and asserts at least 1,00
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import re
-import signal
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -40,13 +40,13 @@ from hierlab.core.taxonomy import Taxonomy
 from hierlab.datasets.hieron import make_hieron_synthetic, symmetric_tree
 from hierlab.datasets.nhsvm import make_nhsvm_synthetic
 from hierlab.datasets.text import make_hierarchical_text, random_level_tree
+from tests._hang import hang_stop
 from tests._taxonomy_strategies import dag_edges, tree_edges
 
 # ---------------------------------------------------------------------------- bookkeeping
 CASES: Counter[str] = Counter()  # cases run per target
 OUTCOMES: Counter[tuple[str, str]] = Counter()  # (target, "ok" | "error")
 _T0 = time.perf_counter()
-CASE_TIME_LIMIT = 30  # seconds: a case running longer is a hang
 MIN_CASES = 1000
 
 FUZZ = settings(
@@ -63,28 +63,10 @@ FUZZ = settings(
 )
 
 
-class Hang(Exception):
-    """Raised by the alarm: a case ran past CASE_TIME_LIMIT."""
-
-
-@contextlib.contextmanager
-def _time_limit(seconds: int) -> Iterator[None]:
-    def _alarm(signum: int, frame: Any) -> None:
-        raise Hang(f"case ran longer than {seconds} s")
-
-    old = signal.signal(signal.SIGALRM, _alarm)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
-
-
 def run_case(target: str, fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
     """Run one case: return the result, or the HierlabError it raised; anything else fails."""
     CASES[target] += 1
-    with _time_limit(CASE_TIME_LIMIT):
+    with hang_stop():
         try:
             out = fn(*args, **kw)
         except HierlabError as exc:
@@ -144,10 +126,38 @@ def check_dataset(ds: HierDataset) -> None:
         assert len(ds.feature_names) == X.shape[1]
 
 
+def _source(args: tuple[Any, ...], kw: dict[str, Any]) -> str | bytes | None:
+    """The file content a case reads (its first str or bytes argument), if any."""
+    for a in (*args, kw.get("text"), kw.get("data")):
+        if isinstance(a, str | bytes):
+            return a
+    return None
+
+
+def check_budget(out: HierDataset | Taxonomy, src: str | bytes) -> None:
+    """What was read is no larger than the input allows: rows at most its lines; dense columns,
+    stored sparse values and taxonomy nodes at most its characters (a blow-up, not a clock, is
+    what fails)."""
+    n = len(src)
+    lines = sum(src.count(c) for c in (("\n", "\r") if isinstance(src, str) else (b"\n", b"\r")))
+    if isinstance(out, Taxonomy):
+        assert out.n_nodes <= n + 2, (out.n_nodes, n)  # + a synthetic root
+        return
+    assert out.X.shape[0] <= lines + 1, (out.X.shape, lines)
+    if sp.issparse(out.X):  # svmlight's width is its largest index, bounded by max_features
+        assert out.X.nnz <= n, (out.X.nnz, n)
+    else:
+        assert out.X.shape[1] <= n, (out.X.shape, n)
+    assert len(out.taxonomy.names) <= n + 2
+
+
 def expect_dataset(target: str, fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
     out = run_case(target, fn, *args, **kw)
     if not isinstance(out, HierlabError):
         check_dataset(out)
+        src = _source(args, kw)
+        if src is not None and "taxonomy" not in kw:
+            check_budget(out, src)
     return out
 
 
@@ -155,6 +165,9 @@ def expect_taxonomy(target: str, fn: Callable[..., Any], *args: Any, **kw: Any) 
     out = run_case(target, fn, *args, **kw)
     if not isinstance(out, HierlabError):
         check_taxonomy(out)
+        src = _source(args, kw)
+        if src is not None:
+            check_budget(out, src)
     return out
 
 

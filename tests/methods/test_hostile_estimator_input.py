@@ -9,7 +9,7 @@ call into liblinear (the calls are counted; a problem that large is never handed
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -18,6 +18,7 @@ import scipy.sparse as sp
 import hierlab
 from hierlab.core import limits
 from hierlab.core.exceptions import DataError
+from tests._solver_starts import counted_solver_starts, magnitude
 
 METHODS = hierlab.list_methods()
 LIBLINEAR = ["topdown", "cmtl", "ovr-svm", "ovr-lr"]
@@ -82,48 +83,11 @@ def test_weights_over_the_cell_limit_are_refused() -> None:
         hierlab.make_estimator("flatmult").fit(X, y)
 
 
-def _magnitude(X: Any) -> float:
-    values = X.data if sp.issparse(X) else np.asarray(X)
-    return float(np.abs(values).max(initial=0.0))
-
-
 @pytest.fixture
-def solver_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, float]]:
-    """Every start of liblinear's solver or of the one-vs-rest baselines' global CD (liblinear's
-    coordinate descent on every leaf at once), counted with ``max |x|`` of the problem it was
-    handed.
-
-    A problem beyond ``max_abs_feature_liblinear`` is counted and not solved (it would spin,
-    liblinear uninterruptibly): the count, not a clock, is what the tests read.
-    """
-    from sklearn.svm import _liblinear
-
-    from hierlab.methods.hr.global_cd import GlobalDualCD
-    from hierlab.methods.hr.global_lr import GlobalLogisticCD
-
-    calls: list[tuple[str, float]] = []
-
-    def count(who: str, X: Any) -> None:
-        calls.append((who, _magnitude(X)))
-        if calls[-1][1] > limits.current().max_abs_feature_liblinear:
-            raise AssertionError(f"{who} was handed features of magnitude {calls[-1][1]:.3g}")
-
-    train = _liblinear.train_wrap
-
-    def counted_train(X: Any, *args: Any, **kw: Any) -> Any:
-        count("liblinear", X)
-        return train(X, *args, **kw)
-
-    monkeypatch.setattr(_liblinear, "train_wrap", counted_train)
-    for cls in (GlobalDualCD, GlobalLogisticCD):
-        iterate = cls.iterate
-
-        def counted_iterate(self: Any, objective: Any, iterate: Any = iterate) -> Any:
-            count(type(self).__name__, objective.X)
-            return iterate(self, objective)
-
-        monkeypatch.setattr(cls, "iterate", counted_iterate)
-    return calls
+def solver_calls() -> Iterator[list[tuple[str, float]]]:
+    """The solver starts of the test (:func:`tests._solver_starts.counted_solver_starts`)."""
+    with counted_solver_starts() as calls:
+        yield calls
 
 
 @pytest.mark.parametrize("name", LIBLINEAR)
@@ -147,7 +111,7 @@ def test_liblinear_fits_accept_large_but_safe_scales(
     assert len(est.predict(X * 1e20)) == len(y)
     # the solver ran on the features as given (the counting sees the fits it guards)
     assert solver_calls
-    assert max(m for _, m in solver_calls) == pytest.approx(_magnitude(X) * 1e20)
+    assert max(m for _, m in solver_calls) == pytest.approx(magnitude(X) * 1e20)
 
 
 def test_a_user_estimator_is_not_held_to_liblinear_limits() -> None:
