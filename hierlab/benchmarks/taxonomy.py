@@ -10,11 +10,17 @@ by side in one run (best of ``--repeat`` runs each):
 * naive: a Python loop per pair that climbs parent pointers (timed on a sample, per pair).
 
 It also times ``hierlab.evaluation.metrics.evaluate`` on the same pairs. Results are checked equal.
+
+``--chain`` instead reads a chain (every node the only child of the previous one) of 10^4 and
+10^5 nodes in each taxonomy format and prints the time ratio: about 10 for linear time, about
+100 for quadratic (the fuzz tests read 10^5-node chains for correctness, not for time).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import json
 import time
 from collections.abc import Callable
 from typing import Any
@@ -23,6 +29,7 @@ import numpy as np
 
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.evaluation.metrics import evaluate
+from hierlab.io import parse_taxonomy_text
 
 
 def random_tree(n_nodes: int, kind: str, rng: np.random.Generator) -> Taxonomy:
@@ -119,6 +126,35 @@ def _bench_one(
     return [(label, t, t_fast, tax.max_depth) for label, t in rows]
 
 
+def chain_texts(n: int) -> dict[str, Callable[[], Any]]:
+    """Readers of an ``n``-edge chain ``n0 -> n1 -> ... -> n{n}``, one per format."""
+    edges = [(f"n{i}", f"n{i + 1}") for i in range(n)]
+    texts = {
+        "edges": "\n".join(f"{p} {c}" for p, c in edges),
+        "csv": "\n".join(f"{p},{c}" for p, c in edges),
+        "paths": "/".join(f"n{i}" for i in range(n + 1)),
+        "json": json.dumps({"edges": edges}),
+    }
+    readers: dict[str, Callable[[], Any]] = {
+        fmt: functools.partial(parse_taxonomy_text, text, format=fmt) for fmt, text in texts.items()
+    }
+    readers["builder"] = functools.partial(Taxonomy, edges)
+    return readers
+
+
+def chain_scaling(small: int = 10_000, large: int = 100_000, repeat: int = 3) -> None:
+    """Print, per format, the seconds to read chains of ``small`` and ``large`` edges and their
+    ratio (``large / small`` for linear time)."""
+    print(f"chains of {small:,} and {large:,} edges (ratio ~{large // small} for linear time)")
+    print(f"{'format':<8} {'small s':>9} {'large s':>9} {'ratio':>7}")
+    few, many = chain_texts(small), chain_texts(large)
+    for fmt in few:
+        t_small, _ = best_of(few[fmt], repeat)
+        t_large, tax = best_of(many[fmt], repeat)
+        assert tax.n_nodes == large + 1 and tax.max_depth == large
+        print(f"{fmt:<8} {t_small:>9.3f} {t_large:>9.3f} {t_large / t_small:>7.1f}")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point: print the timing table of both tree shapes."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -127,7 +163,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--naive-sample", type=int, default=20_000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--chain", action="store_true", help="time reading 10^4 vs 10^5-node chains")
     args = ap.parse_args(argv)
+    if args.chain:
+        chain_scaling(repeat=args.repeat)
+        return 0
     rng = np.random.default_rng(args.seed)
     print(f"{args.pairs:,} (y_true, y_pred) pairs, random trees of {args.nodes:,} nodes")
     print(f"{'tree':<8} {'depth':>6} {'method':<32} {'seconds':>9} {'us/pair':>8} {'ratio':>8}")
