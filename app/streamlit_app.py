@@ -46,7 +46,7 @@ lab = [
     ),
     st.Page(PAGES / "compare.py", title="Compare", icon=":material/compare:", url_path="compare"),
 ]
-# the teaching pages (issue 11), listed when present
+# the teaching pages, listed when present
 LEARN = (
     ("demos.py", "Guided demos", ":material/school:", "demos"),
     ("methods.py", "Methods", ":material/menu_book:", "methods"),

@@ -42,7 +42,7 @@ class ProgressBar:
     Parameters
     ----------
     total : int, optional
-        Expected number of iterations (``max_iter``), for the bar's length.
+        Expected number of iterations (the method's budget parameter), for the bar's length.
     stream : file, default sys.stderr
     """
 
@@ -185,9 +185,8 @@ def _cmd_fit(args: argparse.Namespace) -> int:
             f"--calibrate-cv {args.calibrate_cv}: more folds than the {train.n_samples} "
             "training rows"
         )
-    total = params.get("max_iter", spec.defaults().get("max_iter"))
     est = make_estimator(args.method, taxonomy=train.taxonomy, preset=args.preset, **params)
-    bar = ProgressBar(total=total if isinstance(total, int) else None)
+    bar = ProgressBar(total=spec.iterations(est.get_params(deep=False)))
     t0 = time.perf_counter()
     est.fit(train.X, train.y, callbacks=[bar])
     if args.calibrate_cv is not None:
@@ -858,7 +857,7 @@ def _add_bench_parser(sub: _Sub) -> None:
     s.add_argument(
         "--defaults",
         action="store_true",
-        help="registry defaults (always, unless --param says otherwise; kept for old commands)",
+        help="the registry defaults (what runs anyway wherever --param sets no value)",
     )
     s.add_argument(
         "--budget",

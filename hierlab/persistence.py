@@ -23,8 +23,8 @@ What :func:`load` checks, before anything of a size the file declares is allocat
   header's declared size against the bytes its member actually holds;
 - integrity: the manifest records the SHA-256 of ``arrays.npz`` and of its own ``root`` entry
   (``checksums``), and a file whose content differs is refused. **Files of format version 1**
-  (written before checksums existed, such as ``tests/data/legacy_models``) have none and are
-  read without this check; from version 2 on, a manifest without checksums is refused;
+  (such as ``tests/data/legacy_models``) hold no checksums and are read without this check;
+  from version 2 on, a manifest without checksums is refused;
 - whitelists: the root class must be one of hierlab's registered estimator classes (nested
   estimators: a hierlab or scikit-learn estimator class); state keys must be plain identifiers
   that shadow neither a method, property or other callable of the class nor a constructor
@@ -319,10 +319,9 @@ def _check_state_key(cls: type, key: Any, params: set[str]) -> None:
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
-#: model files written before the package took its current layout name classes by their old
-#: module paths (a class's defining module; a Taxonomy is stored by value) and names; they are
-#: read through these two maps (data only, no code)
-_OLD_MODULES = {
+#: module paths a model file may name for a class (a Taxonomy is stored by value), each mapped
+#: to the module that defines the class; read as data, no code
+MODULE_PATHS = {
     "hierlab.regularizers": "hierlab.core.regularizers",
     "hierlab.solvers.block_cd": "hierlab.methods.hr.solver",
     "hierlab.solvers.hieron": "hierlab.methods.hieron.solver",
@@ -343,7 +342,8 @@ _OLD_MODULES = {
     "hierlab.induction.cmtl": "hierlab.methods.mftree.cmtl",
     "hierlab.datasets.base": "hierlab.core.dataset",
 }
-_OLD_CLASSES = {
+#: class names a model file may name, each mapped to the class's name
+CLASS_NAMES = {
     "OrthogonalTransferSVM": "OrthogonalTransferClassifier",
     "FlatMulticlassSVM": "FlatMulticlassClassifier",
     "HierarchicalMulticlassSVM": "HierarchicalMulticlassClassifier",
@@ -368,8 +368,8 @@ def _import_class(path: str) -> Any:
         raise ModelFileError(f"model file names an invalid class path {path[:120]!r}")
     if any(p.startswith("__") for p in parts):
         raise ModelFileError(f"model file names a special module or attribute: {path[:120]!r}")
-    mod_name = _OLD_MODULES.get(".".join(parts[:-1]), ".".join(parts[:-1]))
-    cls_name = _OLD_CLASSES.get(parts[-1], parts[-1])
+    mod_name = MODULE_PATHS.get(".".join(parts[:-1]), ".".join(parts[:-1]))
+    cls_name = CLASS_NAMES.get(parts[-1], parts[-1])
     try:
         mod = importlib.import_module(mod_name)
         cls = getattr(mod, cls_name)

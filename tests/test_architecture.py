@@ -11,6 +11,7 @@ import ast
 import inspect
 import math
 import warnings
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -22,12 +23,13 @@ from hierlab.core.params import Param, check_declarations, declared
 from hierlab.core.registry import get_method, list_methods, make_estimator, schema
 
 ROOT = Path(hierlab.__file__).resolve().parent
+APP = ROOT.parent / "app"
 
 
-def _modules() -> dict[str, Path]:
+def _modules(root: Path = ROOT) -> dict[str, Path]:
     out = {}
-    for path in ROOT.rglob("*.py"):
-        parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    for path in root.rglob("*.py"):
+        parts = list(path.relative_to(root.parent).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts = parts[:-1]
         out[".".join(parts)] = path
@@ -35,6 +37,8 @@ def _modules() -> dict[str, Path]:
 
 
 MODULES = _modules()
+#: the engine's modules and the app's
+EVERY_MODULE = {**MODULES, **_modules(APP)}
 
 
 def _resolve(name: str) -> str | None:
@@ -43,25 +47,45 @@ def _resolve(name: str) -> str | None:
     return name or None
 
 
-def _imports(module: str) -> set[str]:
-    """Every module named by an import statement of ``module`` (hierlab, app, streamlit)."""
-    path = MODULES[module]
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    out: set[str] = set()
-    for node in ast.walk(tree):
+def _package(module: str) -> str:
+    """The package ``module`` belongs to: itself for a package, else its parent."""
+    path = EVERY_MODULE.get(module)
+    return module if path and path.name == "__init__.py" else module.rpartition(".")[0]
+
+
+def _import_nodes(
+    module: str, source: str | None = None
+) -> Iterator[tuple[ast.stmt, str, list[str]]]:
+    """Each import statement of ``module`` (function-level ones included) as ``(node, base,
+    names)``: ``from base import names`` (relative bases resolved) or ``import base``.
+    ``source``: the module's text (default: read from its file)."""
+    if source is None:
+        source = EVERY_MODULE[module].read_text(encoding="utf-8")
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names)
+            for a in node.names:
+                yield node, a.name, []
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                pkg = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+                pkg = _package(module).split(".")
                 pkg = pkg[: len(pkg) - (node.level - 1)]
                 base = ".".join([*pkg, base] if base else pkg)
-            subs = {f"{base}.{a.name}" for a in node.names}
-            named = {s for s in subs if s in MODULES}
-            out.update(named)  # ``from pkg import submodule`` imports the submodule ...
-            if named != subs:
-                out.add(base)  # ... ``from module import name`` the module itself
+            yield node, base, [a.name for a in node.names]
+
+
+def _imports(module: str) -> set[str]:
+    """Every module named by an import statement of ``module`` (hierlab, app, streamlit)."""
+    out: set[str] = set()
+    for _, base, names in _import_nodes(module):
+        if not names:
+            out.add(base)
+            continue
+        subs = {f"{base}.{name}" for name in names}
+        named = {s for s in subs if s in EVERY_MODULE}
+        out.update(named)  # ``from pkg import submodule`` imports the submodule ...
+        if named != subs:
+            out.add(base)  # ... ``from module import name`` the module itself
     return out
 
 
@@ -127,6 +151,167 @@ def test_nothing_imports_the_package_root() -> None:
     """Modules import what they use from where it lives, never ``hierlab`` itself."""
     offenders = [m for m, t in _graph().items() if m != "hierlab" and "hierlab" in t]
     assert offenders == []
+
+
+# ------------------------------------------------------------------------------ private names
+def _private_crossings(modules: Iterable[str], source: str | None = None) -> list[str]:
+    """Imports of a private name (``_name``, a module ``_mod`` included) from outside the
+    package that holds it.
+
+    A name whose first private part is ``parts[i]`` of the dotted path ``base.name`` belongs to
+    the package of ``parts[:i]`` (the module that defines ``_name``, or the package holding
+    ``_mod``); only a module of that same package may import it. Dunder names are not private.
+    """
+    out = []
+    for m in modules:
+        for node, base, names in _import_nodes(m, source):
+            for full in [f"{base}.{n}" for n in names] or [base]:
+                parts = full.split(".")
+                if parts[0] not in ("hierlab", "app"):
+                    continue
+                i = next(
+                    (k for k, p in enumerate(parts) if p.startswith("_") and p[:2] != "__"), None
+                )
+                if i is None:
+                    continue
+                owner = ".".join(parts[:i])
+                if owner in EVERY_MODULE and _package(owner) != _package(m):
+                    out.append(f"{m}:{node.lineno} imports {full}")
+    return sorted(out)
+
+
+def test_private_crossing_finder_finds_one() -> None:
+    """The oracle itself, on a module written to cross (lines 1 and 3) and to stay home."""
+    source = (
+        "from hierlab.core.taxonomy import _x, Taxonomy\nfrom hierlab.io.arff import _y\n"
+        "import hierlab.core._z\nfrom hierlab.io.arff import __doc__\nfrom . import _w\n"
+    )
+    assert _private_crossings(["hierlab.io.probe"], source) == [
+        "hierlab.io.probe:1 imports hierlab.core.taxonomy._x",
+        "hierlab.io.probe:3 imports hierlab.core._z",
+    ]
+
+
+def test_no_private_name_crosses_a_package() -> None:
+    """A private name (``_name``, ``_module``) is imported only inside its own package, in the
+    engine and in the app: what another package needs is public in its owner."""
+    assert _private_crossings(EVERY_MODULE) == []
+
+
+# ------------------------------------------------------------- names of methods and losses
+#: the rooms that serve every method: they may not know one by its name
+GENERIC = ("hierlab.core", "hierlab.solvers", "app")
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """``id`` of every docstring constant (module, class, function): prose, not code."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                out.add(id(body[0].value))
+    return out
+
+
+def _identifiers(node: ast.AST) -> list[str]:
+    """The names ``node`` binds or reads: variables, attributes, arguments, functions,
+    classes, import aliases."""
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, ast.Attribute):
+        return [node.attr]
+    if isinstance(node, ast.arg):
+        return [node.arg]
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return [node.name]
+    if isinstance(node, ast.alias):
+        return [node.asname or node.name.rpartition(".")[2]]
+    if isinstance(node, ast.keyword) and node.arg:
+        return [node.arg]
+    return []
+
+
+def _names_used(source: str, names: Iterable[str]) -> list[tuple[int, str]]:
+    """``(line, name)`` for every string constant of ``source`` that equals one of ``names``
+    (docstrings excepted) and every identifier that spells one (case-insensitive, ``-`` read
+    as ``_``)."""
+    wanted = {n.lower(): n for n in names}
+    spelled = {n.lower().replace("-", "_"): n for n in names}
+    tree = ast.parse(source)
+    prose = _docstrings(tree)
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in prose:
+            if node.value.lower() in wanted:
+                out.append((node.lineno, wanted[node.value.lower()]))
+        for ident in _identifiers(node):
+            if ident.lower() in spelled:
+                out.append((getattr(node, "lineno", 0), spelled[ident.lower()]))
+    return sorted(set(out))
+
+
+def _generic_modules() -> dict[str, Path]:
+    return {m: p for m, p in EVERY_MODULE.items() if m.startswith(GENERIC)}
+
+
+def test_name_finder_finds_names() -> None:
+    """The oracle itself: a literal, an identifier, case and dash; a docstring and a longer
+    word are not names."""
+    source = (
+        '"""hr-svm in prose."""\nx = "HR-SVM"\ndef f(hr_svm): return hr_svm.flatmult\n'
+        'y = "flatmultiple"\n'
+    )
+    assert _names_used(source, ["hr-svm", "flatmult"]) == [
+        (2, "hr-svm"),
+        (3, "flatmult"),
+        (3, "hr-svm"),
+    ]
+
+
+def test_no_method_named_outside_its_family() -> None:
+    """No code in ``core/``, ``solvers/`` or ``app/`` names a registered method.
+
+    A method's name is its registry key (:func:`list_methods`: ``"orthognl"``, ``"hr-svm"``).
+    Naming one there is deciding something for it outside its family (which to select first,
+    which parameter is its budget, which check it needs); those facts are declared by the
+    family on its :class:`~hierlab.core.registry.MethodSpec` (``rank``, ``budget``,
+    ``check``, ``inducer``, the card's ``display_name``) and read from the registry. Counted:
+    every string constant equal to a name, case-insensitive (``"ORTHOGNL"``), and every
+    identifier that spells one (``hr_svm``, ``MFTree``); docstrings are prose and may cite
+    the papers' methods. Elsewhere (the families, ``lab``, ``benchmarks``, the CLI's
+    examples) a method may be named.
+    """
+    found = {
+        m: hits
+        for m, path in _generic_modules().items()
+        if (hits := _names_used(path.read_text(encoding="utf-8"), list_methods()))
+    }
+    assert found == {}
+
+
+# ------------------------------------------------------------------------------ the app
+def _app_graph() -> dict[str, set[str]]:
+    """The app's modules and the app modules each imports (function-level and type-checking
+    imports included)."""
+    app = {m for m in EVERY_MODULE if m.split(".")[0] == "app"}
+    graph = {}
+    for m in app:
+        targets = set()
+        for n in _imports(m):
+            while n and n not in app:
+                n = n.rpartition(".")[0]
+            if n and n != m:
+                targets.add(n)
+        graph[m] = targets
+    return graph
+
+
+def test_app_graph_sees_the_app() -> None:
+    """The oracle: the app's graph holds its pages and the arrows they draw."""
+    graph = _app_graph()
+    assert "app.state.runs" in graph["app.app_pages.train"]
+    assert "app.ui.widgets" in graph["app.app_pages.train"]
 
 
 def test_engine_never_imports_the_app() -> None:

@@ -12,6 +12,7 @@ from app.state import (
     DatasetEntry,
     compare_methods,
     compatible_methods,
+    default_baseline,
     default_method,
     display_name,
     runs_json,
@@ -49,7 +50,9 @@ def choose_configs(state: AppState, methods: list[str]) -> list[dict[str, Any]]:
     )
     if source == "methods":
         default = list(
-            dict.fromkeys(m for m in ("topdown", default_method(methods)) if m in methods)
+            dict.fromkeys(
+                m for m in (default_baseline(methods), default_method(methods)) if m in methods
+            )
         )
         chosen = st.multiselect(
             "Methods",

@@ -19,6 +19,7 @@ from app.ui.widgets import number_columns, param_widget  # noqa: E402
 from hierlab.core.params import Param  # noqa: E402
 from hierlab.lab.tables import (  # noqa: E402
     ReproResult,
+    classroom_options,
     reproduction_options,
     reproductions,
     run_reproduction,
@@ -27,17 +28,6 @@ from hierlab.lab.tables import (  # noqa: E402
 RESULTS_KEY = "papers_results"
 #: options that write files: never offered here
 FILE_OPTIONS = ("figure", "json")
-#: a classroom-sized run of each reproduction (seconds, not minutes); the defaults are the
-#: paper's sizes
-QUICK: dict[str, dict[str, Any]] = {
-    "hieron": {"seeds": 2, "per_label": [20, 10], "literal": False},
-    "nhsvm": {"quick": True, "n_samples": 600, "n_features": 50, "epochs": 3},
-    # the real-data tables: IPC sections D+E (3,000 titles) / three 20NG resamples
-    "hrsvm-ipc": {"size": "classroom"},
-    "nhsvm-ipc": {"size": "classroom"},
-    "mftree-ipc": {"size": "classroom"},
-    "orthognl-20ng": {"size": "classroom"},
-}
 
 st.title("Paper tables")
 st.caption(
@@ -52,12 +42,13 @@ results: dict[str, ReproResult] = session_dict(RESULTS_KEY)
 name = st.selectbox(
     "Reproduction", list(names), format_func=lambda n: f"{n} — {names[n]}", key="papers_name"
 )
+classroom = classroom_options(name)
 quick = st.toggle(
     "Classroom size (fast)",
-    value=name in QUICK,
+    value=classroom is not None,
     key=f"papers_quick_{name}",
     help="Smaller data and fewer seeds; off = the paper's protocol (can take many minutes).",
-    disabled=name not in QUICK,
+    disabled=classroom is None,
 )
 
 
@@ -84,7 +75,7 @@ with st.expander("Options", expanded=False):
         oname = opt["name"]
         if oname in FILE_OPTIONS:
             continue
-        default = QUICK.get(name, {}).get(oname, opt["default"]) if quick else opt["default"]
+        default = (classroom or {}).get(oname, opt["default"]) if quick else opt["default"]
         key = f"papers_opt_{name}_{oname}_{quick}"
         overrides[oname] = option_value(oname, default, opt["help"] or "", key, opt.get("choices"))
 

@@ -1,4 +1,4 @@
-"""Taxonomy: the tree with node sizes by example count; induce one with MF-Tree and compare."""
+"""Taxonomy: the tree with node sizes by example count; induce one and compare."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from app.state import AppState, DatasetEntry, get_state, induce_taxonomy
 from app.ui.errors import show_error
 from app.ui.page import require_dataset
 from app.ui.widgets import fmt, param_widget
-from hierlab import Taxonomy, get_method
+from hierlab import Taxonomy, get_method, list_methods
 from hierlab.evaluation.metrics import tree_similarity_mse
 from hierlab.plots import taxonomy_figure
 
@@ -36,6 +36,7 @@ def drawings(entry: DatasetEntry, induced: dict | None) -> None:
         st.plotly_chart(given, key="tax_given", theme=None)
         return
     itax = induced["taxonomy"]
+    settings = ", ".join(f"{k}={v}" for k, v in induced["params"].items())
     c1, c2 = st.columns(2)
     c1.plotly_chart(given, key="tax_given", theme=None)
     c2.plotly_chart(
@@ -46,7 +47,7 @@ def drawings(entry: DatasetEntry, induced: dict | None) -> None:
             kind=kind if itax.is_tree else "tree",
             value_name="HSIC of the split",
             colorscale="Viridis",
-            title=f"Induced by MF-Tree (tau={induced['tau']}), colour: HSIC of each split",
+            title=f"Induced by {induced['method']} ({settings}), colour: HSIC of each split",
         ),
         key="tax_induced",
         theme=None,
@@ -61,21 +62,23 @@ def shared_leaves(given: Taxonomy, induced: dict) -> list[str]:
 
 
 def induction(state: AppState, entry: DatasetEntry, induced: dict | None) -> None:
-    """Induce a tree with MF-Tree; compare it with the given one; choose it for training."""
-    st.subheader("Induce a taxonomy with MF-Tree")
-    st.caption(
-        "MF-Tree (seed 004) splits the classes recursively by the top eigenvectors of "
-        "D = Yᵀ K Y; the approximate MF-Tree (tau > 0) uses a cheap split by class size and "
-        "class-mean distance above depth tau (Algorithm 3)."
-    )
-    tau = param_widget(get_method("mftree").param("tau"), key="mftree_tau")
+    """Induce a tree with a method that induces one (:attr:`MethodSpec.inducer`); compare it
+    with the given one; choose it for training."""
+    spec = next((s for s in map(get_method, list_methods()) if s.inducer is not None), None)
+    if spec is None or spec.inducer is None:
+        return
+    st.subheader(f"Induce a taxonomy with {spec.display_name}")
+    st.caption(spec.inducer.about)
+    values = {
+        name: param_widget(spec.param(name), key=f"induce_{name}") for name in spec.inducer.params
+    }
     if st.button("Induce", key="induce", type="primary"):
         try:
             with st.spinner("Inducing ..."):
-                state.induced[entry.key] = induce_taxonomy(entry, int(tau))
+                state.induced[entry.key] = induce_taxonomy(entry, spec, values)
             st.rerun()
         except Exception as exc:
-            show_error(exc, "MF-Tree")
+            show_error(exc, spec.display_name)
     if induced is None:
         return
     try:

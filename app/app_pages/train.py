@@ -13,10 +13,10 @@ from app.state import (
     AppState,
     DatasetEntry,
     Run,
-    admissibility,
     compatible_methods,
     default_method,
     display_name,
+    method_check,
     resolved_params,
     runs_json,
     runs_table,
@@ -46,23 +46,16 @@ from app.ui.widgets import (
 from hierlab import Taxonomy, get_method
 
 
-def admissibility_note(method: str, params: dict[str, Any], tax: Taxonomy) -> bool:
-    """Show whether ``alpha`` keeps the comparison matrix positive definite; True if not."""
-    adm = admissibility(method, params, tax)
-    if adm is None:
+def check_note(method: str, params: dict[str, Any], tax: Taxonomy) -> bool:
+    """Show what the method's own check says of ``params`` (ORTHOGNL: is ``alpha``
+    admissible); True if the settings would fail."""
+    found = method_check(method, params, tax)
+    if found is None:
         return False
-    lam, amax = adm.get("min_eigenvalue"), adm.get("max_alpha")
-    shown = (f"comparison matrix λ_min = {lam:.4g}" if isinstance(lam, float) else "") + (
-        f" (α must stay below {amax:.4g})" if isinstance(amax, float) else ""
-    )
-    msg = adm.get("message", "")
-    if adm.get("admissible") is False:
-        st.error(f"Not admissible: {shown} {msg}".strip())
+    if found.ok is False:
+        st.error(found.message)
         return True
-    if adm.get("admissible") is True:
-        st.success(f"Admissible: {shown} {msg}".strip())
-    else:
-        st.info(f"{shown} {msg}".strip())
+    (st.success if found.ok else st.info)(found.message)
     return False
 
 
@@ -166,7 +159,7 @@ with left:
     problems = param_errors(spec, params)
     for problem in problems:
         st.error(problem)
-    blocked = admissibility_note(method, params, tax) or bool(problems)
+    blocked = check_note(method, params, tax) or bool(problems)
     auto_C = any(p.name == "C" for p in spec.params) and st.checkbox(
         "Choose C for me",
         key="train_choose_C",

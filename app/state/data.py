@@ -20,11 +20,11 @@ import streamlit as st
 
 from hierlab import DataError, HierlabError, Taxonomy
 from hierlab.core.params import Param
+from hierlab.core.registry import MethodSpec
 from hierlab.datasets import HierDataset, available_datasets, concat_datasets
 from hierlab.datasets import load_builtin as load_catalog_dataset
 from hierlab.io import parse_taxonomy_text, read_dataset_bytes
 from hierlab.lab.export import split_dataset
-from hierlab.methods.mftree.induction import MFTree
 
 __all__ = [
     "DEFAULT_BUILTINS",
@@ -545,23 +545,31 @@ def _top_features(ds: HierDataset, rows: np.ndarray, k: int) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------- induction
-def induce_taxonomy(entry: DatasetEntry, tau: int) -> dict[str, Any]:
-    """Induce a taxonomy over the training labels with the approximate MF-Tree (seed 004).
-
-    ``MFTree(tau=tau).fit(X, y)`` (what ``hierlab.induce_taxonomy`` runs); the leaves are the
-    training labels, so the induced tree can replace the given one for training.
+def induce_taxonomy(
+    entry: DatasetEntry, spec: MethodSpec, values: dict[str, Any]
+) -> dict[str, Any]:
+    """Induce a taxonomy over the training labels as the method ``spec`` does
+    (:attr:`MethodSpec.inducer`: MF-Tree, seed 004), with its parameters ``values``; the leaves
+    are the training labels, so the induced tree can replace the given one for training.
 
     Returns
     -------
     dict
-        ``{"taxonomy": Taxonomy, "tau": tau, "counts": examples per node or None, "hsic": the
-        HSIC of every node's split (nan at leaves)}``, as kept in :attr:`AppState.induced`.
+        ``{"taxonomy": Taxonomy, "method": its display name, "params": values, "counts":
+        examples per node or None, "hsic": the quality of every node's split (nan at
+        leaves)}``, as kept in
+        :attr:`AppState.induced`.
     """
+    inducer = spec.inducer
+    if inducer is None:
+        raise DataError(f"{spec.display_name} does not induce a taxonomy")
     if entry.train.is_multilabel:
         raise DataError(
-            "MF-Tree induces a tree over single-label classes; this data is multi-label"
+            f"{spec.display_name} induces a tree over single-label classes; this data is "
+            "multi-label"
         )
-    tree = MFTree(tau=int(tau)).fit(entry.train.X, entry.train.y)
+    values = {name: spec.param(name).validate(v, spec.name) for name, v in values.items()}
+    tree = inducer.estimator(**values).fit(entry.train.X, entry.train.y)
     tax = tree.taxonomy_
     try:
         counts = (
@@ -571,4 +579,10 @@ def induce_taxonomy(entry: DatasetEntry, tau: int) -> dict[str, Any]:
         )
     except HierlabError:
         counts = None
-    return {"taxonomy": tax, "tau": int(tau), "counts": counts, "hsic": tree.node_hsic()}
+    return {
+        "taxonomy": tax,
+        "method": spec.display_name,
+        "params": values,
+        "counts": counts,
+        "hsic": tree.node_hsic(),
+    }

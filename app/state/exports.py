@@ -75,7 +75,7 @@ def _induce(state: AppState, key: str, taxonomy_source: str) -> dict[str, Any]:
     if taxonomy_source != "induced":
         return {}
     found = state.induced.get(key)
-    return {"tau": int(found["tau"])} if found else {}
+    return dict(found["params"]) if found else {}
 
 
 def runs_session(state: AppState, runs: Sequence[Run], title: str = "") -> Session:

@@ -354,8 +354,7 @@ def start_training(
 ) -> Job:
     """Start training ``method`` (after choosing C when ``choose_C``) in a thread."""
     limits = {**stopping_rule(method, params), "max_iter": iteration_budget(method, params)}
-    est = get_method(method).estimator
-    limits["budget"] = getattr(est, "_budget_param", "max_iter")
+    limits["budget"] = get_method(method).budget or "max_iter"
     job = Job(
         id=state.new_id(),
         kind="tune" if choose_C else "train",

@@ -7,7 +7,6 @@ A run is ``hierlab.make_estimator`` + ``fit`` with the live plot's callbacks, sc
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import time
@@ -25,10 +24,8 @@ from app.state.views import prepare as prepare_views
 from hierlab import HierDataset, Taxonomy, get_method, list_methods, make_estimator
 from hierlab.core.dataset import is_label_set
 from hierlab.core.exceptions import IgnoredParameterWarning
-from hierlab.core.params import declared
-from hierlab.core.regularizers import max_admissible_alpha, smallest_comparison_eigenvalue
+from hierlab.core.registry import Check
 from hierlab.evaluation.metrics import evaluate
-from hierlab.methods.orthogonal.estimators import resolve_alpha
 
 if TYPE_CHECKING:
     from app.state.data import DatasetEntry
@@ -37,9 +34,9 @@ if TYPE_CHECKING:
 __all__ = [
     "Run",
     "RunSession",
-    "admissibility",
     "compatible_methods",
     "count_text",
+    "default_baseline",
     "default_method",
     "delete_run",
     "display_name",
@@ -47,6 +44,7 @@ __all__ = [
     "fit_run",
     "iteration_budget",
     "json_default",
+    "method_check",
     "n_passes",
     "resolved_params",
     "run_from_result",
@@ -57,9 +55,6 @@ __all__ = [
     "trivial_reasons",
 ]
 
-#: parameters that give the number of iterations (for the progress bar)
-ITERATION_PARAMS = ("max_iter", "epochs", "n_epochs", "n_iter", "max_epochs")
-
 
 def params_text(params: dict[str, Any]) -> str:
     """``"C=1, max_iter=100"``: parameters as runs are labelled."""
@@ -69,14 +64,9 @@ def params_text(params: dict[str, Any]) -> str:
 
 
 def display_name(method: str) -> str:
-    """The method as the papers and the cards name it: ``"FLATMULT"``, ``"HR-SVM"``,
-    ``"Hieron (online)"``.
-
-    The card's title (:attr:`hierlab.core.cards.MethodCard.title`) up to its dash, else the
-    registry name in capitals.
-    """
-    title = str(getattr(get_method(method).card, "title", "") or "")
-    return title.split(" — ", 1)[0].strip() or method.upper()
+    """The method as the papers and its card name it (:attr:`MethodSpec.display_name`):
+    ``"FLATMULT"``, ``"HR-SVM"``, ``"Hieron (online)"``."""
+    return get_method(method).display_name
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -564,77 +554,35 @@ def compatible_methods(ds: HierDataset | None, taxonomy: Taxonomy | None = None)
 
 
 def default_method(names: Sequence[str]) -> str | None:
-    """The method selected first: a quick one with certified bounds (the live chart shows both
-    bounds closing), else any with bounds, else the first."""
-    preferred = ("flatmult", "orthognl", "hiermult", "transfer", "treeloss")
-    for p in preferred:
-        if p in names:
-            return p
+    """The method selected first: the best ranked (:attr:`MethodSpec.rank`: a quick one with
+    certified bounds, so the live chart shows both bounds closing), else any with bounds, else
+    the first."""
+    ranked = [n for n in names if get_method(n).rank is not None]
+    if ranked:
+        return min(ranked, key=lambda n: get_method(n).rank or 0)
     certified = [n for n in names if get_method(n).bounds]
     pool = certified or list(names)
     return pool[0] if pool else None
 
 
-def _iterations(values: dict[str, Any], names: Sequence[str]) -> int | None:
-    for name in names:
-        v = values.get(name)
-        if isinstance(v, int | float) and not isinstance(v, bool) and v and math.isfinite(v):
-            return int(v)
-    return None
+def default_baseline(names: Sequence[str]) -> str | None:
+    """The baseline compared against first: the best ranked (:attr:`MethodSpec.rank`) of the
+    baselines among ``names``, or None."""
+    ranked = [n for n in names if get_method(n).seed == "baseline" and get_method(n).rank]
+    return default_method(ranked)
 
 
 def iteration_budget(method: str, params: dict[str, Any]) -> int | None:
-    """The number of iterations the method will run at most (for the progress bar), if known:
-    the estimator's own budget parameter (``_budget_param``: ``max_iter``, ``epochs``,
-    ``rounds``) from ``params`` or the registry entry's fixed values, else its declared
-    default; None where that is None (resolved at fit time: the live display then reads the
-    solver's own limit)."""
-    spec = get_method(method)
-    defaults = {name: p.default for name, p in declared(spec.estimator).items()}
-    own = getattr(spec.estimator, "_budget_param", None)
-    names = (own,) if isinstance(own, str) and own in defaults else ITERATION_PARAMS
-    return _iterations({**spec.fixed, **params}, names) or _iterations(defaults, names)
+    """The number of iterations the method will run at most (for the progress bar), as its
+    registry entry says (:meth:`MethodSpec.iterations`); None where unknown (resolved at fit
+    time: the live display then reads the solver's own limit)."""
+    return get_method(method).iterations(params)
 
 
-def admissibility(method: str, params: dict[str, Any], taxonomy: Taxonomy) -> dict[str, Any] | None:
-    """Is the comparison matrix of ``K`` positive definite for these parameters?
-
-    Applies to methods whose estimator resolves an orthogonal-transfer ``K`` (``resolve_K``) from
-    an ``alpha`` parameter (ORTHOGNL, seed 000 eq. 6 and Corollary 2): the live indicator shows
-    ``lambda_min(Kbar)`` from ``hierlab.core.regularizers`` and the largest admissible ``alpha``.
-    Other methods, DAGs and very large trees: None.
-
-    Returns
-    -------
-    dict or None
-        ``{"admissible": bool, "min_eigenvalue": float, "max_alpha": float}``, or
-        ``{"admissible": None, "message": str}`` when the check failed.
-    """
-    spec = get_method(method)
-    if not callable(getattr(spec.estimator, "resolve_K", None)) or params.get("alpha") is None:
-        return None
-    if not taxonomy.is_tree or taxonomy.n_nodes > 3000:
-        return None
-    try:
-        amax = _max_alpha(taxonomy)
-        lam = _min_eigenvalue(taxonomy, resolve_alpha(params["alpha"], taxonomy, amax))
-    except Exception as exc:  # an extra must never break the page
-        return {"admissible": None, "message": f"check unavailable: {exc}"}
-    return {"admissible": bool(lam > 0), "min_eigenvalue": float(lam), "max_alpha": float(amax)}
-
-
-# Each is a dense eigenproblem over the nodes (IPC's 785 nodes: 1 to 4 s on a shared
-# machine), and every rerun of the Train page asks for both twice (starting values and the
-# indicator). Cached per taxonomy (hashed by its nodes and edges; both values are invariant to
-# the order of the nodes).
-@functools.lru_cache(maxsize=32)
-def _min_eigenvalue(taxonomy: Taxonomy, alpha: float) -> float:
-    return float(smallest_comparison_eigenvalue(taxonomy, alpha))
-
-
-@functools.lru_cache(maxsize=8)
-def _max_alpha(taxonomy: Taxonomy) -> float:
-    return float(max_admissible_alpha(taxonomy))
+def method_check(method: str, params: dict[str, Any], taxonomy: Taxonomy) -> Check | None:
+    """The method's own check of ``params`` on ``taxonomy`` (:meth:`MethodSpec.check`; ORTHOGNL:
+    is ``alpha`` admissible), or None where it has none."""
+    return get_method(method).check(taxonomy, params)
 
 
 def suggested_params(method: str, taxonomy: Taxonomy) -> dict[str, Any]:
@@ -643,15 +591,9 @@ def suggested_params(method: str, taxonomy: Taxonomy) -> dict[str, Any]:
 
 
 def resolved_params(method: str, values: dict[str, Any], taxonomy: Taxonomy) -> dict[str, Any]:
-    """``values`` as the widgets show them on this taxonomy: ``alpha="auto"`` or ``"paper"`` as
-    the number it resolves to (so the screen says what runs; a number box cannot hold a word),
-    and an inadmissible ``alpha`` lowered to 90% of the largest admissible one (so the first
-    click trains)."""
-    values = dict(values)
-    word = values.get("alpha")
-    if word in ("auto", "paper") and taxonomy.is_tree and taxonomy.n_nodes <= 3000:
-        values["alpha"] = float(f"{resolve_alpha(word, taxonomy, _max_alpha(taxonomy)):.3g}")
-    adm = admissibility(method, values, taxonomy)
-    if adm and adm.get("admissible") is False and math.isfinite(adm.get("max_alpha", math.inf)):
-        values["alpha"] = float(f"{0.9 * adm['max_alpha']:.2g}")
-    return values
+    """``values`` as the widgets start on this taxonomy, as the method's check says
+    (:class:`~hierlab.core.registry.Check`): a word as the number it resolves to (so the screen
+    says what runs; a number box cannot hold a word), and settings that fail its check replaced
+    by ones that pass (so the first click trains)."""
+    found = method_check(method, values, taxonomy)
+    return dict(values) if found is None else dict(found.suggested)

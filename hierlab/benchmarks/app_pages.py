@@ -20,7 +20,7 @@ does, and for each data set
    section still filling after the script run (a fragment's progress bar, e.g. the calibrated
    probabilities computed in the background) with the moment its progress bar went.
 
-The target of issue 37: every page <= 5 s on both sets on a 2-core machine. Nothing is
+The target: every page <= 5 s on both sets on a 2-core machine. Nothing is
 pre-computed: the runs are trained through the app, and the pages are opened right after, as a
 user would. ``--screenshots DIR`` saves screenshots of the Data, Train, Explore and Compare pages
 of each set as ``DIR/<set>_<page>.png`` (the README shows ``docs/screenshots/ipc_*.png``).

@@ -41,7 +41,7 @@ def _tc(fn: Callable[..., T], *a: Any, **k: Any) -> tuple[T, float, float]:
 
 def main(argv: list[str] | None = None) -> int:
     """Print the measurements; return 0."""
-    from hierlab.datasets.text import _CdfSampler, _zipf_cdf, make_hierarchical_text
+    from hierlab.datasets.text import CdfSampler, make_hierarchical_text, zipf_cdf
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="stop at 10^5 documents")
@@ -67,9 +67,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"ratio of CPU per token, largest / smallest size: {per_token[-1] / per_token[0]:.2f}")
 
     rng = np.random.default_rng(0)
-    cdf = _zipf_cdf(100_000)
+    cdf = zipf_cdf(100_000)
     u = rng.random(5_000_000)
-    sampler = _CdfSampler(cdf)
+    sampler = CdfSampler(cdf)
     _, t_guide = _t(sampler.sample, u)
     _, t_bs = _t(np.searchsorted, cdf, u, "right")
     print(

@@ -12,7 +12,7 @@ of ``--repeat`` epochs) so the ratios are comparable on a shared machine:
 * ``reference`` - Algorithm 1 written straightforwardly with numpy: increments ``w``, scores
   ``A (w x)`` through the sparse path matrix, a loop over the symmetric difference.
 
-The target of issue 5 is >= 20,000 examples per second (an epoch in under a second).
+The target is >= 20,000 examples per second (an epoch in under a second).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Peak memory against the number of classes: ``python -m hierlab.benchmarks.memory_classes``.
 
-Issue #17, item 1 (no memory term quadratic in the number of classes). For each registered
+No memory term may be quadratic in the number of classes. For each registered
 single-label method (or those named), a short fit (``max_iter=2`` / one epoch: every structure
 of the fit is built) and a predict on ``make_hierarchical_text`` problems of ``--leaves``
 leaves (default 1,000 and 2,000) with two examples per class, so that the examples grow with

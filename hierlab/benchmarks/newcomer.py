@@ -11,7 +11,7 @@ server process is started:
 * **first trained chart**: after one click on the home page's first-run button (the default
   method on the default data set), the bounds chart holds the finished run's gap curve.
 
-Target: cold start to first trained chart under 10 s on the default data set (issue 18). The
+Target: cold start to first trained chart under 10 s on the default data set. The
 click-to-chart time is printed apart, with the number of solver states the run drew and the CPU
 seconds the server process used (on a shared machine the wall times vary with the load; the CPU
 time much less). The browser is launched before the server starts (a person's browser is open

@@ -1,6 +1,6 @@
 """Seed 003's methods on IPC titles: ``python -m hierlab.benchmarks.pegasos_ipc``.
 
-Issue #17's figures for ``hsvm``, ``nhsvm``, ``nhsvm13`` and ``ssvm`` on IPC (70/30 split,
+The figures of ``hsvm``, ``nhsvm``, ``nhsvm13`` and ``ssvm`` on IPC (70/30 split,
 seed 0), measured side by side in one run:
 
 * ``--epoch``: one Pegasos epoch of HSVM, the compiled epoch against the numpy loop it replaces

@@ -1,4 +1,4 @@
-"""Issue #6's open question, measured: does Shared SVM reach NHSVM on the unbalanced set?
+"""Measured: does Shared SVM reach NHSVM on the unbalanced set?
 
 ``python -m hierlab.benchmarks.ssvm_floor [--draws 20] [--n-samples 0] [--n-features 1000]``
 
@@ -17,8 +17,8 @@ paper's Pegasos alternation ours is below. This script runs the protocol of
 
 It prints the accuracy of each draw as it goes (so a run stopped early still reports), then the
 mean ± std over the draws and the paired difference to NHSVM with its standard error. (The
-joint certified solver, ``SharedSVMClassifier(solver="bcfw")``, was measured in issue #6: −4.4
-points at eq. (14)'s optimum; it is not re-run here.)
+joint certified solver, ``SharedSVMClassifier(solver="bcfw")``, at eq. (14)'s optimum trails by
+4.4 points; it is not re-run here.)
 
 Measured (2026-11, shared 2-core machine, text sizes: 6,667 train / 3,333 test rows, d = 1,000,
 20 draws, Pegasos 10 epochs, ~10 min per run):
@@ -33,7 +33,7 @@ Measured (2026-11, shared 2-core machine, text sizes: 6,667 train / 3,333 test r
   (−1.19 ± 0.12, 0/20).
 
 Conclusion: SSVM >= NHSVM (paper +0.8) does not reproduce. Neither solving eq. (14) exactly
-(issue #6) nor keeping alpha near NHSVM's (a floor up to 0.9 alpha0) closes the gap, so it is
+nor keeping alpha near NHSVM's (a floor up to 0.9 alpha0) closes the gap, so it is
 not alpha's optimisation: with alpha pinned near NHSVM's, SSVM still trails, which points at the
 structural error (eq. 14's fixed Δ against NHSVM's normalised Δ~ of eq. 9).
 """
@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 
 from hierlab.datasets.nhsvm import make_nhsvm_synthetic
-from hierlab.lab.reproduce.nhsvm import _accuracy, _make
+from hierlab.lab.reproduce.nhsvm import accuracy, table3_estimator
 
 _NH_RULES = ("eq6", "eq7", "eq6-directional")
 _SSVM_LOSSES = ("zero_one", "hamming", "sqrt_hamming")
@@ -103,9 +103,9 @@ def main(argv: list[str] | None = None) -> int:
     for name, cfgs in configs(lams, floors).items():
         scores = []
         for cfg in cfgs:
-            est = _make(_method(name), train.taxonomy, cfg, args, 0)
+            est = table3_estimator(_method(name), train.taxonomy, cfg, args, 0)
             est.fit(train.X[fit], train.y[fit])
-            scores.append(_accuracy(est, train.X[hold], train.y[hold]))
+            scores.append(accuracy(est, train.X[hold], train.y[hold]))
         best = int(np.argmax(scores))
         chosen[name] = cfgs[best]
         if args.verbose:
@@ -118,9 +118,9 @@ def main(argv: list[str] | None = None) -> int:
         tr, te = make_nhsvm_synthetic("unbalanced", n_samples=n, n_features=d, random_state=r)
         row = []
         for name, cfg in chosen.items():
-            est = _make(_method(name), tr.taxonomy, cfg, args, r)
+            est = table3_estimator(_method(name), tr.taxonomy, cfg, args, r)
             est.fit(tr.X, tr.y)
-            acc[name].append(100.0 * _accuracy(est, te.X, te.y))
+            acc[name].append(100.0 * accuracy(est, te.X, te.y))
             row.append(f"{name} {acc[name][-1]:5.1f}")
         print(
             f"draw {r:2d}: " + "  ".join(row) + f"  ({time.perf_counter() - t0:.0f} s)", flush=True

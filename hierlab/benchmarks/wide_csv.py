@@ -8,7 +8,7 @@ Measured side by side in one run (best of ``--repeat`` runs each):
 * ``pandas``: ``pandas.read_csv`` of the same numbers (the file without its label column) with a
   fixed dtype, ``dtype=float64``: the floor any CSV reader built on pandas stands on.
 
-It prints both times and their ratio (issue 21 asks for at most 2x at 20,000 columns) and checks
+It prints both times and their ratio (the target: at most 2x at 20,000 columns) and checks
 that both read the same matrix. No test asserts on these times.
 """
 

@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from hierlab.core._jit import jit_enabled, njit
 from hierlab.core.exceptions import ParameterError
+from hierlab.core.jit import jit_enabled, njit
 from hierlab.core.taxonomy import Taxonomy
 
 __all__ = ["AncestorFactor", "sparse_entries"]

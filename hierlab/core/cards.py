@@ -91,8 +91,12 @@ class MethodCard:
     ----------
     name : str
         Registry key.
+    display_name : str
+        The method as the papers name it, in lists, run labels and chart titles
+        (``"ORTHOGNL"``, ``"HR-SVM"``, ``"Hieron (online)"``); required by
+        :func:`~hierlab.core.registry.register`.
     title : str
-        Display name (``"ORTHOGNL"``).
+        The card's heading (``"ORTHOGNL — hierarchical SVM with orthogonal transfer"``).
     idea : str
         Two or three plain sentences: what the method does and why.
     objective : str
@@ -125,6 +129,7 @@ class MethodCard:
     symbols: str = ""
     name: str = ""
     presets: str = ""
+    display_name: str = ""
 
     @property
     def spec(self) -> MethodSpec:

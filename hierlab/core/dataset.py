@@ -13,10 +13,18 @@ import scipy.sparse as sp
 from hierlab.core.exceptions import DataError, ParameterError
 from hierlab.core.taxonomy import Taxonomy
 
-__all__ = ["HierDataset", "concat_datasets", "encode_labels", "is_label_set", "is_multilabel"]
+__all__ = [
+    "HierDataset",
+    "as_rng",
+    "check_int",
+    "concat_datasets",
+    "encode_labels",
+    "is_label_set",
+    "is_multilabel",
+]
 
 
-def _as_rng(random_state: Any) -> np.random.Generator:
+def as_rng(random_state: Any) -> np.random.Generator:
     """``numpy.random.default_rng(random_state)``, or a ParameterError naming the bad seed.
 
     Accepts None, a non-negative int, a ``Generator`` or a legacy ``RandomState``.
@@ -37,7 +45,7 @@ def _as_rng(random_state: Any) -> np.random.Generator:
     return np.random.default_rng(random_state)
 
 
-def _check_int(name: str, value: Any, low: int) -> int:
+def check_int(name: str, value: Any, low: int) -> int:
     """``value`` as an int ``>= low``, or a ParameterError naming the parameter."""
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
         raise ParameterError(f"{name} must be an integer >= {low}, got {value!r}")

@@ -36,8 +36,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from hierlab.core._jit import jit_enabled, njit, scalar_cfunc
 from hierlab.core.exceptions import ParameterError
+from hierlab.core.jit import jit_enabled, njit, scalar_cfunc
 from hierlab.core.taxonomy import Taxonomy
 
 __all__ = ["LOSSES", "DeltaRows", "LabelLoss", "delta", "get_loss", "register_loss"]
@@ -69,7 +69,7 @@ class LabelLoss:
     @cached_property
     def compiled(self) -> Callable[[float], float]:
         """:attr:`transform` as the compiled callback the kernels take (``float64(float64)``,
-        :func:`~hierlab.core._jit.scalar_cfunc`), or the Python function without numba."""
+        :func:`~hierlab.core.jit.scalar_cfunc`), or the Python function without numba."""
         return scalar_cfunc(self.transform) or self.transform
 
 

@@ -68,6 +68,13 @@ class Param:
         (ORTHOGNL's ``alpha="auto"``).
     symbol : str
         How the paper writes it (``"C"``, ``"alpha"``, ``"tau"``, ``"rho"``, ``"T"``).
+    label_text : str
+        The parameter in words, the widget's label when it has no symbol (``"RDA splitting"``);
+        empty: the common words for a stopping or run-time parameter (``rtol`` -> ``"relative
+        gap tolerance"``), else the name with spaces.
+    choice_labels : Mapping of str to str, optional
+        The choices in words (``{"rda": "RDA: the paper's Algorithm 1"}``); a choice missing
+        here is shown as itself.
     help : str
         One line for users: what it does.
     note : str
@@ -94,6 +101,8 @@ class Param:
     help: str = ""
     note: str = ""
     used_when: Mapping[str, tuple[Any, ...]] | None = field(default=None, hash=False)
+    label_text: str = ""
+    choice_labels: Mapping[str, str] | None = field(default=None, hash=False)
 
     def __post_init__(self) -> None:
         if self.type not in TYPES:
@@ -131,11 +140,11 @@ class Param:
         """The widget's label as a reader of the papers knows it, never a code name.
 
         The paper's symbol typeset (``"alpha"`` -> ``"α"``, ``"C"``) when it has one, else the
-        parameter in words (``rtol`` -> ``"relative gap tolerance"``).
+        parameter in words (:attr:`label_text`, ``rtol`` -> ``"relative gap tolerance"``).
         """
         if self.symbol:
             return _GREEK.get(self.symbol, self.symbol)
-        return _WORDS.get(self.name, self.name.replace("_", " "))
+        return self.label_text or _WORDS.get(self.name, self.name.replace("_", " "))
 
     @property
     def none_text(self) -> str:
@@ -143,11 +152,11 @@ class Param:
         return _NONE_WORDS.get(self.name, "automatic")
 
     def choice_text(self, value: Any) -> str:
-        """A choice in words (``"rda"`` -> ``"RDA: the paper's Algorithm 1"``); None as
-        :attr:`none_text`."""
+        """A choice in words (:attr:`choice_labels`: ``"rda"`` -> ``"RDA: the paper's Algorithm
+        1"``); None as :attr:`none_text`."""
         if value is None:
             return self.none_text
-        return _CHOICE_WORDS.get(str(value), str(value))
+        return (self.choice_labels or {}).get(str(value), str(value))
 
     def validate(self, value: Any, owner: str = "") -> Any:
         """Coerce and check ``value``.
@@ -273,27 +282,15 @@ _GREEK = {
     "Delta_L": "Δ_L",
 }
 
-#: parameters without a symbol, in words (the label; else the name with spaces)
+#: the stopping and run-time parameters every kind of method may take, in words (the label of
+#: one without a symbol or a ``label_text``; else its name with spaces)
 _WORDS = {
     "rtol": "relative gap tolerance",
     "tol": "tolerance",
     "max_iter": "maximum iterations",
     "max_time": "time limit (s)",
-    "max_inner_iter": "maximum inner iterations",
-    "inner_tol": "inner tolerance",
     "random_state": "random seed",
     "n_jobs": "parallel workers",
-    "batch_size": "batch size",
-    "epochs": "epochs",
-    "averaging": "RDA averaging weights",
-    "split": "RDA splitting",
-    "solver": "solver",
-    "epochs_per_alpha": "epochs per α update",
-    "alpha_rule": "α rule",
-    "alpha_init": "initial α",
-    "label_space": "label space",
-    "n_components": "feature-map dimension",
-    "kernel_approximation": "kernel approximation",
 }
 
 #: what None means, per parameter (default "automatic")
@@ -301,17 +298,6 @@ _NONE_WORDS = {
     "max_time": "no time limit",
     "n_jobs": "one worker",
     "random_state": "unseeded",
-}
-
-#: choices in words (the value itself when absent)
-_CHOICE_WORDS = {
-    "bcfw": "BCFW: block-coordinate Frank-Wolfe on the dual",
-    "rda": "RDA: the paper's Algorithm 1",
-    "pegasos": "Pegasos: stochastic subgradient (the paper)",
-    "uniform": "1/t (the paper)",
-    "linesearch": "line search (lower bound maximised)",
-    "lambda_min": "λ_min/2 ||w||² (the paper)",
-    "jacobi": "diagonally scaled (Jacobi)",
 }
 
 

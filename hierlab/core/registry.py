@@ -10,13 +10,73 @@ imports :mod:`hierlab.methods`, whose families register themselves, explicitly, 
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hierlab.core.exceptions import ParameterError
 from hierlab.core.params import Param, check_declarations, declared
 
-__all__ = ["MethodSpec", "get_method", "list_methods", "make_estimator", "register"]
+__all__ = [
+    "Check",
+    "Inducer",
+    "MethodSpec",
+    "get_method",
+    "list_methods",
+    "make_estimator",
+    "register",
+]
+
+
+@dataclass(frozen=True)
+class Check:
+    """What a method's own check (:meth:`MethodSpec.check`) says of settings on a taxonomy.
+
+    Attributes
+    ----------
+    ok : bool or None
+        True: the settings train; False: ``fit`` would refuse them; None: the check could
+        not tell (its ``message`` says why).
+    message : str
+        One line for the screen, the verdict and its figures (``"Admissible: comparison matrix
+        λ_min = 0.31 (α must stay below 0.88)"``).
+    values : dict
+        The settings as they run on this taxonomy: a parameter's word (``alpha="auto"``) as
+        the number it resolves to, to the digits a number box shows.
+    suggested : dict
+        Settings close to ``values`` that pass (``values`` itself when ``ok`` is not False).
+    """
+
+    ok: bool | None
+    message: str
+    values: Mapping[str, Any] = field(default_factory=dict)
+    suggested: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Inducer:
+    """How a method induces a taxonomy over the classes of labelled rows (seed 004).
+
+    Attributes
+    ----------
+    estimator : type
+        Built from the chosen values of ``params``; ``fit(X, y)`` (one label per row) sets
+        ``taxonomy_`` (a Taxonomy whose leaves are the labels) and ``node_hsic()`` gives the
+        quality of every node's split (array of shape (n_nodes,), nan at leaves).
+    params : tuple of str
+        The method's schema parameters a screen offers for the induction.
+    about : str
+        One paragraph for the screen: how the tree is built.
+    """
+
+    estimator: type
+    params: tuple[str, ...]
+    about: str
+
+
+#: a method's check: ``check(taxonomy, params) -> Check`` (None: nothing to check there)
+CheckHook = Callable[[Any, dict[str, Any]], "Check | None"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +107,17 @@ class MethodSpec:
         settings) and ``"fast"`` (the constructor defaults), each ``{name: value}`` over the
         parameters either preset sets, so that switching presets resets them;
         :func:`make_estimator` takes ``preset=``. The card explains them.
+    budget : str or None
+        The parameter that bounds the iterations (the class's ``_budget_param``: ``max_iter``,
+        ``epochs``, ``rounds``), None for a method fitted in one shot.
+    check_hook : callable, optional
+        The method's own check of settings on a taxonomy (:meth:`check`).
+    inducer : Inducer, optional
+        How the method induces a taxonomy on its own (MF-Tree), for screens that offer it.
+    rank : int, optional
+        Where the method stands when a screen picks one for a newcomer (lower first: a quick
+        method with certified bounds, whose live chart shows both bounds closing; a baseline
+        ranked to be compared against); None: not ranked.
     """
 
     name: str
@@ -60,6 +131,40 @@ class MethodSpec:
     fixed: dict[str, Any] = field(default_factory=dict)
     card: Any = None
     presets: dict[str, dict[str, Any]] = field(default_factory=dict)
+    budget: str | None = None
+    check_hook: CheckHook | None = None
+    rank: int | None = None
+    inducer: Inducer | None = None
+
+    @property
+    def display_name(self) -> str:
+        """The method as the papers and its card name it (``"FLATMULT"``, ``"HR-SVM"``)."""
+        return str(self.card.display_name)
+
+    def iterations(self, values: Mapping[str, Any]) -> int | None:
+        """The most iterations these settings run (for a progress bar), if known: the
+        :attr:`budget` parameter from ``values``, else the registry entry's fixed value, else
+        its declared default; None without a budget or where that is None (resolved at fit
+        time)."""
+        if self.budget is None:
+            return None
+        for source in (
+            values,
+            self.fixed,
+            {self.budget: declared(self.estimator)[self.budget].default},
+        ):
+            v = source.get(self.budget)
+            if isinstance(v, int | float) and not isinstance(v, bool) and v and math.isfinite(v):
+                return int(v)
+        return None
+
+    def check(self, taxonomy: Any, values: Mapping[str, Any]) -> Check | None:
+        """The method's own check of the settings ``values`` on ``taxonomy`` (ORTHOGNL: is
+        ``alpha`` admissible, seed 000 Corollary 2), or None where the method has none or it
+        does not apply (a DAG, a taxonomy too large to check on screen)."""
+        if self.check_hook is None:
+            return None
+        return self.check_hook(taxonomy, dict(values))
 
     def param(self, name: str) -> Param:
         """The :class:`Param` called ``name``."""
@@ -132,6 +237,9 @@ def register(
     multilabel: bool | None = None,
     dag: bool | None = None,
     paper: dict[str, Any] | None = None,
+    check: CheckHook | None = None,
+    rank: int | None = None,
+    inducer: Inducer | None = None,
 ) -> MethodSpec:
     """Register a method (one call per method, in its family's module).
 
@@ -152,14 +260,25 @@ def register(
         The ``"paper"`` preset: the schema values that run the seed's own algorithm and
         settings (empty: the defaults already are). The ``"fast"`` preset is the defaults of
         the same names (:attr:`MethodSpec.presets`).
+    check : callable, optional
+        ``check(taxonomy, params) -> Check | None``: the method's own check of settings
+        (:meth:`MethodSpec.check`).
+    rank, inducer
+        See :class:`MethodSpec`.
+
+    The card must name the method (``card.display_name``); the budget parameter is the class's
+    ``_budget_param`` where that is a declared parameter.
     """
     check_declarations(estimator)
+    if not getattr(card, "display_name", ""):
+        raise TypeError(f"register({name!r}): the card has no display_name")
     fixed = dict(fixed or {})
     unknown = set(fixed) - set(declared(estimator))
     if unknown:
         raise TypeError(f"register({name!r}): fixed names undeclared parameters {sorted(unknown)}")
     key = name.lower()
     params = schema(estimator, fixed)
+    budget = getattr(estimator, "_budget_param", None)
     presets = _presets(key, params, paper or {})
     spec = MethodSpec(
         name=key,
@@ -175,6 +294,10 @@ def register(
         fixed=fixed,
         card=replace(card, name=key),
         presets=presets,
+        budget=budget if budget in declared(estimator) else None,
+        check_hook=check,
+        rank=rank,
+        inducer=inducer,
     )
     _REGISTRY[key] = spec
     return spec

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from hierlab.core.dataset import HierDataset, _as_rng, _check_int
+from hierlab.core.dataset import HierDataset, as_rng, check_int
 from hierlab.core.exceptions import ParameterError
 from hierlab.core.taxonomy import Taxonomy
 
@@ -44,8 +44,8 @@ def symmetric_tree(branching: int = 3, depth: int = 4) -> Taxonomy:
     Taxonomy
         ``(branching ** (depth + 1) - 1) / (branching - 1)`` vertices (121 by default).
     """
-    branching = _check_int("branching", branching, 1)
-    depth = _check_int("depth", depth, 0)
+    branching = check_int("branching", branching, 1)
+    depth = check_int("depth", depth, 0)
     if branching > 1 and (branching ** (depth + 1) - 1) // (branching - 1) > 10**6:
         raise ParameterError(
             f"a symmetric {branching}-ary tree of depth {depth} has more than 10^6 vertices"
@@ -100,11 +100,11 @@ def make_hieron_synthetic(
     """
     if not 0 <= noise_std < np.inf:
         raise ParameterError(f"noise_std must be a finite number >= 0, got {noise_std}")
-    _check_int("n_train_per_label", n_train_per_label, 0)
-    _check_int("n_test_per_label", n_test_per_label, 0)
+    check_int("n_train_per_label", n_train_per_label, 0)
+    check_int("n_test_per_label", n_test_per_label, 0)
     if basis not in ("random", "identity"):
         raise ParameterError(f"basis must be 'random' or 'identity', got {basis!r}")
-    rng = _as_rng(random_state)
+    rng = as_rng(random_state)
     tax = symmetric_tree(branching, depth)
     k = tax.n_nodes
     if basis == "random":

@@ -3,9 +3,9 @@
 ``ipc/ipc_titles.csv.gz`` holds 75,043 International Patent Classification titles (columns
 ``text,label``), each labelled with the path ``section/class/subclass`` of its code
 (``F/F16/F16L``): 8 sections, 131 classes, 645 subclass leaves, 785 nodes with the root. The set
-has no fixed split; :func:`load_ipc` draws a seeded random split (70/30 by default, the split
-issue #17 measures on) and fits a sublinear TF-IDF on the training titles only. Reading and
-vectorising take about a second, so nothing is cached (unlike 20 Newsgroups).
+has no fixed split; :func:`load_ipc` draws a seeded random split (70/30 by default) and fits a
+sublinear TF-IDF on the training titles only. Reading and vectorising take about a second, so
+nothing is cached (unlike 20 Newsgroups).
 It is the analogue here of the IPC experiments of seeds 001 and 003.
 """
 

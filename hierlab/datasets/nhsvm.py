@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from hierlab.core.dataset import HierDataset, _as_rng, _check_int
+from hierlab.core.dataset import HierDataset, as_rng, check_int
 from hierlab.core.exceptions import ParameterError
 from hierlab.core.taxonomy import Taxonomy
 
@@ -95,11 +95,11 @@ def make_nhsvm_synthetic(
         raise ParameterError(f"kind must be 'balanced' or 'unbalanced', got {kind!r}")
     if not 0.0 < test_size < 1.0:
         raise ParameterError(f"test_size must be in (0, 1), got {test_size}")
-    rng = _as_rng(random_state)
-    n = _TEXT_SIZES[kind] if n_samples is None else _check_int("n_samples", n_samples, 1)
-    d = _check_int("n_features", n_features, 1)
+    rng = as_rng(random_state)
+    n = _TEXT_SIZES[kind] if n_samples is None else check_int("n_samples", n_samples, 1)
+    d = check_int("n_features", n_features, 1)
     if depth is not None:
-        _check_int("depth", depth, 1)
+        check_int("depth", depth, 1)
     if kind == "balanced":
         tax = nhsvm_balanced_taxonomy(3 if depth is None else depth)
         W = rng.standard_normal((tax.n_nodes, d))

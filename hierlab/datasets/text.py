@@ -29,12 +29,12 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from hierlab.core.dataset import HierDataset, _as_rng
+from hierlab.core.dataset import HierDataset, as_rng
 from hierlab.core.exceptions import ParameterError
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.io.decoding import int32_csr
 
-__all__ = ["make_hierarchical_text", "random_level_tree"]
+__all__ = ["CdfSampler", "make_hierarchical_text", "random_level_tree", "zipf_cdf"]
 
 _TOKENS_PER_CHUNK = 4_000_000
 
@@ -65,7 +65,7 @@ def random_level_tree(
     """
     if n_classes < 1 or depth < 1:
         raise ParameterError(f"n_classes and depth must be >= 1, got {n_classes}, {depth}")
-    rng = _as_rng(random_state)
+    rng = as_rng(random_state)
     sizes = [1]
     for k in range(1, depth + 1):
         target = n_classes if k == depth else round(n_classes ** (k / depth))
@@ -107,7 +107,7 @@ def random_level_tree(
     return tax, paths[order]
 
 
-def _zipf_cdf(n: int, exponent: float = 1.0) -> np.ndarray:
+def zipf_cdf(n: int, exponent: float = 1.0) -> np.ndarray:
     """The CDF of weights ``1 / (r + 1) ** exponent`` over ranks ``r < n`` (last entry 1)."""
     w = 1.0 / np.arange(1, n + 1, dtype=np.float64) ** exponent
     cdf = np.cumsum(w)
@@ -116,7 +116,7 @@ def _zipf_cdf(n: int, exponent: float = 1.0) -> np.ndarray:
     return cdf
 
 
-class _CdfSampler:
+class CdfSampler:
     """Exact inverse-CDF sampling with a guide table (Chen and Asau, 1974).
 
     ``sample(u)`` returns, for each ``u`` in [0, 1), the first index ``k`` with ``cdf[k] > u``
@@ -205,7 +205,7 @@ def make_hierarchical_text(
     ((150, 300), (50, 300), 8)
     """
     n_test = _check_arguments(n_samples, n_features, noise, doc_length, class_skew, test_size)
-    rng = _as_rng(random_state)
+    rng = as_rng(random_state)
     tax, paths = random_level_tree(n_classes, depth, rng)
     model = _TopicModel.draw(
         rng, tax, paths, n_features, noise, _level_cdf(level_weights, depth), words_per_node
@@ -293,7 +293,7 @@ class _TopicModel:
     noise : float
         Probability that a token is background noise.
     n_features : int
-    word_sampler, bg_sampler : _CdfSampler
+    word_sampler, bg_sampler : CdfSampler
         Zipf draws of a word's rank within a node's words, and within the whole vocabulary.
     """
 
@@ -303,8 +303,8 @@ class _TopicModel:
     level_cdf: np.ndarray
     noise: float
     n_features: int
-    word_sampler: _CdfSampler
-    bg_sampler: _CdfSampler
+    word_sampler: CdfSampler
+    bg_sampler: CdfSampler
 
     @property
     def words_per_node(self) -> int:
@@ -345,8 +345,8 @@ class _TopicModel:
             level_cdf=level_cdf,
             noise=noise,
             n_features=n_features,
-            word_sampler=_CdfSampler(_zipf_cdf(words_per_node)),
-            bg_sampler=_CdfSampler(_zipf_cdf(n_features)),
+            word_sampler=CdfSampler(zipf_cdf(words_per_node)),
+            bg_sampler=CdfSampler(zipf_cdf(n_features)),
         )
 
     def corpus(

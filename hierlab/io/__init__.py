@@ -39,7 +39,7 @@ real-data loaders use it).
 """
 
 # ``ArffHeader``, ``arff_taxonomy``, ``taxonomy_to_text`` and ``PathArg`` are importable from
-# here as before the split, without being in ``__all__`` (the ``X as X`` form re-exports them).
+# here without being in ``__all__`` (the ``X as X`` form re-exports them).
 from hierlab.io.arff import ArffHeader as ArffHeader
 from hierlab.io.arff import arff_taxonomy as arff_taxonomy
 from hierlab.io.arff import read_arff

@@ -39,6 +39,7 @@ from hierlab.core.exceptions import ParameterError
 
 __all__ = [
     "ReproResult",
+    "classroom_options",
     "default_arguments",
     "reproduction_options",
     "reproductions",
@@ -87,6 +88,13 @@ def reproductions() -> dict[str, str]:
     from hierlab.lab.reproduce import available
 
     return {name: str(getattr(mod, "HELP", "")) for name, mod in available().items()}
+
+
+def classroom_options(name: str) -> dict[str, Any] | None:
+    """The options of a classroom-sized run of reproduction ``name`` (seconds, not minutes), as
+    its module declares them (``CLASSROOM``); None where it has none."""
+    found = getattr(_module(name), "CLASSROOM", None)
+    return dict(found) if found is not None else None
 
 
 def _module(name: str) -> ModuleType:

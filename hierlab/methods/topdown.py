@@ -368,6 +368,7 @@ class TopDownClassifier(HierarchicalClassifier):
 
 #: the method card (:mod:`hierlab.core.cards`); the parameter rows come from ``_parameters``
 TOPDOWN_CARD = MethodCard(
+    display_name="Top-down local classifier per parent node",
     title="Top-down local classifier per parent node",
     idea=(
         "What most practitioners use: at every internal node a multiclass LinearSVC "
@@ -405,6 +406,7 @@ register(
     seed="baseline",
     summary="Top-down local classifier per parent node (one LinearSVC per internal node)",
     paper={"C": 1.0},
+    rank=6,
 )
 
 

@@ -80,8 +80,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from hierlab.core._jit import jit_enabled, njit, sparse_row_times
 from hierlab.core.exceptions import ConvergenceError, ParameterError
+from hierlab.core.jit import jit_enabled, njit, sparse_row_times
 from hierlab.core.model import DualBlocks, dense
 from hierlab.core.objective import Objective
 from hierlab.core.regularizers import DualMetric
@@ -360,7 +360,7 @@ class BCFW(Solver):
         Seed of the visiting order.
     use_jit : bool, optional
         Run the per-example pass with the compiled kernel (numba; the same steps at machine
-        speed). None: when :func:`hierlab.core._jit.jit_enabled`.
+        speed). None: when :func:`hierlab.core.jit.jit_enabled`.
     report_rows : int or None, default 2048
         Stream progress within an epoch on large data: with more than ``2 * report_rows``
         examples the pass runs ``report_rows`` examples at a time (the same steps in the same

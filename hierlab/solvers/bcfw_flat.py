@@ -52,9 +52,9 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from hierlab.core._jit import jit_enabled, njit, sparse_row_times, sparse_row_update
 from hierlab.core.ancestor_ldl import SOLVE_TOUCHED as FACTOR_SOLVE
 from hierlab.core.exceptions import ParameterError
+from hierlab.core.jit import jit_enabled, njit, sparse_row_times, sparse_row_update
 from hierlab.core.losses import LabelLoss
 
 __all__ = ["FlatBlocks", "chain_most_violated", "chain_parents", "chain_path_sums"]

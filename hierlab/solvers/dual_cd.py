@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from hierlab.core._jit import jit_enabled, njit, sparse_row_times, sparse_row_update
+from hierlab.core.jit import jit_enabled, njit, sparse_row_times, sparse_row_update
 
 __all__ = [
     "CSRRows",
@@ -180,7 +180,7 @@ def solve_leaves_dual_cd(
         Seed of the per-pass permutations (a leaf's iterates depend on it and on nothing else
         in the block).
     use_jit : bool, optional
-        Compiled passes (numba, the same steps); None: as :func:`hierlab.core._jit.jit_enabled`.
+        Compiled passes (numba, the same steps); None: as :func:`hierlab.core.jit.jit_enabled`.
 
     Returns
     -------

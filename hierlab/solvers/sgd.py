@@ -27,8 +27,8 @@ import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
-from hierlab.core._jit import jit_enabled
 from hierlab.core.exceptions import ParameterError
+from hierlab.core.jit import jit_enabled
 from hierlab.core.solver import Solver, SolverState
 from hierlab.solvers.sgd_kernels import path_hinge_epoch
 
@@ -302,9 +302,7 @@ class PegasosSGD(Solver):
             if val < self.best or self.plain:  # plain: the last iterate, whatever its value
                 self.best = val
                 np.copyto(self.coef, report)  # in place: no third copy of W while it is made
-            converged = (
-                not self.plain and epoch > 1 and abs(prev_val - val) <= self.tol * abs(val)
-            )
+            converged = not self.plain and epoch > 1 and abs(prev_val - val) <= self.tol * abs(val)
             prev_val = val
             yield SolverState(
                 iteration=epoch,

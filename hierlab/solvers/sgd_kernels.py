@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from hierlab.core._jit import jit_enabled, njit, sparse_row_times
+from hierlab.core.jit import jit_enabled, njit, sparse_row_times
 from hierlab.core.losses import DELTA_ROW, DeltaRows
 
 __all__ = ["PathHinge", "path_hinge_epoch", "path_hinge_losses"]

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 
 from hierlab.core.exceptions import ParameterError
 from hierlab.datasets import HierDataset, make_hierarchical_text
-from hierlab.datasets.text import _CdfSampler, _zipf_cdf, random_level_tree
+from hierlab.datasets.text import CdfSampler, random_level_tree, zipf_cdf
 
 
 @pytest.mark.parametrize(("n_classes", "depth"), [(1, 1), (7, 1), (8, 2), (30, 3), (100, 4)])
@@ -179,10 +179,10 @@ def test_builtin_catalogue_entry():
 @pytest.mark.parametrize("n", [1, 2, 7, 50, 5000])
 def test_guide_table_sampler_equals_binary_search(n):
     rng = np.random.default_rng(n)
-    cdf = _zipf_cdf(n, exponent=1.2)
+    cdf = zipf_cdf(n, exponent=1.2)
     u = rng.random(20000)
     u[: n - 1] = cdf[:-1]  # exact bucket boundaries
     u[-1] = np.nextafter(1.0, 0.0)
     u[-2] = 0.0
-    got = _CdfSampler(cdf).sample(u)
+    got = CdfSampler(cdf).sample(u)
     np.testing.assert_array_equal(got, np.searchsorted(cdf, u, side="right"))

@@ -15,7 +15,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.svm import LinearSVC
 
 from hierlab import ParameterError, Taxonomy
-from hierlab.core import _jit
+from hierlab.core.jit import sparse_row_times_py
 from hierlab.core.registry import get_method, make_estimator
 from hierlab.core.solver import solve
 from hierlab.methods.hr import global_cd, global_lr
@@ -136,7 +136,7 @@ def test_block_of_leaves_equals_leaves_one_by_one() -> None:
 def test_compiled_pass_equals_numpy_pass(shrinking: bool) -> None:
     """The numba kernel runs the numpy loop's coordinate steps: one pass gives the same
     iterates (to rounding), and the converged block the same weights, duals and pass counts."""
-    from hierlab.core._jit import HAVE_NUMBA
+    from hierlab.core.jit import HAVE_NUMBA
 
     assert HAVE_NUMBA, "numba is part of the dev extras; the compiled path must be tested"
     X, y = _binary(n=150, d=40, seed=7)
@@ -597,7 +597,7 @@ def test_global_dual_cd_compiled_equals_python(
                 ("VISIT", global_cd._visit_leaves),
                 ("WRITE_ROW", global_cd._write_row),
                 ("GROWN", global_cd._grown),
-                ("ROW_TIMES", _jit._sparse_row_times),
+                ("ROW_TIMES", sparse_row_times_py),
                 ("PATH_STEP", global_cd._path_step),
                 ("UPDATE_S", global_cd._update_s),
                 ("BY_EXAMPLE", global_cd._by_example),
@@ -772,7 +772,7 @@ def test_global_logistic_cd_compiled_equals_python(
                 ("PAIR_STEP", global_lr._pair_step),
                 ("VISIT_EXAMPLE", global_lr._visit_example),
                 ("ENTER_ROW", global_cd._enter_row),
-                ("ROW_TIMES", _jit._sparse_row_times),
+                ("ROW_TIMES", sparse_row_times_py),
                 ("PATH_STEP", global_cd._path_step),
                 ("UPDATE_S", global_cd._update_s),
             ):

@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from sklearn.svm import LinearSVC
 
 import hierlab
-from hierlab.core._jit import HAVE_NUMBA
+from hierlab.core.jit import HAVE_NUMBA
 from hierlab.methods.labeltree.pairwise import dag_walk, fit_pairs, pair_index
 
 

@@ -11,7 +11,7 @@ from sklearn.decomposition import NMF
 from sklearn.svm import OneClassSVM
 
 import hierlab
-from hierlab.core._jit import HAVE_NUMBA
+from hierlab.core.jit import HAVE_NUMBA
 from hierlab.methods.labeltree.drhl import color_classes, coloring_cost
 from hierlab.methods.labeltree.rdm import cluhsic, hsic_of_partition
 from hierlab.methods.labeltree.rnmf import class_means, nmf_partition

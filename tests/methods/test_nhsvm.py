@@ -109,13 +109,13 @@ def test_dag_lp_ip_equals_enumeration(seed: int, leaf_terminated: bool) -> None:
 @pytest.mark.parametrize("seed", range(4))
 def test_closure_min_cut_equals_the_lp(seed: int) -> None:
     """The minimum-cut closure equals the (totally unimodular) LP on larger random DAGs."""
-    from hierlab.methods.nhsvm.model import _closure_lp, closure_cut
+    from hierlab.methods.nhsvm.model import closure_cut, closure_lp
 
     rng = np.random.default_rng(200 + seed)
     tax = random_dag(rng, 60, extra=25)
     R = rng.normal(size=(45, tax.n_nodes)) - 0.3
     Z = closure_cut(R, tax, batch=16)
-    Zl = _closure_lp(R, tax, batch=16)
+    Zl = closure_lp(R, tax, batch=16)
     np.testing.assert_array_equal(Z, Zl)
     assert Z[:, 0].all()
     for c in range(1, tax.n_nodes):  # closed under parents
@@ -719,7 +719,7 @@ def test_reproduce_table3_runs_and_reports(solver: str, capsys: pytest.CaptureFi
     assert f"solver: {solver}" in out
     tree = Taxonomy([("r", "a"), ("r", "b"), ("a", "a1"), ("a", "a2")])
     for m in rep.METHODS:  # the option reaches every estimator the tables are made of
-        assert rep._make(m, tree, {"lam": 1e-3}, args, 0).solver == solver
+        assert rep.table3_estimator(m, tree, {"lam": 1e-3}, args, 0).solver == solver
     for m in rep.METHODS:
         assert m in out
     assert "63.3 ± 0.34" in out and "74.1 ± 0.20" in out  # the published NHSVM column

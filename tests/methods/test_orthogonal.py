@@ -148,7 +148,7 @@ def test_compiled_path_rivals_equal_the_numpy_form(
 ) -> None:
     """The compiled sibling loop (only the path's groups) gives the numpy form's numbers and
     arg-maxes bit for bit, ties included, and so do the losses built on it."""
-    from hierlab.core._jit import HAVE_NUMBA
+    from hierlab.core.jit import HAVE_NUMBA
 
     assert HAVE_NUMBA  # the environment installs numba; without it this test would be vacuous
     rng = np.random.default_rng(900 + seed)

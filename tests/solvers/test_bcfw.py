@@ -139,7 +139,7 @@ def test_compiled_pass_equals_numpy_pass(method: str) -> None:
     pairwise line search creates exact ties between labels, which rounding then breaks
     differently, so their trajectories part after a few steps: the check is on what both
     certify (and every step of both keeps ``lower <= J* <= upper``, tested above)."""
-    from hierlab.core._jit import HAVE_NUMBA
+    from hierlab.core.jit import HAVE_NUMBA
 
     assert HAVE_NUMBA, "numba is part of the dev extras; the compiled path must be tested"
 

@@ -28,6 +28,7 @@ _HIERON_BOUNDS = (
 
 
 HIERON_CARD = MethodCard(
+    display_name="Hieron (online)",
     title="Hieron (online)",
     idea=(
         "Each label has a prototype that is the sum of small vectors along its path from "
@@ -63,6 +64,7 @@ HIERON_CARD = MethodCard(
 )
 
 HIERON_BATCH_CARD = MethodCard(
+    display_name="Hieron (batch)",
     title="Hieron (batch)",
     idea=(
         "Online Hieron turned into a batch learner: since the true label is known before "
@@ -91,6 +93,7 @@ HIERON_BATCH_CARD = MethodCard(
 )
 
 HIERON_FLAT_CARD = MethodCard(
+    display_name="Hieron on the flat taxonomy ('flat')",
     title="Hieron on the flat taxonomy ('flat')",
     idea=(
         "The control experiment of seed 002: exactly batch Hieron, but with every label "
@@ -116,6 +119,7 @@ HIERON_FLAT_CARD = MethodCard(
 )
 
 HIERON_GREEDY_CARD = MethodCard(
+    display_name="Greedy top-down Hieron",
     title="Greedy top-down Hieron",
     idea=(
         "The other comparison of seed 002: an independent flat Hieron at every internal "

@@ -47,6 +47,7 @@ def _hr_objective(loss: str, eq: int) -> str:
 
 
 HR_SVM_CARD = MethodCard(
+    display_name="HR-SVM",
     title="HR-SVM — hierarchically regularised SVM",
     idea=(
         "One binary SVM per leaf, as in one-vs-rest, plus a weight vector at every internal "
@@ -87,6 +88,7 @@ HR_SVM_CARD = MethodCard(
 )
 
 HR_LR_CARD = MethodCard(
+    display_name="HR-LR",
     title="HR-LR — hierarchically regularised logistic regression",
     idea=(
         "HR-SVM with the logistic loss: the same parent-child regulariser, smooth leaf "
@@ -120,11 +122,19 @@ HR_LR_CARD = MethodCard(
 
 
 def _ovr_card(
-    title: str, idea: str, baseline: str, eq: int, loss: str, solver: str, presets: str = "",
+    display_name: str,
+    title: str,
+    idea: str,
+    baseline: str,
+    eq: int,
+    loss: str,
+    solver: str,
+    presets: str = "",
     bounds: str = _OVR_BOUNDS,
 ) -> MethodCard:
     """The card of a one-vs-rest baseline: eq. ``eq`` of seed 001 with every parent at zero."""
     return MethodCard(
+        display_name=display_name,
         title=title,
         idea=idea,
         objective=r"\forall n \in T:\ \min_{w_n}\ \tfrac12\|w_n\|^2 + C\sum_{i=1}^{M}" + loss,
@@ -140,6 +150,7 @@ def _ovr_card(
 
 
 OVR_SVM_CARD = _ovr_card(
+    "SVM",
     "SVM — one-vs-rest linear SVM on the leaves",
     "Seed 001's flat baseline: an independent binary SVM per leaf (is it this leaf or not?), no "
     "bias in the paper (here a regularised bias by default, `fit_intercept`), no hierarchy. "
@@ -167,6 +178,7 @@ OVR_SVM_CARD = _ovr_card(
 )
 
 OVR_LR_CARD = _ovr_card(
+    "LR",
     "LR — one-vs-rest logistic regression on the leaves",
     "Seed 001's other flat baseline: an independent L2-regularised logistic regression per "
     "leaf, no bias in the paper (here a regularised bias by default, `fit_intercept`), no "

@@ -43,8 +43,13 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from hierlab.core import _jit
-from hierlab.core._jit import choose, jit_enabled, njit
+from hierlab.core.jit import (
+    choose,
+    jit_enabled,
+    njit,
+    sparse_row_times,
+    sparse_row_times_py,
+)
 from hierlab.core.objective import CHUNK
 from hierlab.core.solver import Solver, SolverState
 from hierlab.methods.hr.model import HRProblem, LeafDuals
@@ -289,7 +294,7 @@ SCORES_ON_PATHS: Any = njit(_scores_on_paths) or _scores_on_paths
 VISIT: Any = njit(_visit_leaves) or _visit_leaves
 WRITE_ROW: Any = njit(_write_row) or _write_row
 GROWN: Any = njit(_grown) or _grown
-ROW_TIMES: Any = _jit.sparse_row_times or _jit._sparse_row_times
+ROW_TIMES: Any = sparse_row_times or sparse_row_times_py
 PATH_STEP: Any = njit(_path_step) or _path_step
 UPDATE_S: Any = njit(_update_s) or _update_s
 BY_EXAMPLE: Any = njit(_by_example) or _by_example
@@ -298,7 +303,7 @@ _GLOBAL_PASS = njit(_global_pass)
 
 def global_dual_pass(*args: Any, use_jit: bool | None = None) -> Any:
     """:func:`_global_pass`, compiled when numba is available (``use_jit``: None = as
-    :func:`hierlab.core._jit.jit_enabled`), else the same steps in Python."""
+    :func:`hierlab.core.jit.jit_enabled`), else the same steps in Python."""
     return choose(_GLOBAL_PASS, _global_pass, use_jit)(*args)
 
 
@@ -501,7 +506,7 @@ class GlobalDualCD(PathSumSolver):
     random_state : int, default 0
         Seed of the passes' orders of examples and leaves.
     use_jit : bool, optional
-        Compiled passes; None: as :func:`hierlab.core._jit.jit_enabled`.
+        Compiled passes; None: as :func:`hierlab.core.jit.jit_enabled`.
     certify_every : int, default 2
         Passes between certificates (and states); the last pass is always certified. A
         certificate costs about one pass (the scores of every leaf), so every second pass keeps

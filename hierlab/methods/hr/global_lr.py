@@ -53,7 +53,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import xlogy
 
-from hierlab.core._jit import choose, njit
+from hierlab.core.jit import choose, njit
 from hierlab.core.solver import SolverState
 from hierlab.methods.hr import global_cd
 from hierlab.methods.hr.global_cd import (
@@ -238,7 +238,7 @@ _LR_PASS = njit(_lr_pass)
 
 def logistic_dual_pass(*args: Any, use_jit: bool | None = None) -> Any:
     """:func:`_lr_pass`, compiled when numba is available (``use_jit``: None = as
-    :func:`hierlab.core._jit.jit_enabled`), else the same steps in Python."""
+    :func:`hierlab.core.jit.jit_enabled`), else the same steps in Python."""
     return choose(_LR_PASS, _lr_pass, use_jit)(*args)
 
 
@@ -345,7 +345,7 @@ class GlobalLogisticCD(PathSumSolver):
     random_state : int, default 0
         Seed of the passes' orders of examples and leaves.
     use_jit : bool, optional
-        Compiled passes; None: as :func:`hierlab.core._jit.jit_enabled`.
+        Compiled passes; None: as :func:`hierlab.core.jit.jit_enabled`.
     certify_every : int, default 2
         Passes between certificates (without ``certify_near``; with it, the first
         certificate's pass); the last pass is always certified.

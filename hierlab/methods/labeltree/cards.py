@@ -17,6 +17,7 @@ _IN_004 = (
 )
 
 DAGSVM_CARD = MethodCard(
+    display_name="DAGSVM",
     title="DAGSVM — one-vs-one SVMs in a decision DAG",
     idea=(
         "Train one linear SVM for every pair of classes. To classify, keep the classes in a "
@@ -71,6 +72,7 @@ _TREE_SOLVER = (
 )
 
 RDM_CARD = MethodCard(
+    display_name="RDM",
     title="RDM — recursive HSIC clustering of the examples",
     idea=(
         "Cluster the training examples (not the classes) into p groups that maximise the HSIC "
@@ -112,6 +114,7 @@ RDM_CARD = MethodCard(
 )
 
 RNMF_CARD = MethodCard(
+    display_name="RNMF",
     title="RNMF — recursive NMF label tree",
     idea=(
         "Factorise the non-negative matrix of the classes' mean examples into p parts, send "
@@ -151,6 +154,7 @@ RNMF_CARD = MethodCard(
 )
 
 DRHL_CARD = MethodCard(
+    display_name="DRHL",
     title="DRHL — discriminative relaxed hierarchy (Gao & Koller)",
     idea=(
         "At each node, colour the classes positive, negative or ignored while training the "

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from hierlab.core._jit import choose, njit
+from hierlab.core.jit import choose, njit
 
 __all__ = ["dag_walk", "fit_pairs", "pair_index"]
 
@@ -188,7 +188,7 @@ def fit_pairs(
     C, tol, max_passes, seed
         Loss weight, stopping tolerance on the projected-gradient spread, pass cap, order seed.
     use_jit : bool, optional
-        Compiled kernel (None: when numba is available, :func:`hierlab.core._jit.jit_enabled`).
+        Compiled kernel (None: when numba is available, :func:`hierlab.core.jit.jit_enabled`).
 
     Returns
     -------

@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
-from hierlab.core._jit import choose, njit
+from hierlab.core.jit import choose, njit
 from hierlab.core.params import Param
 from hierlab.core.registry import register
 from hierlab.core.taxonomy import Taxonomy

@@ -18,6 +18,7 @@ CITE_004 = (
 )
 
 MFTREE_CARD = MethodCard(
+    display_name="MF-Tree",
     title="MF-Tree — taxonomy induction by matrix factorisation",
     idea=(
         "When no hierarchy is given, build one: split the classes in two so that classes "
@@ -56,6 +57,7 @@ MFTREE_CARD = MethodCard(
 )
 
 CMTL_CARD = MethodCard(
+    display_name="CMTL label tree (Bengio et al.)",
     title="CMTL label tree (Bengio et al.)",
     idea=(
         "The label-tree baseline of seed 004: train one-vs-rest classifiers on part of the "

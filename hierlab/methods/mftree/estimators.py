@@ -21,7 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from hierlab.core.params import Param, declared
-from hierlab.core.registry import register
+from hierlab.core.registry import Inducer, register
 from hierlab.core.solver import Callback
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.methods.base import HierarchicalClassifier
@@ -299,6 +299,13 @@ register(
     # default size and kind here (MFTreeClassifier itself takes any)
     fixed={"n_components": 300, "kernel_approximation": "nystroem"},
     paper={"tau": 0, "split_rule": "argmax", "routing": "argmax"},
+    inducer=Inducer(
+        MFTree,
+        ("tau",),
+        about="MF-Tree (seed 004) splits the classes recursively by the top eigenvectors of "
+        "D = Yᵀ K Y; the approximate MF-Tree (tau > 0) uses a cheap split by class size and "
+        "class-mean distance above depth tau (Algorithm 3).",
+    ),
 )
 
 register(

@@ -176,7 +176,12 @@ _TAU = Param(
     "classes at little cost (Table 3 of seed 004).",
 )
 _N_COMPONENTS = Param(
-    "n_components", "int", 300, low=1, help="dimension of the RBF feature map (rbf only)"
+    "n_components",
+    "int",
+    300,
+    low=1,
+    label_text="feature-map dimension",
+    help="dimension of the RBF feature map (rbf only)",
 )
 _KERNEL_APPROXIMATION = Param(
     "kernel_approximation",

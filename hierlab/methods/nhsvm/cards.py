@@ -54,6 +54,7 @@ def _pegasos_card(*, citation: str = _CITE_003, **fields: str) -> MethodCard:
 
 
 HSVM_CARD = _pegasos_card(
+    display_name="HSVM",
     title="HSVM — hierarchical structured SVM (Cai & Hofmann)",
     idea=(
         "A structured SVM whose label is a whole root-to-leaf path (or several): the score "
@@ -92,6 +93,7 @@ HSVM_CARD = _pegasos_card(
 
 
 NHSVM_CARD = _pegasos_card(
+    display_name="NHSVM",
     title="NHSVM — normalised hierarchical SVM",
     idea=(
         "HSVM with two normalisations: each node gets a weight alpha_n with the weights on "
@@ -129,6 +131,7 @@ NHSVM_CARD = _pegasos_card(
 
 
 NHSVM13_CARD = _pegasos_card(
+    display_name="NHSVM, variant of eq. (13)",
     title="NHSVM, variant of eq. (13)",
     idea=(
         "NHSVM with the margin term divided by the distance between the two normalised "
@@ -156,6 +159,7 @@ NHSVM13_CARD = _pegasos_card(
 
 
 SSVM_CARD = MethodCard(
+    display_name="Shared SVM",
     title="Shared SVM — learned normalisation (structured shared norm)",
     idea=(
         "Instead of fixing the node weights alpha from the tree's shape, learn them with "

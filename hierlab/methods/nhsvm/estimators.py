@@ -66,9 +66,7 @@ AUTO_DUAL_MAX_BYTES = 1 * 2**30
 #: ... and only on sparse rows (text): the fraction of non-zero entries of X, stored dense
 #: or sparse, at most this (20 Newsgroups 0.001, the synthetic text set 0.02)
 AUTO_MAX_DENSITY = 0.1
-#: ``tol=None``: BCFW's certified relative gap, and Pegasos' relative per-epoch improvement.
-#: BCFW's 1e-3 costs about what 1e-2 did while every pass was certified (20 Newsgroups, NHSVM:
-#: 2.0 s then, 2.1-2.3 s now; IPC titles 0.51x -> 0.68x LinearSVC's time, 0.4701 -> 0.4705)
+#: ``tol=None``: BCFW's certified relative gap, and Pegasos' relative per-epoch improvement
 BCFW_TOL, PEGASOS_TOL = 1e-3, 1e-4
 #: ``epochs=None``: BCFW's passes (IPC titles reach the 1e-3 gap in about 30) and Pegasos' epochs
 BCFW_EPOCHS, PEGASOS_EPOCHS = 100, 30
@@ -211,6 +209,10 @@ _SOLVER = Param(
     "str",
     "auto",
     choices=SOLVERS,
+    choice_labels={
+        "bcfw": "BCFW: block-coordinate Frank-Wolfe on the dual",
+        "pegasos": "Pegasos: stochastic subgradient (the paper)",
+    },
     help="BCFW on the dual (single label, certified gap), Pegasos SGD (the paper; any label "
     "space), or auto: BCFW where it fits",
     note="auto: BCFW for single-label sparse data (text) on a tree at any size, on a DAG while "
@@ -247,6 +249,7 @@ _ALPHA_RULE = Param(
     "str",
     "eq7",
     choices=ALPHA_RULES,
+    label_text="α rule",
     help="normalisation weights: eq. 6 (min sum alpha^rho), eq. 7 (max min, directional) or "
     "eq. 6 with eq. 7's directional constraints",
     note="eq6: minimise sum alpha^rho (spreads weight over the path); eq7 (the default): "
@@ -327,6 +330,7 @@ _EPOCHS_PER_ALPHA = Param(
     "int",
     5,
     low=1,
+    label_text="epochs per α update",
     help="Pegasos epochs on V between alpha updates",
     note="Pegasos epochs on V between two alpha updates.",
 )
@@ -348,6 +352,7 @@ _ALPHA_INIT = Param(
     "str",
     "eq6",
     choices=ALPHA_RULES,
+    label_text="initial α",
     help="initial alpha",
     note="Starting alpha: eq. (6) or eq. (7).",
 )

@@ -34,8 +34,8 @@ import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp, minimize
 from scipy.sparse.csgraph import breadth_first_order, maximum_flow
 
-from hierlab.core._jit import jit_enabled
 from hierlab.core.exceptions import ConvergenceError, ParameterError
+from hierlab.core.jit import jit_enabled
 from hierlab.core.losses import LOSSES, DeltaRows
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.solvers.sgd_kernels import PathHinge, path_hinge_losses
@@ -47,6 +47,8 @@ __all__ = [
     "NORMALIZED_LOSS",
     "HierarchicalHinge",
     "class_attribute_matrix",
+    "closure_cut",
+    "closure_lp",
     "dag_max_label",
     "label_space_max",
     "leaf_path_matrix",
@@ -710,7 +712,7 @@ def closure_cut(R: np.ndarray, taxonomy: Taxonomy, batch: int = 32) -> np.ndarra
 
     The flow solver takes integer capacities: every example's rewards are scaled so that the
     batch's positive total is ``2^30``, so the set is optimal for rewards rounded to
-    ``sum(R_+) 2^-30`` (relative to the batch); :func:`_closure_lp` is the exact reference the
+    ``sum(R_+) 2^-30`` (relative to the batch); :func:`closure_lp` is the exact reference the
     tests compare with.
 
     Parameters
@@ -763,7 +765,7 @@ def closure_cut(R: np.ndarray, taxonomy: Taxonomy, batch: int = 32) -> np.ndarra
     return Z
 
 
-def _closure_lp(R: np.ndarray, taxonomy: Taxonomy, batch: int) -> np.ndarray:
+def closure_lp(R: np.ndarray, taxonomy: Taxonomy, batch: int) -> np.ndarray:
     """Ancestor-closed space on a DAG: the LP on the nodes that can matter, batched.
 
     Only ancestors-or-self of a node with a positive reward can be in an optimal set (dropping

@@ -357,7 +357,7 @@ class SharedSVMSolver(AlphaAlternation):
                     yield SolverState(epoch, 0.0, float(best), None, extra)
             # alpha step from the averaged iterate: U = sqrt(alpha) V_bar
             U = np.sqrt(alpha)[:, None] * V_bar
-            V = V_bar = np.empty((0, 0))  # they restart from the alpha step's V: dropped now
+            V = V_bar = np.empty((0, 0))  # the next round starts from the alpha step's V
             floor = self.alpha_floor * self._initial_alpha() if self.alpha_floor > 0 else None
             alpha, V_new = alpha_step(U, tax, floor)
             shared_norm = shared_norm_objective(U, alpha)

@@ -80,6 +80,7 @@ _TREE_SYMBOLS = (
 
 
 ORTHOGNL_CARD = MethodCard(
+    display_name="ORTHOGNL",
     title="ORTHOGNL — hierarchical SVM with orthogonal transfer",
     idea=(
         "One classifier per node, applied top-down. Instead of asking a child's classifier "
@@ -140,6 +141,7 @@ ORTHOGNL_CARD = MethodCard(
 
 
 FLATMULT_CARD = MethodCard(
+    display_name="FLATMULT",
     title="FLATMULT — flat multiclass SVM (Crammer & Singer)",
     idea=(
         "Ignore the hierarchy: one weight vector per leaf and the multiclass hinge of "
@@ -163,6 +165,7 @@ FLATMULT_CARD = MethodCard(
 
 
 HIERMULT_CARD = MethodCard(
+    display_name="HIERMULT",
     title="HIERMULT — one multiclass SVM per internal node",
     idea=(
         "Decompose the tree: at every internal node train an independent Crammer-Singer "
@@ -191,6 +194,7 @@ HIERMULT_CARD = MethodCard(
 
 
 TRANSFER_CARD = MethodCard(
+    display_name="TRANSFER",
     title="TRANSFER — recursive SVM with parent-child similarity",
     idea=(
         "The classic way to share strength along the tree: the same recursive classifier "
@@ -212,6 +216,7 @@ TRANSFER_CARD = MethodCard(
 
 
 TREELOSS_CARD = MethodCard(
+    display_name="TREELOSS",
     title="TREELOSS — Cai & Hofmann's hierarchical SVM",
     idea=(
         "A flat classifier whose class vectors are sums of increments along the path "

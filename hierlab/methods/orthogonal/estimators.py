@@ -46,6 +46,12 @@ from hierlab.core.regularizers import (
 from hierlab.core.solver import Callback
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.methods.base import HierarchicalClassifier
+from hierlab.methods.orthogonal.alpha import (
+    AUTO_ALPHA_FRACTION,
+    PAPER_ALPHA,
+    check_alpha,
+    resolve_alpha,
+)
 from hierlab.methods.orthogonal.cards import (
     FLATMULT_CARD,
     HIERMULT_CARD,
@@ -123,6 +129,10 @@ _SOLVER_PARAMS: tuple[Param, ...] = (
         choices=SOLVERS,
         help="bcfw: block-coordinate Frank-Wolfe on the dual (fast, certified); "
         "rda: the paper's Algorithm 1",
+        choice_labels={
+            "bcfw": "BCFW: block-coordinate Frank-Wolfe on the dual",
+            "rda": "RDA: the paper's Algorithm 1",
+        },
     ),
     Param(
         "max_iter",
@@ -149,6 +159,11 @@ _SOLVER_PARAMS: tuple[Param, ...] = (
         "linesearch",
         choices=AVERAGING,
         used_when={"solver": ("rda",)},
+        label_text="RDA averaging weights",
+        choice_labels={
+            "uniform": "1/t (the paper)",
+            "linesearch": "line search (lower bound maximised)",
+        },
         help="RDA weights: 1/t (paper) or the lower-bound-maximising step",
         note="'uniform' is the paper's 1/t weighting; 'linesearch' picks the weight that "
         "maximises the new lower bound, which usually closes the gap much faster.",
@@ -196,18 +211,17 @@ _ORTHOGONAL_PARAMS: tuple[Param, ...] = (
         "lambda_min",
         choices=("lambda_min", "jacobi"),
         used_when={"solver": ("rda",)},
+        label_text="RDA splitting",
+        choice_labels={
+            "lambda_min": "λ_min/2 ||w||² (the paper)",
+            "jacobi": "diagonally scaled (Jacobi)",
+        },
         help="RDA splitting: Psi = lambda_min/2 ||w||^2 (paper) or diagonally scaled",
         note="'lambda_min' is the paper's Psi = lambda_min/2 ||w||^2; 'jacobi' scales Psi "
         "per node by K_ii (still a valid split), which takes larger steps on the heavily "
         "regularised upper nodes and often converges faster.",
     ),
 )
-
-
-#: ``alpha="auto"``: this fraction of the taxonomy's largest admissible alpha. Half keeps
-#: ``lambda_min(Kbar)`` well away from 0 (RDA's step and BCFW's metric stay well conditioned) while
-#: the penalty still acts; on IPC titles (limit 0.7218) it is 0.361, on the Hieron tree 0.302.
-AUTO_ALPHA_FRACTION = 0.5
 
 
 def resolve_C(C: float | str, n_samples: int) -> float:
@@ -218,29 +232,6 @@ def resolve_C(C: float | str, n_samples: int) -> float:
             raise ParameterError(f"C must be a positive number or '1/n', got {C!r}")
         return 1.0 / max(int(n_samples), 1)
     return float(C)
-
-
-#: ``alpha="paper"``: Section 6's alpha, taken where the taxonomy admits it
-PAPER_ALPHA = 1.0
-
-
-def resolve_alpha(alpha: float | str, taxonomy: Taxonomy, limit: float | None = None) -> float:
-    """The ``alpha`` that runs: a number as given; ``"auto"`` as :data:`AUTO_ALPHA_FRACTION` of
-    :func:`~hierlab.core.regularizers.max_admissible_alpha` (1.0 on a flat taxonomy, where no
-    two nodes are in an ancestor relation and alpha is idle); ``"paper"`` as
-    :data:`PAPER_ALPHA` (Section 6) when it is strictly below that limit, else as ``"auto"``.
-    ``limit``: that largest admissible alpha when the caller already has it (an eigenproblem
-    over the nodes otherwise).
-    """
-    if isinstance(alpha, str):
-        word = alpha.strip().lower()
-        if word not in ("auto", "paper"):
-            raise ParameterError(f"alpha must be a number, 'auto' or 'paper', got {alpha!r}")
-        limit = max_admissible_alpha(taxonomy) if limit is None else limit
-        if word == "paper" and PAPER_ALPHA < limit:
-            return PAPER_ALPHA
-        return 1.0 if not np.isfinite(limit) else AUTO_ALPHA_FRACTION * float(limit)
-    return float(alpha)
 
 
 # ------------------------------------------------------------------------------ estimators
@@ -625,9 +616,8 @@ TREELOSS_DEFAULT_C = 0.3
 _TREELOSS_C = replace(
     _C,
     default=TREELOSS_DEFAULT_C,
-    note=_C.note + " TREELOSS defaults to 0.3: measured exact accuracy at C = 0.1 / 0.3 / 0.5 / "
-    "1, 20 Newsgroups 0.854 / 0.860 / 0.856 / 0.854, IPC titles 0.464 / 0.467 / 0.461 / 0.447 "
-    "(HIERMULT and TRANSFER lose at 0.3 on 20 Newsgroups: 0.841, 0.835).",
+    note=_C.note + " TREELOSS defaults to 0.3, its best exact accuracy among 0.1, 0.3, 0.5 and "
+    "1 on 20 Newsgroups and IPC titles (HIERMULT and TRANSFER do worse at 0.3).",
 )
 
 
@@ -702,6 +692,8 @@ register(
     summary="Hierarchical SVM with orthogonal transfer (recursive, BCFW or RDA, certified bounds)",
     bounds=True,
     paper={**PAPER_PRESET, "split": "lambda_min", "alpha": "paper"},
+    check=check_alpha,
+    rank=2,
 )
 register(
     "flatmult",
@@ -711,6 +703,7 @@ register(
     summary="Flat Crammer-Singer multiclass SVM over the leaves (BCFW/RDA)",
     bounds=True,
     paper=PAPER_PRESET,
+    rank=1,
 )
 register(
     "hiermult",
@@ -720,6 +713,7 @@ register(
     summary="One Crammer-Singer SVM per internal node, recursive prediction (BCFW/RDA)",
     bounds=True,
     paper=PAPER_PRESET,
+    rank=3,
 )
 register(
     "transfer",
@@ -729,6 +723,7 @@ register(
     summary="Recursive SVM with parent-child similarity regularisation (BCFW/RDA)",
     bounds=True,
     paper=PAPER_PRESET,
+    rank=4,
 )
 register(
     "treeloss",
@@ -738,4 +733,5 @@ register(
     summary="Cai & Hofmann hierarchical SVM: path sums, slack rescaled by tree distance (BCFW/RDA)",
     bounds=True,
     paper=PAPER_PRESET,
+    rank=5,
 )

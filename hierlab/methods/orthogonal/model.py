@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from hierlab.core._jit import jit_enabled, njit
+from hierlab.core.jit import jit_enabled, njit
 from hierlab.core.losses import delta as label_loss
 from hierlab.core.losses import get_loss
 from hierlab.core.model import DualBlocks, LinearModel, per_label_blocks, product, sparse_table
@@ -180,7 +180,7 @@ class SiblingIndex:
         use_jit : bool, optional
             The compiled loop (numba: the sibling groups of the ``D`` nodes only, ``O(n D
             max_siblings)`` instead of the ``O(n m)`` passes of :meth:`violations`; the same
-            numbers, ties broken alike); None: :func:`hierlab.core._jit.jit_enabled`.
+            numbers, ties broken alike); None: :func:`hierlab.core.jit.jit_enabled`.
 
         Returns
         -------

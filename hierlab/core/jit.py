@@ -22,7 +22,9 @@ __all__ = [
     "njit",
     "scalar_cfunc",
     "sparse_row_times",
+    "sparse_row_times_py",
     "sparse_row_update",
+    "sparse_row_update_py",
 ]
 
 numba: Any
@@ -69,7 +71,7 @@ def scalar_cfunc(fn: Callable[[float], float]) -> Callable[[float], float] | Non
     return compiled
 
 
-def _sparse_row_times(
+def sparse_row_times_py(
     WT: Any, indptr: Any, indices: Any, data: Any, i: int, out: Any
 ) -> None:  # pragma: no cover - compiled by numba
     """``out = x_i^T WT`` for row ``i`` of a CSR matrix; ``WT`` of shape (n_features, m)."""
@@ -83,7 +85,7 @@ def _sparse_row_times(
             out[j] += x * WT[c, j]
 
 
-def _sparse_row_update(
+def sparse_row_update_py(
     WT: Any, indptr: Any, indices: Any, data: Any, i: int, v: Any
 ) -> None:  # pragma: no cover - compiled by numba
     """``WT[cols of row i] += outer(x_i, v)``."""
@@ -96,5 +98,5 @@ def _sparse_row_update(
 
 
 #: Building blocks of the kernels (None without numba; the kernels are then never compiled).
-sparse_row_times: Any = njit(_sparse_row_times)
-sparse_row_update: Any = njit(_sparse_row_update)
+sparse_row_times: Any = njit(sparse_row_times_py)
+sparse_row_update: Any = njit(sparse_row_update_py)
