@@ -314,6 +314,12 @@ def test_app_graph_sees_the_app() -> None:
     assert "app.ui.widgets" in graph["app.app_pages.train"]
 
 
+def test_no_import_circle_in_the_app() -> None:
+    """No circle among the app's modules, function-level and type-checking imports included
+    (a type a module only annotates with is still a fact it takes from the other)."""
+    assert _cycles(_app_graph()) == []
+
+
 def test_engine_never_imports_the_app() -> None:
     bad = {
         m: sorted(n for n in _imports(m) if n.split(".")[0] in ("app", "streamlit"))
