@@ -19,8 +19,7 @@ import numpy as np
 import pandas as pd
 from sklearn.exceptions import ConvergenceWarning
 
-from app.state.views import RunViews
-from app.state.views import prepare as prepare_views
+from app.state.views import RunViews, prepare_views
 from hierlab import HierDataset, Taxonomy, get_method, list_methods, make_estimator
 from hierlab.core.dataset import is_label_set
 from hierlab.core.exceptions import IgnoredParameterWarning

@@ -1,6 +1,6 @@
 """What Explore and Compare show of a run, computed once per run and kept with it.
 
-At the end of training (:func:`prepare`, called by :func:`app.state.runs.fit_run`) a run gets
+At the end of training (:func:`prepare_views`, called by :func:`app.state.runs.fit_run`) a run gets
 its :class:`RunViews`: the per-node and per-level errors, the gamma histogram, each example's
 tree distance and the non-empty confusion cells at every depth
 (:func:`hierlab.evaluation.views.confused_pairs`, never a ``K x K`` table) — about a second on
@@ -48,7 +48,7 @@ __all__ = [
     "Summary",
     "compute_summary",
     "has_probabilities",
-    "prepare",
+    "prepare_views",
     "probability_job",
     "run_views",
     "single_label_tree",
@@ -207,7 +207,7 @@ def has_probabilities(run: ScoredRun) -> bool:
     return getattr(run.estimator, "calibration_", None) is not None
 
 
-def prepare(run: ScoredRun, test: HierDataset) -> None:
+def prepare_views(run: ScoredRun, test: HierDataset) -> None:
     """At the end of training: the run's views now, its probability report in the background.
     Never raises (a failure is shown when a page asks for the views)."""
     try:

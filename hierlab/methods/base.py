@@ -238,7 +238,7 @@ class HierarchicalClassifier(CalibratedProbabilitiesMixin, ClassifierMixin, Base
         """
         check_is_fitted(self, "taxonomy_")
         X = check_X(X, self, reset=False)
-        ids = self._predicted_ids(X)
+        ids = self._predict_ids_by_block(X)
         if threshold is not None:
             t = float(threshold)
             if not 0.0 <= t <= 1.0:
@@ -254,7 +254,7 @@ class HierarchicalClassifier(CalibratedProbabilitiesMixin, ClassifierMixin, Base
             return out
         return self._decode(np.asarray(ids, dtype=np.int64))
 
-    def _predicted_ids(self, X: np.ndarray | sp.csr_matrix) -> Any:
+    def _predict_ids_by_block(self, X: np.ndarray | sp.csr_matrix) -> Any:
         """:meth:`_predict_ids` a block of rows at a time (:func:`~hierlab.methods.probability.
         row_blocks`: about :data:`PREDICT_ENTRIES` scores per block), so predicting many rows over
         many classes never holds an (n_samples x n_nodes) score matrix (25,000 rows at 10^4
@@ -274,7 +274,8 @@ class HierarchicalClassifier(CalibratedProbabilitiesMixin, ClassifierMixin, Base
         multi-label, the union over the predicted nodes).
         """
         check_is_fitted(self, "taxonomy_")
-        return self._closure(self._predicted_ids(check_X(X, self, reset=False))).astype(np.int8)
+        ids = self._predict_ids_by_block(check_X(X, self, reset=False))
+        return self._closure(ids).astype(np.int8)
 
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         """Accuracy with the ancestor rule: an internal label is right when it lies on the path.
@@ -283,7 +284,7 @@ class HierarchicalClassifier(CalibratedProbabilitiesMixin, ClassifierMixin, Base
         """
         check_is_fitted(self, "taxonomy_")
         truth = self._encode(y)  # node ids: int labels are names, not ids
-        pred = self._predicted_ids(check_X(X, self, reset=False))
+        pred = self._predict_ids_by_block(check_X(X, self, reset=False))
         if sp.issparse(truth) or sp.issparse(pred):  # subset 0/1 of the ancestor closures
             differ = (self._closure(truth) != self._closure(pred)).tocsr()
             return float(np.mean(np.diff(differ.indptr) == 0))

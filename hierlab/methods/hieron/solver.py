@@ -41,20 +41,26 @@ predictor (flat Hieron over the children) at each internal vertex, trained on
 
 Both report through the solver contract (``lower=None``: the method has no certificate): ``upper``
 is the normalised cumulative tree-induced error of the online predictions (Table 1, "online").
+
+This module holds what the two forms share (the rounds of Algorithm 1, the competitor and the
+update direction, the contract, the scores); the primal form's passes over ``W`` are
+:class:`~hierlab.methods.hieron.primal.PrimalFormMixin`, the kernel form's support set
+:class:`~hierlab.methods.hieron.kernel_form.KernelFormMixin`, both bases of
+:class:`HieronSolver` (its state, and so a saved model, is the same one object).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from hierlab.core.exceptions import DataError, ParameterError
-from hierlab.core.model import dense
 from hierlab.core.solver import Solver, SolverState
+from hierlab.methods.hieron.kernel_form import KernelFormMixin
 from hierlab.methods.hieron.model import (
     TIE_RTOL,
     HieronCoef,
@@ -63,9 +69,9 @@ from hierlab.methods.hieron.model import (
     PathGeometry,
     first_argmax,
     increments_from_prototypes,
-    predict_from_scores,
     row_sq_norms,
 )
+from hierlab.methods.hieron.primal import PrimalFormMixin
 
 __all__ = ["UPDATES", "GreedyHieronSolver", "HieronSolver"]
 
@@ -73,7 +79,7 @@ __all__ = ["UPDATES", "GreedyHieronSolver", "HieronSolver"]
 UPDATES = ("prediction", "max-loss")
 
 
-class HieronSolver(Solver):
+class HieronSolver(PrimalFormMixin, KernelFormMixin, Solver):
     """Online / batch Hieron on one tree; keeps its state across calls (``partial_fit``).
 
     Parameters
@@ -152,18 +158,7 @@ class HieronSolver(Solver):
         # primal state (its memory layout follows the data: :meth:`_set_layout`)
         self.W = np.zeros((self.n_nodes, self.n_features)) if kernel is None else None
         self.U = np.zeros_like(self.W) if (kernel is None and track_average) else None
-        # dual state: support set stored once, coefficients B (path sums) and their weighted sum
-        self._sv_n = 0
-        self._sv_dense = np.zeros((0, self.n_features))
-        self._sv_data = np.zeros(0)
-        self._sv_indices = np.zeros(0, dtype=np.int32)
-        self._sv_indptr = np.zeros(1, dtype=np.int64)
-        self._sv_sparse = False
-        self._sv_sq = np.zeros(0)
-        self._sv_rsq = np.zeros(0)
-        self._B = np.zeros((0, self.n_nodes))
-        self._UB = np.zeros((0, self.n_nodes))
-        self._scratch = np.zeros(self.n_features) if kernel is not None else None
+        self._init_support_set()  # the kernel form's state (empty in the primal form)
         self.rounds = 0
         self.n_updates = 0
         self.cumulative_gamma = 0.0
@@ -267,28 +262,6 @@ class HieronSolver(Solver):
             converged=converged,
         )
 
-    def _set_layout(self, sparse: bool) -> None:
-        """Prototypes feature-major (Fortran order) for CSR rows, node-major for dense ones.
-
-        A sparse row reads and writes the contiguous rows ``W.T[j]`` of its features (not one
-        entry per node, each in another row: at 1,000 nodes scoring a row took 0.6 ms), and
-        ``X @ W.T`` then multiplies a C-ordered matrix without copying ``W``; a dense row's
-        update writes whole rows ``W[v]``. Converted (one copy) only when the kind of data
-        changes between calls.
-        """
-        assert self.W is not None
-        if self.W.flags.f_contiguous if sparse else self.W.flags.c_contiguous:
-            return
-        order: Literal["C", "F"] = "F" if sparse else "C"
-        if self.rounds == 0 and not self.W.any():  # untouched zeros: allocate, do not copy
-            shape, averaged = self.W.shape, self.U is not None
-            self.W = self.U = None  # released first
-            self.W = np.zeros(shape, order=order)
-            self.U = np.zeros(shape, order=order) if averaged else None
-            return
-        self.W = np.asarray(self.W, order=order)
-        self.U = None if self.U is None else np.asarray(self.U, order=order)
-
     # ------------------------------------------------------------------ one example
     def learn_one(self, x: np.ndarray, y: int) -> int:
         """One round on a dense row ``x`` of shape (n_features,); returns the online prediction."""
@@ -341,199 +314,6 @@ class HieronSolver(Solver):
             return first_argmax(s)
         return int(cand[first_argmax(s[cand])])
 
-    def _pass_primal_dense(
-        self, X: np.ndarray, y: np.ndarray, sq: np.ndarray, idx: np.ndarray, pred: np.ndarray
-    ) -> None:
-        """The rounds ``idx`` one by one on dense ``X`` (online predictions into ``pred``)."""
-        W = self.W
-        assert W is not None
-        cand = self.candidates
-        maxloss = self.update == "max-loss"
-        M, SG, mask = self._M, self._SG, self._cand_mask
-        t = self.rounds
-        n_upd = 0
-        sql = 0.0
-        for j in range(len(idx)):
-            i = idx[j]
-            s = W @ X[i]
-            m = s.max() if cand is None else s[cand].max()
-            tie = m - TIE_RTOL * (1.0 + abs(m))
-            if cand is None:
-                yh = int(np.argmax(s >= tie))
-            else:
-                yh = int(cand[np.argmax(s[cand] >= tie)])
-            pred[j] = yh
-            yi = int(y[i])
-            t += 1
-            # --- competitor and loss (inlined _competitor for speed on small trees)
-            if maxloss:
-                l = s + (SG[yi] if SG is not None else self.geometry.sqrt_gamma_row(yi))
-                if mask is not None:
-                    l += mask
-                m = l.max()
-                v = int(np.argmax(l >= m - TIE_RTOL * (1.0 + abs(m))))
-                loss = float(l[v] - s[yi])
-                if v == yi or loss <= 0.0:
-                    continue
-            else:
-                if yh == yi:
-                    continue
-                v = yh
-                loss = -1.0  # computed below once gamma is known
-            if M is not None:
-                c = M[yi] - M[v]
-                g = c[yi] - c[v]
-            else:
-                c, g = self.geometry.direction(yi, v)
-            if loss < 0.0:
-                loss = float(s[v] - s[yi]) + math.sqrt(g)
-            sql += loss * loss
-            if sq[i] <= 0.0:  # x = 0: no update can separate it
-                continue
-            self._step(X, int(i), c, loss / (g * sq[i]), t, sparse=False)
-            n_upd += 1
-        self.rounds = t
-        self.n_updates += n_upd
-        self.cumulative_sq_loss += sql
-
-    def _step(self, X: Any, i: int, c: np.ndarray, a: float, t: int, sparse: bool) -> None:
-        """Eq. (7) on the prototypes, ``W += a c x_i^T``, and ``U += t a c x_i^T`` (eq. 13).
-
-        Only the rows where ``c`` is non-zero (the two paths' symmetric difference and the
-        subtrees below it) and, for CSR ``X``, the columns of row ``i`` are touched.
-        """
-        W, U = self.W, self.U
-        assert W is not None
-        rows = np.flatnonzero(c)
-        if sparse:
-            a0, a1 = X.indptr[i], X.indptr[i + 1]
-            cols = X.indices[a0:a1]
-            step = (a * c[rows])[:, None] * X.data[a0:a1]
-            W[np.ix_(rows, cols)] += step
-            if U is not None:
-                U[np.ix_(rows, cols)] += t * step
-            return
-        step = (a * c[rows])[:, None] * X[i]
-        W[rows] += step
-        if U is not None:
-            step *= t
-            U[rows] += step
-
-    def _pass_primal_blocked(
-        self, X: Any, y: np.ndarray, sq: np.ndarray, idx: np.ndarray, pred: np.ndarray
-    ) -> None:
-        """The same rounds as the per-example loops, scored ahead in blocks (dense or CSR).
-
-        Scores of the next ``B`` examples come from one matrix product with the current
-        prototypes; the rounds before the first one that needs an update are exactly the rounds
-        the sequential loop would run (nothing changes in between), so they are settled at once.
-        The update is then applied and scoring resumes after it. ``B`` doubles while no update is
-        met and shrinks after one, so late, mostly-correct passes cost a few matrix products.
-        """
-        sparse = sp.issparse(X)
-        n = len(idx)
-        contiguous = (
-            n > 0 and int(idx[-1]) - int(idx[0]) == n - 1 and bool(np.all(np.diff(idx) == 1))
-        )
-        pos, B = 0, 8
-        rate = 0.5  # running estimate of the fraction of rounds that update
-        sql = 0.0  # squared losses of the block rounds, added to the total as the loops do
-        while pos < n:
-            if rate > 0.3:
-                # updates on (almost) every round: blocks would be rescored for nothing; run the
-                # next rounds one by one, then try blocks again if updates have become rarer
-                seg = idx[pos : pos + 32]
-                self.cumulative_sq_loss += sql
-                sql = 0.0
-                before = self.n_updates
-                loop = self._pass_primal_sparse if sparse else self._pass_primal_dense
-                loop(X, y, sq, seg, pred[pos : pos + len(seg)])
-                rate, B = _track(rate, len(seg), self.n_updates - before)
-                pos += len(seg)
-                continue
-            end = min(n, pos + B)
-            rows_i = idx[pos:end]
-            Xb = X[int(idx[pos]) : int(idx[pos]) + (end - pos)] if contiguous else X[rows_i]
-            P, V, losses, need = self._score_block(Xb, y[rows_i], sparse)
-            hit = np.flatnonzero(need)
-            settled = int(hit[0]) + 1 if len(hit) else end - pos  # rounds up to the update
-            pred[pos : pos + settled] = P[:settled]
-            self.rounds += settled
-            pos += settled
-            rate, B = _track(rate, settled, int(len(hit) > 0))
-            if len(hit):
-                j = settled - 1
-                i, yi, v = int(rows_i[j]), int(y[rows_i[j]]), int(V[j])
-                sql += self._update_from_block(X, i, yi, v, float(losses[j]), sq[i], sparse)
-        self.cumulative_sq_loss += sql
-
-    def _score_block(
-        self, Xb: Any, yb: np.ndarray, sparse: bool
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Predictions, competitors and losses of a block of rounds scored with the current ``W``.
-
-        Returns
-        -------
-        P : ndarray of int
-            The online predictions (eq. 1).
-        V : ndarray of int
-            The competitors of the updates (``P`` for ``update="prediction"``).
-        losses : ndarray
-            ``s_V - s_y + sqrt(gamma(y, V))`` for max-loss; ``s_V - s_y`` for prediction (the
-            margin term is added once gamma is known).
-        need : ndarray of bool
-            The rounds that update.
-        """
-        W = self.W
-        assert W is not None
-        S = _block_scores(Xb, W) if sparse else np.asarray(Xb @ W.T)
-        P = predict_from_scores(S, self.candidates)
-        r = np.arange(len(yb))
-        if self.update != "max-loss":
-            return P, P, S[r, P] - S[r, yb], P != yb
-        L = S + (self._SG[yb] if self._SG is not None else self.geometry.sqrt_gamma_rows(yb))
-        if self._cand_mask is not None:
-            L += self._cand_mask
-        V = predict_from_scores(L)
-        losses = L[r, V] - S[r, yb]
-        return P, V, losses, (V != yb) & (losses > 0.0)
-
-    def _update_from_block(
-        self, X: Any, i: int, yi: int, v: int, loss: float, sq_i: float, sparse: bool
-    ) -> float:
-        """Apply the update of round ``self.rounds`` (example ``i``, competitor ``v``).
-
-        ``loss`` comes from :meth:`_score_block`; returns the squared loss suffered.
-        """
-        c, g = self._direction(yi, v)
-        if self.update != "max-loss":
-            loss += math.sqrt(g)
-        if sq_i > 0.0:  # x = 0: no update can separate it
-            self._step(X, i, c, loss / (g * sq_i), self.rounds, sparse)
-            self.n_updates += 1
-        return loss * loss
-
-    def _pass_primal_sparse(
-        self, X: sp.csr_matrix, y: np.ndarray, sq: np.ndarray, idx: np.ndarray, pred: np.ndarray
-    ) -> None:
-        """The rounds ``idx`` one by one on CSR ``X`` (online predictions into ``pred``)."""
-        W = self.W
-        assert W is not None
-        indptr, indices, data = X.indptr, X.indices, X.data
-
-        WT = W.T  # (n_features, n_nodes), C-ordered: a feature's weights are contiguous
-
-        def score(i: int) -> np.ndarray:
-            """``W^v . x_i`` from the rows of ``W^T`` of row ``i``'s features."""
-            a0, a1 = indptr[i], indptr[i + 1]
-            return np.asarray(data[a0:a1] @ WT[indices[a0:a1]])
-
-        def update(i: int, c: np.ndarray, a: float, t: int) -> None:
-            """Eq. (7) on the columns of row ``i``."""
-            self._step(X, i, c, a, t, sparse=True)
-
-        self._pass_rounds(y, sq, idx, pred, score, update)
-
     def _pass_rounds(
         self,
         y: np.ndarray,
@@ -584,117 +364,6 @@ class HieronSolver(Solver):
         self.n_updates += n_upd
         self.cumulative_sq_loss += sql
 
-    # ------------------------------------------------------------------ kernel form
-    def support_vectors(self) -> Any:
-        """The support set, shape (n_support, n_features): dense or CSR like the data."""
-        if self._sv_sparse:
-            return self._support_csr(copy=True)
-        return self._sv_dense[: self._sv_n].copy()
-
-    def _support_csr(self, copy: bool) -> sp.csr_matrix:
-        """The support set stored as CSR: views of the growing buffers, or a copy."""
-        n = self._sv_n
-        nnz = int(self._sv_indptr[n])
-        parts = (self._sv_data[:nnz], self._sv_indices[:nnz], self._sv_indptr[: n + 1])
-        if copy:
-            parts = (parts[0].copy(), parts[1].copy(), parts[2].copy())
-        return sp.csr_matrix(parts, shape=(n, self.n_features))
-
-    def _sv_append(self, X: Any, i: int, sq_i: float, raw_sq_i: float) -> int:
-        """Store row ``i`` of ``X`` in the support set; return its row."""
-        n = self._sv_n
-        if n == 0:
-            self._sv_sparse = sp.issparse(X)
-        if n >= len(self._B):
-            cap = max(16, 2 * len(self._B))
-            self._B = _grow(self._B, cap)
-            self._UB = _grow(self._UB, cap)
-            self._sv_sq = _grow(self._sv_sq, cap)
-            self._sv_rsq = _grow(self._sv_rsq, cap)
-            if not self._sv_sparse:
-                self._sv_dense = _grow(self._sv_dense, cap)
-            else:
-                self._sv_indptr = _grow(self._sv_indptr, cap + 1)
-        if self._sv_sparse:
-            a0, a1 = X.indptr[i], X.indptr[i + 1]
-            nnz = int(self._sv_indptr[n])
-            need = nnz + (a1 - a0)
-            if need > len(self._sv_data):
-                cap2 = max(need, 2 * len(self._sv_data), 64)
-                self._sv_data = _grow(self._sv_data, cap2)
-                self._sv_indices = _grow(self._sv_indices, cap2)
-            self._sv_data[nnz:need] = X.data[a0:a1]
-            self._sv_indices[nnz:need] = X.indices[a0:a1]
-            self._sv_indptr[n + 1] = need
-        else:
-            self._sv_dense[n] = X[i] if not sp.issparse(X) else X[i].toarray().ravel()
-        self._sv_sq[n] = sq_i
-        self._sv_rsq[n] = raw_sq_i
-        self._sv_n = n + 1
-        return n
-
-    def _kernel_row(self, X: Any, i: int, sparse_x: bool) -> np.ndarray:
-        """``k_j = K(x_j, x_i)`` over the support set, shape (n_support,)."""
-        n = self._sv_n
-        kern = self.kernel
-        assert kern is not None and self._scratch is not None
-        if sparse_x:
-            a0, a1 = X.indptr[i], X.indptr[i + 1]
-            cols, d = X.indices[a0:a1], X.data[a0:a1]
-            xsq = float(d @ d)
-        else:
-            x = X[i]
-            xsq = float(x @ x)
-        if n == 0:
-            return np.zeros(0)
-        if self._sv_sparse:
-            S = self._support_csr(copy=False)
-            if sparse_x:
-                self._scratch[cols] = d
-                dot = S @ self._scratch
-                self._scratch[cols] = 0.0
-            else:
-                dot = S @ x
-        elif sparse_x:
-            dot = self._sv_dense[:n][:, cols] @ d
-        else:
-            dot = self._sv_dense[:n] @ x
-        if kern.name == "linear":
-            return np.asarray(dot)
-        return kern.from_dot(np.asarray(dot), self._sv_rsq[:n], xsq)
-
-    def _pass_dual(
-        self,
-        X: Any,
-        y: np.ndarray,
-        ksq: np.ndarray,
-        idx: np.ndarray,
-        pred: np.ndarray,
-        sv_row: np.ndarray,
-    ) -> None:
-        """The rounds ``idx`` in the kernel form; ``sv_row[i]``: the support row of example
-        ``i`` (-1 until its first update stores it)."""
-        sparse_x = sp.issparse(X)
-        raw_sq = row_sq_norms(X)
-
-        def score(i: int) -> np.ndarray:
-            """``k @ B`` with ``k_j = K(x_j, x_i)`` over the support set (eq. 12)."""
-            k = self._kernel_row(X, i, sparse_x)
-            n = self._sv_n
-            return np.asarray(k @ self._B[:n]) if n else np.zeros(self.n_nodes)
-
-        def update(i: int, c: np.ndarray, a: float, t: int) -> None:
-            """Store ``x_i`` once in the support set and move its coefficients by ``a c``."""
-            r = int(sv_row[i])
-            if r < 0:
-                r = self._sv_append(X, i, float(ksq[i]), float(raw_sq[i]))
-                sv_row[i] = r
-            self._B[r] += a * c
-            if self.track_average:
-                self._UB[r] += (a * t) * c
-
-        self._pass_rounds(y, ksq, idx, pred, score, update)
-
     # ------------------------------------------------------------------ batch scoring
     def scores(self, X: Any, averaged: bool = False, chunk: int = 4096) -> np.ndarray:
         """``s[i, v] = W^v . x_i`` (eq. 3), of the last or the averaged hypothesis.
@@ -725,23 +394,6 @@ class HieronSolver(Solver):
             out[s0 : s0 + chunk] = K @ B
         return out
 
-    def _primal_scores(self, X: Any, averaged: bool) -> np.ndarray:
-        """``X W^T`` of the last or the averaged prototypes, without copying ``W``.
-
-        The average is never formed: its scores are ``X W^T - (X U^T) / (T + 1)`` (equal to
-        ``X (W - U / (T + 1))^T`` up to rounding), two products of the size of the output. Forming
-        the (nodes x features) average per call made the in-sample calibration, which scores
-        the training rows a block at a time, cost O(blocks x nodes x features): quadratic in
-        the classes (hieron-batch at 3,000 leaves: 46 of 81 s).
-        """
-        W, U = self.W, self.U
-        assert W is not None
-        out = dense(X @ W.T)
-        if averaged:
-            assert U is not None
-            out -= dense(X @ U.T) / (self.rounds + 1)
-        return out
-
     def increments(self, averaged: bool = False) -> np.ndarray:
         """Primal increments ``w^v = W^v - W^{A(v)}`` of shape (n_nodes, n_features).
 
@@ -768,20 +420,6 @@ class HieronSolver(Solver):
         B = coef.dual_average if averaged else coef.dual_last
         assert B is not None
         return increments_from_prototypes(B.T, self.geometry.parent).T
-
-
-def _track(rate: float, rounds: int, updates: int) -> tuple[float, int]:
-    """The blocked pass's running update rate after ``rounds`` rounds with ``updates`` updates,
-    and the next block size (about two updates' worth of rounds, 4 to 4096)."""
-    w = min(0.5, rounds / 64.0)
-    rate = (1.0 - w) * rate + w * updates / max(rounds, 1)
-    return rate, int(min(4096, max(4, 2.0 / max(rate, 1e-4))))
-
-
-def _grow(a: np.ndarray, cap: int) -> np.ndarray:
-    out = np.zeros((cap, *a.shape[1:]), dtype=a.dtype)
-    out[: len(a)] = a
-    return out
 
 
 class GreedyHieronSolver(Solver):
@@ -962,16 +600,3 @@ class GreedyHieronSolver(Solver):
             at[act] = nxt
             active[act[stayed]] = False
         return at
-
-
-def _block_scores(Xb: sp.csr_matrix, W: np.ndarray) -> np.ndarray:
-    """``Xb @ W.T`` for a small CSR block, reading only the block's columns of ``W``.
-
-    ``Xb @ W.T`` would first copy all of ``W`` into C order (``W.T`` is a Fortran view):
-    O(n_nodes * n_features) per block. Here the block's columns are renumbered (in the same
-    order, so every row's sum runs over the same terms in the same order) and only
-    ``W[:, J]`` is gathered: O(n_nodes * |J|).
-    """
-    J, inv = np.unique(Xb.indices, return_inverse=True)
-    XJ = sp.csr_matrix((Xb.data, inv.ravel(), Xb.indptr), shape=(Xb.shape[0], len(J)))
-    return np.asarray(XJ @ np.ascontiguousarray(W[:, J].T))
