@@ -275,8 +275,7 @@ def _ok_or_admissibility(at: AppTest) -> None:
 
 
 def test_orthognl_admissibility_indicator() -> None:
-    if "orthognl" not in list_methods():
-        pytest.skip("orthognl is not registered")
+    assert "orthognl" in list_methods()  # a registry without it must fail here, not skip
     from hierlab.core.regularizers import max_admissible_alpha
 
     at = _new()
