@@ -21,6 +21,7 @@ __all__ = [
     "encode_labels",
     "is_label_set",
     "is_multilabel",
+    "label_names",
 ]
 
 
@@ -88,6 +89,27 @@ def is_multilabel(y: Any) -> bool:
     except TypeError:
         return False
     return any(issubclass(k, LABEL_SET_TYPES) for k in kinds)
+
+
+def label_names(y: Any) -> np.ndarray:
+    """The labels as node names: a str per row, or for a multi-label ``y`` (:func:`is_multilabel`)
+    a tuple of str per row (a row of one label becomes a tuple of one).
+
+    Parameters
+    ----------
+    y : sequence of shape (n_samples,)
+        Labels (node names or other values, turned into str), or label sets.
+
+    Returns
+    -------
+    ndarray of object of shape (n_samples,)
+    """
+    out = np.empty(len(y), dtype=object)
+    if is_multilabel(y):
+        out[:] = [tuple(str(v) for v in lab) if is_label_set(lab) else (str(lab),) for lab in y]
+    else:
+        out[:] = [str(lab) for lab in y]
+    return out
 
 
 def encode_labels(y: Any, taxonomy: Taxonomy) -> np.ndarray | sp.csr_matrix:
@@ -182,13 +204,7 @@ class HierDataset:
             self.X = np.asarray(self.X, dtype=np.float64)
             if self.X.ndim != 2:
                 raise DataError(f"X must be 2-D, got shape {self.X.shape}")
-        y = np.empty(len(self.y), dtype=object)
-        sets = is_multilabel(self.y)
-        y[:] = [
-            tuple(str(v) for v in lab) if is_label_set(lab) else (str(lab),) if sets else str(lab)
-            for lab in self.y
-        ]
-        self.y = y
+        self.y = label_names(self.y)
         values = self.X.data if sp.issparse(self.X) else self.X
         if np.isinf(values).any():
             if sp.issparse(self.X):

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from hierlab.core.dataset import is_label_set, is_multilabel
+from hierlab.core.dataset import is_label_set, is_multilabel, label_names
 from hierlab.core.exceptions import DataError
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.evaluation.calibration import calibration_sums
@@ -267,7 +267,7 @@ def probability_report(
         single-label data, ``thresholds`` (the :func:`threshold_curve` table).
     """
     tax = estimator.taxonomy_
-    y = _names(y)  # the user's labels may be ints: names, not ids
+    y = label_names(y)  # the user's labels may be ints: names, not ids
     # a tree induced from the training labels (MF-Tree, CMTL) lacks the classes the training
     # rows never had: those test rows cannot be scored against it and are counted, not scored
     known = np.array(
@@ -292,7 +292,7 @@ def probability_report(
         "unscored_rows": int((~known).sum()),
     }
     if not is_multilabel(y):
-        pred = _names(estimator.predict(X))
+        pred = label_names(estimator.predict(X))
         out["thresholds"] = threshold_curve(y, P, pred, tax, thresholds)
     return out
 
@@ -331,10 +331,3 @@ def _standard_calibration(estimator: Any, P: np.ndarray, y: np.ndarray, tax: Tax
 def _take_rows(X: Any, rows: np.ndarray) -> Any:
     """Rows ``rows`` of an array, sparse matrix or DataFrame."""
     return X.iloc[rows] if hasattr(X, "iloc") else X[rows]
-
-
-def _names(y: Any) -> np.ndarray:
-    """Labels as node names (str, or tuples of str for multi-label rows)."""
-    out = np.empty(len(y), dtype=object)
-    out[:] = [tuple(str(v) for v in lab) if is_label_set(lab) else str(lab) for lab in y]
-    return out

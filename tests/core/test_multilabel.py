@@ -14,7 +14,13 @@ import pytest
 import scipy.sparse as sp
 
 from hierlab import NHSVMClassifier, TopDownClassifier
-from hierlab.core.dataset import HierDataset, encode_labels, is_label_set, is_multilabel
+from hierlab.core.dataset import (
+    HierDataset,
+    encode_labels,
+    is_label_set,
+    is_multilabel,
+    label_names,
+)
 from hierlab.core.exceptions import DataError
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.evaluation import metrics
@@ -69,6 +75,11 @@ def test_a_scalar_row_of_a_multilabel_y_is_a_set_of_one_label() -> None:
     ds = HierDataset(np.zeros((3, 2)), y, TAX)
     assert ds.is_multilabel and list(ds.y) == [("b", "d"), ("d",), ("c",)]
     assert all(is_label_set(v) for v in ds.y)
+
+
+def test_label_names_are_str_or_tuples_of_str() -> None:
+    assert label_names([1, "b", np.int64(3)]).tolist() == ["1", "b", "3"]
+    assert label_names([[1, "b"], "c", {"d"}]).tolist() == [("1", "b"), ("c",), ("d",)]
 
 
 def test_compare_counts_a_mixed_y_as_multilabel() -> None:
