@@ -19,6 +19,7 @@ import pytest
 
 import hierlab
 from hierlab.core.exceptions import ParameterError
+from hierlab.core.losses import LOSSES
 from hierlab.core.params import Param, check_declarations, declared
 from hierlab.core.registry import get_method, list_methods, make_estimator, schema
 
@@ -287,6 +288,49 @@ def test_no_method_named_outside_its_family() -> None:
         for m, path in _generic_modules().items()
         if (hits := _names_used(path.read_text(encoding="utf-8"), list_methods()))
     }
+    assert found == {}
+
+
+def _loss_rows() -> dict[str, set[str]]:
+    """Each loss name and the modules that declare its row (a ``LabelLoss("name", ...)`` call)."""
+    rows: dict[str, set[str]] = {name: set() for name in LOSSES}
+    for m, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and _identifiers(node.func) == ["LabelLoss"]
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+                and node.args[0].value in rows
+            ):
+                rows[node.args[0].value].add(m)
+    return rows
+
+
+def test_every_loss_has_one_row() -> None:
+    """The oracle of the next test: each registered loss is declared by exactly one module."""
+    rows = _loss_rows()
+    assert rows and all(len(owners) == 1 for owners in rows.values()), rows
+
+
+def test_no_loss_named_outside_its_row() -> None:
+    """No code in ``core/``, ``solvers/`` or ``app/`` names a label loss, but the module that
+    declares its row.
+
+    A loss's name is its key in :data:`hierlab.core.losses.LOSSES` (``"zero_one"``,
+    ``"sqrt_hamming"``); its row is the one ``LabelLoss("name", ...)`` that declares it (the
+    shared table in ``core/losses.py``, or a family's own loss in its package). A solver or a
+    screen that names a loss special-cases it: a loss forgotten in such a branch is computed
+    wrongly without an error. Counted as for methods (string constants and identifiers;
+    :func:`test_no_method_named_outside_its_family`).
+    """
+    rows = _loss_rows()
+    found = {}
+    for m, path in _generic_modules().items():
+        hits = _names_used(path.read_text(encoding="utf-8"), LOSSES)
+        hits = [(line, name) for line, name in hits if m not in rows[name]]
+        if hits:
+            found[m] = hits
     assert found == {}
 
 

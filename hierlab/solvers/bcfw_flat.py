@@ -195,9 +195,9 @@ class FlatBlocks:
             and np.array_equal(M.indices, np.arange(M.shape[0]))
             and np.array_equal(M.indptr, np.arange(M.shape[0] + 1))
         )
-        self.zero_one = dtab is None
+        self.unit_delta = dtab is None
         self.dtab = np.zeros(1) if dtab is None else np.asarray(dtab, dtype=np.float64)
-        if not self.zero_one and np.any(self.dtab[1:] <= 0):
+        if not self.unit_delta and np.any(self.dtab[1:] <= 0):
             raise ParameterError("FlatBlocks: Delta must be positive between distinct labels")
         self.max_delta = float(max_delta)
         self.C = float(C)
@@ -210,7 +210,7 @@ class FlatBlocks:
                 "FlatBlocks: margin or ratio scaling, node weights and weighted losses need a "
                 "tree's ancestor chains"
             )
-        if delta_rows is not None and self.zero_one:
+        if delta_rows is not None and self.unit_delta:
             raise ParameterError("FlatBlocks: delta_rows replaces dtab; pass dtab for both")
         self.table = table
         self.pair_delta = pair_delta
@@ -461,7 +461,7 @@ class FlatBlocks:
         nw = self.node_weight
         return (
             self.y, self.cand, self.pos, self.rows, self.M.indptr, self.M.indices,
-            self.anc.indptr, self.anc.indices, self.same, self.zero_one, self.dtab, self.C,
+            self.anc.indptr, self.anc.indices, self.same, self.unit_delta, self.dtab, self.C,
             self.identity, self.chain, self.m_par, self.a_par, self.a_len,
             SCALINGS.index(self.scaling), nw if nw is not None else self.dtab[:0],
             nw is not None, dr is not None, (dr.loss if dr is not None else _UNUSED).compiled,
@@ -660,7 +660,7 @@ def _label_row(
     a_ptr: np.ndarray,
     a_idx: np.ndarray,
     same: bool,
-    zero_one: bool,
+    unit_delta: bool,
     dtab: np.ndarray,
     out_idx: np.ndarray,
     out_sgn: np.ndarray,
@@ -670,7 +670,7 @@ def _label_row(
     c = cand[r + 1] if r >= pos[k] else cand[r]
     yk = y[k]
     nt = _SYM_DIFF(m_ptr, m_idx, yk, c, out_idx, out_sgn)
-    if zero_one:
+    if unit_delta:
         d = 1.0
     elif same:
         d = dtab[nt]
@@ -879,7 +879,7 @@ def _flat_pass_kernel(
     an_ptr: np.ndarray,
     an_idx: np.ndarray,
     same: bool,
-    zero_one: bool,
+    unit_delta: bool,
     dtab: np.ndarray,
     C: float,
     identity: bool,
@@ -936,7 +936,7 @@ def _flat_pass_kernel(
     ridx = np.empty(m, dtype=np.int64)
     rsgn = np.empty(m)
     hbuf = np.empty(cand.shape[0] + 1)
-    fast = chain and not (identity and zero_one)
+    fast = chain and not (identity and unit_delta)
     dvec = np.ones(cand.shape[0] + 1)  # Delta(y_k, c) of each label of the visited block
     # L / C and U's factor per label: Delta both for slack rescaling (the same array)
     lvec = dvec if scaling == 0 else np.ones(cand.shape[0] + 1)
@@ -955,7 +955,7 @@ def _flat_pass_kernel(
         rows = nrows[k]
         stop = eps
         yk = y[k]
-        if fast and not zero_one:  # every label's Delta, once per visit
+        if fast and not unit_delta:  # every label's Delta, once per visit
             if wdelta:
                 _CHAIN_DELTA_WEIGHTED(yk, pos[k], rows, cand, an_ptr, an_idx, a_par, Wn, dtransform,
                                       on_y, wcommon, dvec)  # fmt: skip
@@ -968,7 +968,7 @@ def _flat_pass_kernel(
             # the pair: a = argmax h, v = argmin h over labels with mass (first wins)
             hmax = -np.inf
             ia = 0
-            if identity and zero_one:  # FLATMULT: h_c = C - (C s_y + (-C) s_c), no merge
+            if identity and unit_delta:  # FLATMULT: h_c = C - (C s_y + (-C) s_c), no merge
                 pk = pos[k]
                 csy = C * S[y[k]]
                 for r in range(rows - 1):
@@ -986,12 +986,12 @@ def _flat_pass_kernel(
                 hmax, ia = _CHAIN_SCAN(
                     yk, pos[k], rows, cand, m_par, S, lvec, uvec, C, mw, use_mw, path, hbuf
                 )  # fmt: skip
-            for r in range(0 if (identity and zero_one) or fast else rows):  # the general scan
+            for r in range(0 if (identity and unit_delta) or fast else rows):  # the general scan
                 if r == rows - 1:
                     h = 0.0 - 0.0  # the null label: L = 0, U = 0
                 else:
                     c = cand[r + 1] if r >= pos[k] else cand[r]
-                    if zero_one:
+                    if unit_delta:
                         d = 1.0
                     else:
                         d = dtab[_COUNT_DIFF(an_ptr, an_idx, y[k], c)]
@@ -1024,7 +1024,7 @@ def _flat_pass_kernel(
                 if r == rows - 1:
                     continue
                 ne, d = _LABEL_ROW(
-                    k, r, y, cand, pos, m_ptr, m_idx, an_ptr, an_idx, same, zero_one, dtab,
+                    k, r, y, cand, pos, m_ptr, m_idx, an_ptr, an_idx, same, unit_delta, dtab,
                     ridx, rsgn,
                 )  # fmt: skip
                 dc = (uvec[r] if fast else d) * C  # the same number for slack rescaling
