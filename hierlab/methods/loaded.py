@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
+from hierlab.core.dataset import is_label_set
 from hierlab.core.exceptions import HierlabError, ModelFileError
 from hierlab.core.state import (
     check_arrays,
@@ -272,7 +273,7 @@ def probe(est: HierarchicalClassifier, owner: str) -> None:
             f"{owner}: the loaded model fails on valid input of its {d} features "
             f"({type(exc).__name__}: {str(exc)[:200]}): its state does not fit together"
         ) from None
-    flat = [v for p in pred.tolist() for v in (p if isinstance(p, tuple) else (p,))]
+    flat = [v for p in pred.tolist() for v in (p if is_label_set(p) else (p,))]
     if any(str(v) not in names for v in flat):
         raise ModelFileError(f"{owner}: the loaded model predicts a node outside taxonomy_")
     if P is not None and (not np.isfinite(P).all() or P.min() < -1e-9 or P.max() > 1 + 1e-9):
