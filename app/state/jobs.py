@@ -27,10 +27,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from app.state.runs import Run, RunSession, display_name, fit_run, iteration_budget
+from app.state.runs import Run, RunSession, display_name, fit_run
 from hierlab import FitStopped, Taxonomy, get_method, make_estimator, tune
 from hierlab.core.callbacks import StopFlag
-from hierlab.core.params import declared
 from hierlab.core.progress import Eta, estimate_eta
 
 if TYPE_CHECKING:
@@ -43,26 +42,10 @@ __all__ = [
     "collect_jobs",
     "live_jobs",
     "start_training",
-    "stopping_rule",
 ]
 
 #: how long a finished job stays listed in the panel (seconds)
 KEEP_FINISHED = 600.0
-
-
-def stopping_rule(method: str, params: dict[str, Any]) -> dict[str, float]:
-    """The solver limits of a fit (``max_time``, ``tol``, ``rtol``) from ``params``, the
-    registry's fixed values or the declared defaults (before the solver reports its own)."""
-    spec = get_method(method)
-    values = {n: p.default for n, p in declared(spec.estimator).items()}
-    values.update(spec.fixed)
-    values.update(params)
-    out: dict[str, float] = {}
-    for name in ("max_time", "tol", "rtol"):
-        v = values.get(name)
-        if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v):
-            out[name] = float(v)
-    return out
 
 
 @dataclass(eq=False)
@@ -353,8 +336,12 @@ def start_training(
     choose_C: bool = False,
 ) -> Job:
     """Start training ``method`` (after choosing C when ``choose_C``) in a thread."""
-    limits = {**stopping_rule(method, params), "max_iter": iteration_budget(method, params)}
-    limits["budget"] = get_method(method).budget or "max_iter"
+    spec = get_method(method)
+    limits: dict[str, Any] = {
+        **spec.stopping_rule(params),
+        "max_iter": spec.iterations(params),
+        "budget": spec.budget or "max_iter",
+    }
     job = Job(
         id=state.new_id(),
         kind="tune" if choose_C else "train",

@@ -9,7 +9,6 @@ tooltips (:data:`hierlab.evaluation.metrics.METRICS`).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import pandas as pd
@@ -21,7 +20,6 @@ from app.ui.errors import show_error
 from app.ui.live import LivePlot
 from app.ui.widgets import NUMBER_FORMAT, fmt, number_columns
 from hierlab import Taxonomy, get_method
-from hierlab.core.params import declared
 from hierlab.evaluation.metrics import METRICS, metric_help, metric_label
 from hierlab.plots import bounds_figure, has_certificate, training_curve_figure
 
@@ -33,7 +31,6 @@ __all__ = [
     "metric_columns",
     "show_metrics",
     "start_job",
-    "stopping_rule",
     "train_live",
     "x_axis_toggle",
 ]
@@ -59,21 +56,6 @@ def x_axis_toggle(key: str = "bounds_x") -> str:
             "against seconds of solver time.",
         )
     )
-
-
-def stopping_rule(method: str, params: dict[str, Any]) -> dict[str, Any]:
-    """The solver limits of a fit (``max_time``, ``tol``, ``rtol``) from ``params`` or the
-    declared defaults, for the progress bar's time left."""
-    spec = get_method(method)
-    values = {n: p.default for n, p in declared(spec.estimator).items()}
-    values.update(spec.fixed)
-    values.update(params)
-    out: dict[str, Any] = {}
-    for name in ("max_time", "tol", "rtol"):
-        v = values.get(name)
-        if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v):
-            out[name] = float(v)
-    return out
 
 
 def bounds_chart(slot: Any, run: Run, x: str, key: str = "bounds_last") -> None:
@@ -126,7 +108,7 @@ def train_live(
     """
     chart_slot, progress_slot, stop_slot = slots
     stop_slot.button("Stop", key="stop", help="Stop the solver and keep the best iterate")
-    limits = stopping_rule(method, params)
+    limits = get_method(method).stopping_rule(params)
     live = LivePlot(
         chart_slot,
         lambda h: bounds_figure(h, x=x, title=f"{display_name(method)} on {entry.name}"),

@@ -75,6 +75,15 @@ class Inducer:
     about: str
 
 
+#: the parameters that stop a solver, by the names every method takes them under (the gap
+#: tolerances of :func:`hierlab.core.solver.solve` and a wall-clock budget in seconds)
+STOP_PARAMS = ("max_time", "tol", "rtol")
+
+
+def _finite_number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+
+
 #: a method's check: ``check(taxonomy, params) -> Check`` (None: nothing to check there)
 CheckHook = Callable[[Any, dict[str, Any]], "Check | None"]
 
@@ -141,22 +150,28 @@ class MethodSpec:
         """The method as the papers and its card name it (``"FLATMULT"``, ``"HR-SVM"``)."""
         return str(self.card.display_name)
 
+    def value(self, name: str, values: Mapping[str, Any]) -> Any:
+        """The value the setting ``name`` takes under ``values``: given there, else fixed by
+        this entry, else the class's declared default (None for a name it does not take)."""
+        if name in values:
+            return values[name]
+        if name in self.fixed:
+            return self.fixed[name]
+        p = declared(self.estimator).get(name)
+        return None if p is None else p.default
+
     def iterations(self, values: Mapping[str, Any]) -> int | None:
         """The most iterations these settings run (for a progress bar), if known: the
-        :attr:`budget` parameter from ``values``, else the registry entry's fixed value, else
-        its declared default; None without a budget or where that is None (resolved at fit
-        time)."""
-        if self.budget is None:
-            return None
-        for source in (
-            values,
-            self.fixed,
-            {self.budget: declared(self.estimator)[self.budget].default},
-        ):
-            v = source.get(self.budget)
-            if isinstance(v, int | float) and not isinstance(v, bool) and v and math.isfinite(v):
-                return int(v)
-        return None
+        :attr:`budget` parameter's value (:meth:`value`); None without a budget or where it is
+        None (resolved at fit time)."""
+        v = None if self.budget is None else self.value(self.budget, values)
+        return int(v) if _finite_number(v) and v else None
+
+    def stopping_rule(self, values: Mapping[str, Any]) -> dict[str, float]:
+        """The solver's limits under these settings (:data:`STOP_PARAMS` the method takes, where
+        finite): what a progress display knows before the solver reports its own."""
+        found = {name: self.value(name, values) for name in STOP_PARAMS}
+        return {name: float(v) for name, v in found.items() if _finite_number(v)}
 
     def check(self, taxonomy: Any, values: Mapping[str, Any]) -> Check | None:
         """The method's own check of the settings ``values`` on ``taxonomy`` (ORTHOGNL: is

@@ -34,6 +34,21 @@ def test_budget_is_a_declared_iteration_count(name: str) -> None:
     assert spec.iterations({spec.budget: 7}) == 7
 
 
+@pytest.mark.parametrize("name", list_methods())
+def test_stopping_rule_reads_values_then_fixed_then_defaults(name: str) -> None:
+    spec = get_method(name)
+    decl = declared(spec.estimator)
+    want = {}
+    for stop in ("max_time", "tol", "rtol"):
+        v = spec.fixed.get(stop, decl[stop].default) if stop in decl else None
+        if isinstance(v, float | int) and not isinstance(v, bool) and np.isfinite(v):
+            want[stop] = float(v)
+    assert spec.stopping_rule({}) == want
+    given = {stop: 0.25 for stop in ("max_time", "tol", "rtol")}
+    assert spec.stopping_rule(given) == given  # what the caller sets, even a name not taken
+    assert spec.stopping_rule({"tol": None, "rtol": float("inf")}).keys() <= {"max_time"}
+
+
 def test_shared_svm_counts_its_rounds() -> None:
     """SSVM's budget is ``rounds`` (its alpha updates), so its progress bar has a total."""
     spec = get_method("ssvm")
