@@ -89,7 +89,8 @@ _PASSES = (
         "shuffle", "bool", True, help="shuffle the training set before every epoch (seeded)",
         note="On by default, seeded by random_state = 0: uploaded files often come sorted by "
         "class, and an online method that sees the classes one after another learns mostly "
-        "the last ones (20 Newsgroups, sorted: 0.42 exact accuracy against 0.84 shuffled). "
+        "the last ones (on 20 Newsgroups sorted by class, half the accuracy of a shuffled "
+        "pass). "
         "Off: every epoch takes the rows in the given order, as a stream would.",
     ),
 )

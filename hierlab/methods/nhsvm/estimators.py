@@ -115,9 +115,9 @@ _NHSVM_LAM = replace(
     default=NHSVM_DEFAULT_LAM,
     note=_LAM.note.replace(
         "the default 0.5 is C = 1",
-        "NHSVM's default 1/3 is C = 1.5 (with eq. 7's weights, exact accuracy at lam = 0.5 / "
-        "1/3 / 0.25: 20 Newsgroups 0.862 / 0.858 / 0.857, IPC titles 0.465 / 0.470 / 0.474, "
-        "LinearSVC 0.862 and 0.480; the Shared SVM's 0.5 is C = 1)",
+        "NHSVM's default 1/3 is C = 1.5 (with eq. 7's weights, a middle ground between 20 "
+        "Newsgroups, which prefers larger lam, and IPC titles, smaller; the Shared SVM's 0.5 "
+        "is C = 1)",
     ),
 )
 _LOSS = Param(
@@ -129,8 +129,8 @@ _LOSS = Param(
     help="structural error Δ(y, y_i) (default 0/1; the paper's eq. 2 is Hamming)",
     note="The structural error Δ added inside the max (the margin required against each "
     "wrong label), single label. Default 0/1 (every wrong leaf must be beaten by 1: the "
-    "multi-class SVM on the path features, the best exact accuracy: IPC 0.476 against 0.454 "
-    "with Hamming at C = 1); 'hamming' is Cai & Hofmann's eq. (2) (the `paper` preset), "
+    "multi-class SVM on the path features, more accurate than Hamming on IPC titles); "
+    "'hamming' is Cai & Hofmann's eq. (2) (the `paper` preset), "
     "whose margin grows with the tree distance.",
 )
 _ML_LOSS = Param(
@@ -301,8 +301,7 @@ _SHARED = {
         note="Relative tolerance: Pegasos stops when an alpha round improves the objective by "
         "less than tol (None: 1e-3), BCFW when the certified gap of the joint problem is "
         "below tol times the objective (None: 5e-2). The alternation's joint gap closes "
-        "slowly while the model settles early (20 Newsgroups: 10% after 3 rounds, 5% after "
-        "4, 1% after 8, the exact accuracy 0.858 throughout).",
+        "slowly while the predictions settle in the first few rounds.",
     ),
     "solver": replace(
         _SOLVER,
@@ -311,8 +310,8 @@ _SHARED = {
         note="auto: bcfw on sparse rows (text), pegasos on dense ones or with alpha_floor > 0; "
         "the fitted `solver_` says which ran. pegasos: Section 7.2's alternation with SGD "
         "epochs on V. bcfw: exact, warm-started V-steps by block-coordinate Frank-Wolfe with "
-        "a certified lower bound on the joint optimum (IPC titles: 0.479 exact accuracy in "
-        "0.55x LinearSVC's time against Pegasos' 0.455 in 0.75x).",
+        "a certified lower bound on the joint optimum (on text more accurate than Pegasos, "
+        "and faster).",
         help="auto (BCFW on text, else Pegasos), Pegasos epochs on V (the paper) or exact "
         "V-steps by BCFW with a certified lower bound on the joint optimum",
     ),
