@@ -262,9 +262,9 @@ def test_nhsvm_ipc_tiny() -> None:
 
 def test_nhsvm_lambda_mapping_is_the_papers_lambda() -> None:
     """hierlab's ``lam`` is the paper's lambda on the summed loss (#19): no division by N."""
-    p = nhsvm_ipc.estimator_params("NHSVM", 2.0, 400, 7)
+    p = nhsvm_ipc.estimator_params("NHSVM", 2.0, 7)
     assert p == {"lam": 2.0, "epochs": 7, "solver": "pegasos"}  # the paper trains by SGD
-    p = nhsvm_ipc.estimator_params("SSVM", 2.0, 400, 7)
+    p = nhsvm_ipc.estimator_params("SSVM", 2.0, 7)
     assert p["lam"] == 2.0 and p["rounds"] * p["epochs_per_alpha"] <= 7
 
 

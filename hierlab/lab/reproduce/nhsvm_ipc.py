@@ -94,7 +94,7 @@ def published() -> dict[str, float]:
     return TABLE4.numbers()
 
 
-def estimator_params(method: str, lam_paper: float, n_train: int, epochs: int) -> dict[str, Any]:
+def estimator_params(method: str, lam_paper: float, epochs: int) -> dict[str, Any]:
     """The one place where the paper's lambda becomes our estimators' parameters.
 
     Parameters
@@ -102,8 +102,6 @@ def estimator_params(method: str, lam_paper: float, n_train: int, epochs: int) -
     method : {"SSVM", "NHSVM", "HSVM", "FlatSVM"}
     lam_paper : float
         lambda of the seed's objective ``lambda ||W||^2 + sum_i loss_i``.
-    n_train : int
-        Training rows N.
     epochs : int
         SGD epochs (SSVM: split into alpha rounds of ``max(1, epochs // 2)`` epochs).
 
@@ -111,9 +109,8 @@ def estimator_params(method: str, lam_paper: float, n_train: int, epochs: int) -
     -------
     dict
         ``make_estimator`` keywords: ``lam = lam_paper`` (hierlab's ``lam`` is the paper's,
-        on the summed loss; ``n_train`` is kept for the signature's other callers).
+        on the summed loss: no division by the number of rows).
     """
-    del n_train  # the paper's scale is ours: no division by N
     p: dict[str, Any] = {"lam": float(lam_paper), "solver": "pegasos"}  # the paper's SGD
     if method == "SSVM":
         p.update(rounds=2, epochs_per_alpha=max(1, epochs // 2))
@@ -122,10 +119,10 @@ def estimator_params(method: str, lam_paper: float, n_train: int, epochs: int) -
     return p
 
 
-def _make(method: str, tax: Taxonomy, lam_paper: float, n: int, epochs: int, seed: int) -> Any:
+def _make(method: str, tax: Taxonomy, lam_paper: float, epochs: int, seed: int) -> Any:
     from hierlab.core.registry import make_estimator
 
-    p = estimator_params(method, lam_paper, n, epochs)
+    p = estimator_params(method, lam_paper, epochs)
     p["random_state"] = seed
     if method == "FlatSVM":
         tax = Taxonomy.flat([str(s) for s in tax.names[tax.leaves]])
@@ -166,14 +163,14 @@ def measure(args: argparse.Namespace, progress: Callable[[float, str], None]) ->
                     scores = []
                     for lam in grid:
                         progress(done / steps, f"{m}: hold-out lambda = {lam:g}")
-                        est = _make(m, tax, lam, len(fit), epochs, args.seed)
+                        est = _make(m, tax, lam, epochs, args.seed)
                         est.fit(train.X[fit], train.y[fit])
                         scores.append(float(np.mean(est.predict(train.X[hold]) == train.y[hold])))
                         done += 1
                     chosen[m] = grid[int(np.argmax(scores))]
             for m in METHODS:
                 progress(done / steps, f"split {r + 1}: {m}")
-                est = _make(m, tax, chosen[m], train.n_samples, epochs, args.seed + r)
+                est = _make(m, tax, chosen[m], epochs, args.seed + r)
                 c0 = time.process_time()  # CPU seconds: robust to a loaded machine
                 est.fit(train.X, train.y)
                 secs[m].append(time.process_time() - c0)
