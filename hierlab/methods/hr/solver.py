@@ -25,7 +25,6 @@ from typing import Any
 import joblib
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import minimize
 from threadpoolctl import threadpool_limits
 
 from hierlab.core.cluster import active_client, cluster_cores, run_tasks, share
@@ -48,7 +47,7 @@ def solve_logistic_leaf(
     tol: float = 1e-6,
     max_iter: int = 1000,
 ) -> tuple[np.ndarray, int]:
-    """Minimise eq. (8) with L-BFGS (scipy's L-BFGS-B without bounds).
+    """Minimise eq. (8) with L-BFGS (:func:`lbfgs`).
 
     Parameters
     ----------
@@ -66,15 +65,93 @@ def solve_logistic_leaf(
     n_iter : int
     """
     x0 = np.array(w_parent if w0 is None else w0, dtype=np.float64)
-    res = minimize(
-        logistic_leaf_objective,
+    return lbfgs(
+        partial(logistic_leaf_objective, X=X, y=y, C=C, w_parent=w_parent, weight=weight),
         x0,
-        args=(X, y, C, w_parent, weight),
-        jac=True,
-        method="L-BFGS-B",
-        options={"gtol": tol, "ftol": 1e3 * np.finfo(float).eps, "maxiter": max_iter},
+        gtol=tol,
+        max_iter=max_iter,
     )
-    return np.asarray(res.x), int(res.nit)
+
+
+def lbfgs(
+    fun: Callable[[np.ndarray], tuple[float, np.ndarray]],
+    x0: np.ndarray,
+    gtol: float,
+    max_iter: int,
+    memory: int = 10,
+    ftol: float = 1e3 * np.finfo(float).eps,
+) -> tuple[np.ndarray, int]:
+    """Limited-memory BFGS (Nocedal and Wright, Algorithm 7.4/7.5) with Armijo backtracking.
+
+    For eq. (8), whose Hessian ``I + C X^T D X`` is at least the identity: the curvature
+    ``s^T y >= ||s||^2 > 0`` holds for every step, so a backtracking line search keeps the
+    inverse-Hessian model positive definite, and the first step ``-g`` (scale 1) is never
+    longer than Newton's. The stop rules are L-BFGS-B's (``max |g| <= gtol``, or a relative
+    decrease of ``f`` below ``ftol``); each iteration costs one or two evaluations and a few
+    vector operations, where scipy's L-BFGS-B spent 2-3 ms a call on 2,350 variables.
+
+    Parameters
+    ----------
+    fun : callable
+        ``fun(x) -> (f(x), grad f(x))``.
+    x0 : ndarray of shape (n,)
+    gtol, max_iter, memory, ftol : stop rules and the number of kept pairs ``(s, y)``.
+
+    Returns
+    -------
+    x : ndarray of shape (n,)
+    n_iter : int
+    """
+    x = np.asarray(x0, dtype=np.float64)
+    f, g = fun(x)
+    S: list[np.ndarray] = []
+    Y: list[np.ndarray] = []
+    rho: list[float] = []
+    for it in range(max_iter):
+        if not np.any(np.abs(g) > gtol):
+            return x, it
+        d = _two_loop(g, S, Y, rho)
+        slope = float(g @ d)
+        if slope >= 0.0:  # never for eq. (8); a steepest-descent restart otherwise
+            S.clear(), Y.clear(), rho.clear()
+            d, slope = -g, -float(g @ g)
+        t = 1.0
+        while True:
+            x_new = x + t * d
+            f_new, g_new = fun(x_new)
+            if f_new <= f + 1e-4 * t * slope:
+                break
+            t *= 0.5
+            if t < 1e-12:
+                return x, it + 1
+        s, yv = x_new - x, g_new - g
+        sy = float(s @ yv)
+        if sy > 1e-12 * float(yv @ yv):
+            S.append(s), Y.append(yv), rho.append(1.0 / sy)
+            if len(S) > memory:
+                S.pop(0), Y.pop(0), rho.pop(0)
+        small = f - f_new <= ftol * max(abs(f), abs(f_new), 1.0)
+        x, f, g = x_new, f_new, g_new
+        if small:
+            return x, it + 1
+    return x, max_iter
+
+
+def _two_loop(
+    g: np.ndarray, S: list[np.ndarray], Y: list[np.ndarray], rho: list[float]
+) -> np.ndarray:
+    """``-H g`` by the two-loop recursion, ``H_0 = (s^T y / y^T y) I`` (identity at first)."""
+    q = g.copy()
+    a = np.empty(len(S))
+    for k in range(len(S) - 1, -1, -1):
+        a[k] = rho[k] * float(S[k] @ q)
+        q -= a[k] * Y[k]
+    if S:
+        q *= 1.0 / (rho[-1] * float(Y[-1] @ Y[-1]))
+    for k in range(len(S)):
+        b = rho[k] * float(Y[k] @ q)
+        q += (a[k] - b) * S[k]
+    return -q
 
 
 _ROWS_CACHE: dict[str, CSRRows] = {}
