@@ -148,6 +148,8 @@ def _cmd_methods(args: argparse.Namespace) -> int:
     if args.name:
         spec = get_method(args.name)
         print(f"{spec.name} [{spec.seed}] {spec.summary}")
+        budget = f"; iterations capped by --param {spec.budget}" if spec.budget else ""
+        print(f"  {spec.display_name}{budget}")
         for q in spec.params:
             sym = f" ({q.symbol})" if q.symbol and q.symbol != q.name else ""
             print(f"  --param {q.name}=...{sym}  default {q.default!r}; {q.range_text()}")

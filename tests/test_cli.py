@@ -36,6 +36,18 @@ def test_methods_name_lists_its_declared_parameters(capsys: pytest.CaptureFixtur
     for p in spec.params:
         line = f"--param {p.name}=..."
         assert line in out and f"default {p.default!r}; {p.range_text()}" in out, p.name
+    assert "\n  ORTHOGNL; iterations capped by --param max_iter\n" in out
+
+
+@pytest.mark.parametrize("name", ["ssvm", "topdown"])
+def test_methods_name_says_its_budget(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """The budget the registry entry declares (SSVM: its alpha rounds), none for top-down."""
+    assert main(["methods", name]) == 0
+    second = capsys.readouterr().out.splitlines()[1]
+    spec = hierlab.get_method(name)
+    want = f"; iterations capped by --param {spec.budget}" if spec.budget else ""
+    assert second == f"  {spec.display_name}{want}"
+    assert (spec.budget == "rounds") if name == "ssvm" else spec.budget is None
 
 
 def test_fit_file_with_taxonomy_json_and_model(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
