@@ -39,7 +39,7 @@ from hierlab.methods.nhsvm.model import (
     dag_max_label,
     tree_max_label,
 )
-from hierlab.solvers.sgd import PegasosSGD
+from hierlab.methods.nhsvm.sgd import PegasosSGD
 
 CHMCNN_AUPRC = {"Enron_corr": 0.756, "cellcycle_FUN": 0.255, "cellcycle_GO": 0.413}
 

@@ -109,7 +109,7 @@ def _epoch_ratio() -> None:
 
     from hierlab.datasets.ipc import load_ipc
     from hierlab.methods.nhsvm.model import HierarchicalHinge
-    from hierlab.solvers.sgd import PegasosSGD
+    from hierlab.methods.nhsvm.sgd import PegasosSGD
 
     tr, _ = load_ipc()
     tax = tr.taxonomy

@@ -2,7 +2,7 @@
 
 A few algorithms are sequential by nature — dual coordinate descent visits one example at a time
 and each step depends on the last. Their numpy form (one vectorised step per example, see
-:mod:`hierlab.solvers.dual_cd`) is exact but pays Python's overhead per example. When numba is
+:mod:`hierlab.methods.hr.dual_cd`) is exact but pays Python's overhead per example. When numba is
 installed (``pip install 'hierlab[fast]'``), such loops are compiled once per machine (cached)
 and run the same arithmetic at machine speed; without it, or with ``HIERLAB_NO_JIT=1`` in the
 environment, the numpy form runs. Both forms are tested against each other.

@@ -25,15 +25,24 @@ import math
 import time
 import warnings
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from sklearn.exceptions import ConvergenceWarning
 
-from hierlab.core.exceptions import ConvergenceError, FitStopped
+from hierlab.core.exceptions import ConvergenceError, FitStopped, ParameterError
 
-__all__ = ["Callback", "Solver", "SolverResult", "SolverState", "report_work", "solve"]
+__all__ = [
+    "Callback",
+    "Solver",
+    "SolverChoice",
+    "SolverResult",
+    "SolverState",
+    "choose_solver",
+    "report_work",
+    "solve",
+]
 
 
 @dataclass(frozen=True)
@@ -124,6 +133,45 @@ class Solver(ABC):
         ``stop_requested()``): a solver checks it inside a long pass and returns, keeping
         :attr:`coef` as of its last reported state. Cheap: a few attribute reads."""
         return False
+
+
+@dataclass(frozen=True)
+class SolverChoice:
+    """One row of a family's solver table ``{name: SolverChoice}``.
+
+    An estimator's ``solver`` parameter names a row of its family's table (the parameter's
+    choices are the table's keys); the estimator builds and describes the solver through the
+    row, so a new solver for a family is one row, never a branch in each estimator.
+
+    Attributes
+    ----------
+    build : callable
+        ``build(estimator, *args) -> Solver``: the solver configured from the estimator's
+        parameters (``args``: what the family's estimators hand over, e.g. a starting point).
+    describe : callable
+        ``describe(estimator) -> str``: what ran, in words (the estimator's ``algorithm_``).
+    row_span : bool, default False
+        The solver's iterates stay in the span of the training rows (each step adds rows of
+        ``X`` mixed over the nodes, from ``W = 0``): on sparse data it may run on the used
+        columns only, with the same iterates.
+    certified : bool, default True
+        The solver reports a lower bound, so the fit stops at a certified gap; False for a
+        stochastic solver that reports its objective only.
+    """
+
+    build: Callable[..., Solver]
+    describe: Callable[[Any], str]
+    row_span: bool = False
+    certified: bool = True
+
+
+def choose_solver(table: Mapping[str, Any], name: str, where: str = "solver") -> Any:
+    """``table[name]``, or a :class:`~hierlab.core.exceptions.ParameterError` naming the
+    table's keys (``where``: the parameter's name in the message)."""
+    try:
+        return table[name]
+    except KeyError:
+        raise ParameterError(f"{where} must be one of {sorted(table)}, got {name!r}") from None
 
 
 @dataclass

@@ -19,6 +19,12 @@ from hierlab.core.jit import sparse_row_times_py
 from hierlab.core.registry import get_method, make_estimator
 from hierlab.core.solver import solve
 from hierlab.methods.hr import global_cd, global_lr
+from hierlab.methods.hr.dual_cd import (
+    binary_dual_cd,
+    leaf_dual_objective,
+    leaf_primal_objective,
+    solve_leaves_dual_cd,
+)
 from hierlab.methods.hr.estimators import (
     HRLRClassifier,
     HRSVMClassifier,
@@ -29,12 +35,6 @@ from hierlab.methods.hr.global_cd import GlobalDualCD
 from hierlab.methods.hr.global_lr import GlobalLogisticCD
 from hierlab.methods.hr.model import HRProblem, LeafDuals, leaf_labels, logistic_leaf_objective
 from hierlab.methods.hr.solver import BlockCoordinateDescent, solve_logistic_leaf
-from hierlab.solvers.dual_cd import (
-    binary_dual_cd,
-    leaf_dual_objective,
-    leaf_primal_objective,
-    solve_leaves_dual_cd,
-)
 
 
 def _binary(n: int = 300, d: int = 30, seed: int = 0, sparse: bool = True):

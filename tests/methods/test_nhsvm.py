@@ -555,7 +555,7 @@ def test_sparse_pegasos_epoch_equals_dense_epoch(tree: Taxonomy) -> None:
     ``||W|| <= sqrt(max loss / lam)`` bind. W, W_bar and n_avg after each epoch equal the
     dense path's."""
     lam = 1e-3
-    from hierlab.solvers.sgd import PegasosSGD
+    from hierlab.methods.nhsvm.sgd import PegasosSGD
 
     Xs = sp.random(90, 200, density=0.04, random_state=5, format="csr")
     rng = np.random.default_rng(5)

@@ -26,8 +26,8 @@ generated from them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -40,16 +40,16 @@ from hierlab.core.cluster import run_tasks, share
 from hierlab.core.exceptions import ParameterError
 from hierlab.core.params import Param
 from hierlab.core.registry import register
-from hierlab.core.solver import Callback, Solver, SolverState
+from hierlab.core.solver import Callback, SolverChoice, choose_solver
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.methods.base import HierarchicalClassifier, check_X
 from hierlab.methods.guards import check_liblinear_scale
 from hierlab.methods.hr.cards import HR_LR_CARD, HR_SVM_CARD, OVR_LR_CARD, OVR_SVM_CARD
+from hierlab.methods.hr.dual_cd import solve_leaves_dual_cd
 from hierlab.methods.hr.global_cd import GlobalDualCD
 from hierlab.methods.hr.global_lr import GlobalLogisticCD
 from hierlab.methods.hr.model import HRProblem
-from hierlab.methods.hr.solver import BlockCoordinateDescent, solve_logistic_leaf
-from hierlab.solvers.dual_cd import solve_leaves_dual_cd
+from hierlab.methods.hr.solver import BlockCoordinateDescent, OneShot, solve_logistic_leaf
 
 __all__ = ["HRLRClassifier", "HRSVMClassifier", "OneVsRestLRClassifier", "OneVsRestSVMClassifier"]
 
@@ -206,8 +206,72 @@ _OVR_LR_PARAMETERS: tuple[Param, ...] = tuple(
     if p.name != "loss"
 )
 
-#: HR-SVM's solvers: the paper's block CD (Algorithm 1) or dual CD over every leaf at once
-HR_SVM_SOLVERS = ("block-cd", "global-cd")
+
+
+@dataclass(frozen=True)
+class HRSolver(SolverChoice):
+    """A row of HR-SVM's and HR-LR's solver table; ``build(estimator, leaf_loss)``.
+
+    Attributes
+    ----------
+    squared_hinge : bool, default True
+        Solves leaves with the squared hinge (seed 001's block CD takes the hinge only).
+    """
+
+    squared_hinge: bool = True
+
+
+def _block_cd(est: Any, loss: str) -> BlockCoordinateDescent:
+    return BlockCoordinateDescent(
+        max_iter=int(est.max_iter),
+        inner_tol=float(est.inner_tol),
+        max_inner_iter=int(est.max_inner_iter),
+        shrinking=bool(est.shrinking),
+        n_jobs=est.n_jobs,
+        random_state=int(est.random_state),
+        relaxation=float(est.relaxation),
+    )
+
+
+def _block_cd_words(est: Any) -> str:
+    leaves = "dual CD leaves (eq. 5-7)" if est._loss == "hinge" else "L-BFGS leaves (eq. 8)"
+    omega = float(est.relaxation)
+    step = "eq. 4" if omega == 1.0 else f"eq. 4 over-relaxed by omega = {omega:g}"
+    return (
+        f"block coordinate descent of seed 001: internal nodes by {step}, {leaves}, "
+        "odd/even levels (Section 4.3)"
+    )
+
+
+def _global_cd(est: Any, loss: str) -> GlobalDualCD | GlobalLogisticCD:
+    if loss != "logistic":
+        return GlobalDualCD(max_iter=int(est.max_iter), random_state=int(est.random_state))
+    return GlobalLogisticCD(  # its dense duals released before W is formed
+        max_iter=int(est.max_iter),
+        random_state=int(est.random_state),
+        keep_duals=False,
+        certify_near=float(est.tol),
+    )
+
+
+def _global_cd_words(est: Any) -> str:
+    eq = {
+        "hinge": "eq. (2)", "squared_hinge": "eq. (2) with the squared hinge",
+        "logistic": "eq. (3), a Newton step per pair",
+    }[str(getattr(est, "loss", est._loss))]  # fmt: skip
+    return (
+        f"dual coordinate descent of {eq}, every (example, leaf) pair at once "
+        "(the internal nodes move with each step), certified by the dual of seed 001"
+    )
+
+
+#: HR-SVM's and HR-LR's solvers: the paper's block CD (Algorithm 1) or dual CD over every leaf
+#: at once
+HR_SOLVER_TABLE: dict[str, HRSolver] = {
+    "block-cd": HRSolver(_block_cd, _block_cd_words, squared_hinge=False),
+    "global-cd": HRSolver(_global_cd, _global_cd_words),
+}
+HR_SVM_SOLVERS = tuple(HR_SOLVER_TABLE)
 _BLOCK_ONLY = {"solver": ("block-cd",)}
 _SOLVER_PARAM = Param(
     "solver", "str", "global-cd", choices=HR_SVM_SOLVERS,
@@ -270,11 +334,12 @@ _HR_LR_PARAMETERS: tuple[Param, ...] = tuple(
 )
 
 
-def _leaf_loss(est: Any, default: str, global_cd: bool) -> str:
+def _leaf_loss(est: Any, default: str, squared_hinge: bool) -> str:
     """The estimator's leaf loss (its ``loss`` parameter, else ``default``); the squared hinge
-    not with HR-SVM's block CD (``global_cd`` False: seed 001's leaf solver takes the hinge)."""
+    only where the solver takes it (``squared_hinge`` False: seed 001's block CD solves the
+    hinge)."""
     loss = str(getattr(est, "loss", default))
-    if loss == "squared_hinge" and not global_cd:
+    if loss == "squared_hinge" and not squared_hinge:
         raise ParameterError(
             f"solver={getattr(est, 'solver', None)!r} (seed 001's block CD) solves the hinge: "
             "pass loss='hinge' with it (preset='paper' sets both), or solver='global-cd'"
@@ -421,28 +486,10 @@ class _HRBase(_LeafScorer):
         self, X: np.ndarray | sp.csr_matrix, Y: Any, callbacks: Sequence[Callback]
     ) -> None:
         self.multilabel_ = sp.issparse(Y)
-        loss = _leaf_loss(self, self._loss, self._solver_name() == "global-cd")
+        choice = choose_solver(HR_SOLVER_TABLE, self._solver_name())
+        loss = _leaf_loss(self, self._loss, choice.squared_hinge)
         problem = HRProblem.from_labels(X, Y, self.taxonomy_, float(self.C), loss)
-        solver: BlockCoordinateDescent | GlobalDualCD | GlobalLogisticCD
-        if self._solver_name() == "global-cd" and loss != "logistic":
-            solver = GlobalDualCD(max_iter=int(self.max_iter), random_state=int(self.random_state))
-        elif self._solver_name() == "global-cd":
-            solver = GlobalLogisticCD(  # its dense duals released before W is formed
-                max_iter=int(self.max_iter),
-                random_state=int(self.random_state),
-                keep_duals=False,
-                certify_near=float(self.tol),
-            )
-        else:
-            solver = BlockCoordinateDescent(
-                max_iter=int(self.max_iter),
-                inner_tol=float(self.inner_tol),
-                max_inner_iter=int(self.max_inner_iter),
-                shrinking=bool(self.shrinking),
-                n_jobs=self.n_jobs,
-                random_state=int(self.random_state),
-                relaxation=float(self.relaxation),
-            )
+        solver = choice.build(self, loss)
         result = self._run_solver(solver, problem, callbacks, tol=0.0, rtol=float(self.tol))
         self.coef_ = np.asarray(result.coef)
         if isinstance(solver, GlobalDualCD):  # its duals are held by example already
@@ -463,22 +510,8 @@ class _HRBase(_LeafScorer):
         return str(getattr(self, "solver", "block-cd"))
 
     def _what_ran(self) -> tuple[str, str]:
-        if self._solver_name() == "global-cd":
-            eq = {
-                "hinge": "eq. (2)", "squared_hinge": "eq. (2) with the squared hinge",
-                "logistic": "eq. (3), a Newton step per pair",
-            }[str(getattr(self, "loss", self._loss))]  # fmt: skip
-            return "global-cd", (
-                f"dual coordinate descent of {eq}, every (example, leaf) pair at once "
-                "(the internal nodes move with each step), certified by the dual of seed 001"
-            )
-        leaves = "dual CD leaves (eq. 5-7)" if self._loss == "hinge" else "L-BFGS leaves (eq. 8)"
-        omega = float(self.relaxation)
-        step = "eq. 4" if omega == 1.0 else f"eq. 4 over-relaxed by omega = {omega:g}"
-        return "block-cd", (
-            f"block coordinate descent of seed 001: internal nodes by {step}, {leaves}, "
-            "odd/even levels (Section 4.3)"
-        )
+        name = self._solver_name()
+        return name, choose_solver(HR_SOLVER_TABLE, name).describe(self)
 
 
 class HRSVMClassifier(_HRBase):
@@ -719,18 +752,6 @@ def _one_class_squared_hinge(X: Any, y: np.ndarray, C: float, tol: float) -> np.
 _OBJECTIVE_LEAVES = 64
 
 
-class _OneShot(Solver):
-    """Runs a closed computation once and reports it as one solver state."""
-
-    def __init__(self, fn: Callable[[], tuple[np.ndarray, float, dict[str, Any]]]) -> None:
-        self.fn = fn
-
-    def iterate(self, objective: Any) -> Iterator[SolverState]:
-        """Yield the single, converged state of the computation."""
-        self.coef, upper, extra = self.fn()
-        yield SolverState(1, 0.0, upper, None, extra, converged=True)
-
-
 class _OvRBase(_LeafScorer):
     """The constructor and ``fit`` of the one-vs-rest baselines (``_kind`` tells them apart)."""
 
@@ -760,13 +781,18 @@ class _OvRBase(_LeafScorer):
         self.multilabel_ = sp.issparse(Y)
         tax = self.taxonomy_
         loss = _leaf_loss(self, "hinge", True) if self._kind == "svm" else "logistic"
-        C, tol, max_iter = float(self.C), float(self.tol), int(self.max_iter)
         # global CD is liblinear's dual CD too: the same feature scales make it spin
         check_liblinear_scale(X, type(self).__name__)
-        problem = HRProblem.from_labels(X, Y, tax, C, loss)
-        if getattr(self, "solver", "liblinear") == "global-cd":
-            self._fit_global(problem, callbacks)
-            return
+        problem = HRProblem.from_labels(X, Y, tax, float(self.C), loss)
+        fit = choose_solver(_OVR_FITS, str(getattr(self, "solver", "liblinear")))
+        fit(self, X, problem, loss, callbacks)
+
+    def _fit_liblinear(
+        self, X: Any, problem: HRProblem, loss: str, callbacks: Sequence[Callback]
+    ) -> None:
+        """Every leaf's problem by liblinear, one call per leaf, as one solver state."""
+        tax = self.taxonomy_
+        C, tol, max_iter = float(self.C), float(self.tol), int(self.max_iter)
         leaves = tax.leaves
 
         def run() -> tuple[np.ndarray, float, dict[str, Any]]:
@@ -795,7 +821,7 @@ class _OvRBase(_LeafScorer):
             obj = 0.5 * float((coef[leaves] ** 2).sum()) + C * total
             return coef, obj, {"n_leaf_problems": len(leaves)}
 
-        result = self._run_solver(_OneShot(run), problem, callbacks)
+        result = self._run_solver(OneShot(run), problem, callbacks)
         self.coef_ = np.asarray(result.coef)
         self.objective_ = result.final.upper if result.final is not None else float("nan")
 
@@ -807,7 +833,9 @@ class _OvRBase(_LeafScorer):
             self.solver = "liblinear"
             self.solver_, self.algorithm_ = self._what_ran()
 
-    def _fit_global(self, problem: HRProblem, callbacks: Sequence[Callback]) -> None:
+    def _fit_global(
+        self, X: Any, problem: HRProblem, loss: str, callbacks: Sequence[Callback]
+    ) -> None:
         """Every leaf's problem at once by uncoupled global dual CD, certified."""
         gap_tol = float(getattr(self, "gap_tol", 1e-2))
         max_iter, seed = int(self.max_iter), int(getattr(self, "random_state", 0))
@@ -834,12 +862,22 @@ class _OvRBase(_LeafScorer):
             f"linear SVM ({loss.replace('_', ' ')})"
         )
         base = "LinearSVC's loss" if loss == "squared_hinge" else "seed 001's baseline"
-        if getattr(self, "solver", "liblinear") == "global-cd":
-            return "global-cd", (
-                f"one-vs-rest {model} per leaf ({base}), every leaf's dual at once "
-                "by dual coordinate descent, certified"
-            )
-        return "liblinear", f"one-vs-rest {model} per leaf by liblinear ({base})"
+        name = str(getattr(self, "solver", "liblinear"))
+        choose_solver(_OVR_FITS, name)
+        how = _OVR_WORDS[name]
+        return name, f"one-vs-rest {model} per leaf{how[0]} ({base}){how[1]}"
+
+
+#: the one-vs-rest baselines' solvers, by name: how ``fit`` solves the leaves' problems
+_OVR_FITS: dict[str, Callable[[_OvRBase, Any, HRProblem, str, Sequence[Callback]], None]] = {
+    "global-cd": _OvRBase._fit_global,
+    "liblinear": _OvRBase._fit_liblinear,
+}
+#: ... and how ``algorithm_`` says it (the words after "per leaf" and after the loss)
+_OVR_WORDS = {
+    "global-cd": ("", ", every leaf's dual at once by dual coordinate descent, certified"),
+    "liblinear": (" by liblinear", ""),
+}
 
 
 class OneVsRestSVMClassifier(_OvRBase):

@@ -28,7 +28,7 @@ w_n^T x_i)_+``.
 
 The leaf block of eq. (3), eq. (8), is :func:`logistic_leaf_objective`; the solvers are in
 :mod:`hierlab.methods.hr.solver` (block coordinate descent, L-BFGS leaves) and
-:mod:`hierlab.solvers.dual_cd` (the hinge leaves' dual coordinate descent).
+:mod:`hierlab.methods.hr.dual_cd` (the hinge leaves' dual coordinate descent).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from scipy.special import expit, xlogy
 
 from hierlab.core.exceptions import DataError, ParameterError
 from hierlab.core.taxonomy import Taxonomy
-from hierlab.solvers.dual_cd import projected_gradient
+from hierlab.methods.hr.dual_cd import projected_gradient
 
 __all__ = ["LEAF_LOSSES", "HRProblem", "LeafDuals", "leaf_labels", "logistic_leaf_objective"]
 

@@ -5,7 +5,7 @@ The problem, its dual bound and the leaf labels are the model's
 depth, then those of odd depth. Given the other parity, the nodes of one parity are independent
 (Section 4.3): internal nodes take the closed form of eq. (4),
 ``w_n = (w_{pi(n)} + sum_{c in C_n} w_c) / (|C_n| + 1)``; leaves solve their block problem, by
-dual coordinate descent (eq. 5-7, :mod:`hierlab.solvers.dual_cd`) for the hinge and by L-BFGS on
+dual coordinate descent (eq. 5-7, :mod:`hierlab.methods.hr.dual_cd`) for the hinge and by L-BFGS on
 eq. (8) (:func:`solve_logistic_leaf`) for the logistic loss, warm-started from the previous outer
 iteration. Leaves are cut into blocks that run in parallel through joblib (threads), or on a
 dask.distributed cluster (:func:`hierlab.connect`): there the problem (``X`` and the labels)
@@ -31,10 +31,10 @@ from hierlab.core.cluster import active_client, cluster_cores, run_tasks, share
 from hierlab.core.exceptions import ParameterError
 from hierlab.core.solver import Solver, SolverState
 from hierlab.core.taxonomy import Taxonomy
+from hierlab.methods.hr.dual_cd import CSRRows, solve_leaves_dual_cd
 from hierlab.methods.hr.model import HRProblem, LeafDuals, logistic_leaf_objective
-from hierlab.solvers.dual_cd import CSRRows, solve_leaves_dual_cd
 
-__all__ = ["BlockCoordinateDescent", "solve_logistic_leaf"]
+__all__ = ["BlockCoordinateDescent", "OneShot", "solve_logistic_leaf"]
 
 
 def solve_logistic_leaf(
@@ -499,3 +499,16 @@ class BlockCoordinateDescent(Solver):
         if work <= n_leaves:
             target = min(target, 0.1 * tol_now)
         return float(max(self.inner_tol_min, target))
+
+
+class OneShot(Solver):
+    """Runs a closed computation once and reports it as one solver state (the one-vs-rest
+    baselines' liblinear leaves: ``fn() -> (coef, objective, extras)``)."""
+
+    def __init__(self, fn: Callable[[], tuple[np.ndarray, float, dict[str, Any]]]) -> None:
+        self.fn = fn
+
+    def iterate(self, objective: Any) -> Iterator[SolverState]:
+        """Yield the single, converged state of the computation."""
+        self.coef, upper, extra = self.fn()
+        yield SolverState(1, 0.0, upper, None, extra, converged=True)

@@ -21,8 +21,8 @@ class's ``_parameters``: ``fit`` validates it, the registry entries at the botto
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -33,7 +33,7 @@ from sklearn.utils.validation import check_is_fitted
 from hierlab.core.exceptions import DataError, ParameterError
 from hierlab.core.params import Param
 from hierlab.core.registry import register
-from hierlab.core.solver import Callback, Solver, SolverResult
+from hierlab.core.solver import Callback, Solver, SolverChoice, SolverResult, choose_solver
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.methods.base import HierarchicalClassifier, check_X
 from hierlab.methods.nhsvm.cards import HSVM_CARD, NHSVM13_CARD, NHSVM_CARD, SSVM_CARD
@@ -49,14 +49,13 @@ from hierlab.methods.nhsvm.model import (
     normalization_alpha,
 )
 from hierlab.methods.nhsvm.online import partial_fit_blocks
+from hierlab.methods.nhsvm.sgd import PegasosSGD
 from hierlab.methods.nhsvm.shared_alpha import SharedSVMSolver
 from hierlab.methods.nhsvm.shared_dual import SharedSVMDual
 from hierlab.solvers.bcfw import BCFW, ESTIMATE_SLACK
-from hierlab.solvers.sgd import PegasosSGD
 
 __all__ = ["HSVMClassifier", "NHSVMClassifier", "SharedSVMClassifier", "is_leaf_terminated"]
 
-SOLVERS = ("auto", "pegasos", "bcfw")
 #: ``solver="auto"`` takes BCFW only while its explicit dual tables (one sparse row per
 #: (training label, candidate): O(labels x leaves x depth), quadratic in the classes) take no
 #: more than the weights themselves (n_nodes x n_features floats) or this floor, and its dual
@@ -74,6 +73,120 @@ BCFW_EPOCHS, PEGASOS_EPOCHS = 100, 30
 SSVM_BCFW_TOL, SSVM_PEGASOS_TOL = 5e-2, 1e-3
 LABEL_SPACES = ("auto", "leaves", "closed")
 VARIANTS = ("eq10", "eq13")
+
+
+# ------------------------------------------------------------------------------ solver tables
+@dataclass(frozen=True)
+class HingeSolver(SolverChoice):
+    """A row of this family's solver tables: the solver, what it runs on and its defaults.
+
+    Attributes
+    ----------
+    problem : callable
+        ``problem(hinge) -> objective`` the solver takes (BCFW: the dual blocks of
+        :func:`~hierlab.methods.nhsvm.dual.hinge_problem`; Pegasos: the hinge itself).
+    tol : float
+        ``tol=None``'s value for this solver.
+    epochs : int
+        ``epochs=None``'s value for this solver.
+    """
+
+    problem: Callable[[HierarchicalHinge], Any] = lambda hinge: hinge
+    tol: float = 0.0
+    epochs: int = 0
+
+
+def _hsvm_bcfw(est: Any) -> BCFW:
+    return BCFW(
+        max_iter=est._epochs(),
+        random_state=est._dual_seed(),
+        certify_below=ESTIMATE_SLACK * est._tol(),
+    )
+
+
+def _hsvm_bcfw_words(est: Any) -> str:
+    chosen = " (solver='auto': single-label sparse data)" if est.solver == "auto" else ""
+    return f"BCFW on the dual{chosen}, certified to a relative gap of {est._tol():g}"
+
+
+def _hsvm_pegasos(est: Any) -> PegasosSGD:
+    return est._pegasos()
+
+
+def _hsvm_pegasos_words(est: Any) -> str:
+    chosen = " (solver='auto': multi-label, dense or large data)" if est.solver == "auto" else ""
+    plain = ", plain (step 1/(lambda t), projection, last iterate)" * (est.pegasos == "plain")
+    return f"Pegasos SGD on the primal, as seed 003 trains (Section 7){chosen}{plain}"
+
+
+#: HSVM's and NHSVM's solvers (``"auto"`` is resolved to one of them first,
+#: :func:`resolve_solver`)
+HINGE_SOLVERS: dict[str, HingeSolver] = {
+    "pegasos": HingeSolver(
+        _hsvm_pegasos, _hsvm_pegasos_words, certified=False, tol=PEGASOS_TOL,
+        epochs=PEGASOS_EPOCHS,
+    ),
+    "bcfw": HingeSolver(
+        _hsvm_bcfw, _hsvm_bcfw_words, problem=hinge_problem, tol=BCFW_TOL, epochs=BCFW_EPOCHS
+    ),
+}  # fmt: skip
+#: the ``solver`` parameter's choices: ``"auto"`` (:func:`resolve_solver`) and the table's rows
+SOLVERS = ("auto", *HINGE_SOLVERS)
+
+
+def _ssvm_bcfw(est: Any, alpha0: np.ndarray) -> SharedSVMDual:
+    if float(est.alpha_floor) > 0.0:
+        raise ParameterError(
+            "alpha_floor > 0 changes eq. (14), whose optimum solver='bcfw' certifies; "
+            "use solver='pegasos' with a floor"
+        )
+    return SharedSVMDual(
+        alpha0,
+        rounds=int(est.rounds),
+        epochs_per_alpha=int(est.epochs_per_alpha),
+        tol=est._tol(),
+        random_state=est._dual_seed(),
+    )
+
+
+def _ssvm_pegasos(est: Any, alpha0: np.ndarray) -> SharedSVMSolver:
+    return SharedSVMSolver(
+        alpha0,
+        rounds=int(est.rounds),
+        epochs_per_alpha=int(est.epochs_per_alpha),
+        batch_size=int(est.batch_size),
+        tol=est._tol(),
+        random_state=est.random_state,
+        alpha_floor=float(est.alpha_floor),
+        plain=est.pegasos == "plain",
+    )
+
+
+def _ssvm_words(est: Any, steps: str, chosen: str, plain: bool) -> str:
+    chosen = chosen if est.solver == "auto" else ""
+    plain_words = ", plain Pegasos (step 1/(lambda t), projection, last iterate)" * plain
+    return (
+        f"Shared SVM, Algorithm 1 of seed 003 (closed-form alpha) alternating with "
+        f"{steps}{chosen}{plain_words}"
+    )
+
+
+def _ssvm_bcfw_words(est: Any) -> str:
+    return _ssvm_words(est, "BCFW V-steps", " (solver='auto': sparse rows)", False)
+
+
+def _ssvm_pegasos_words(est: Any) -> str:
+    return _ssvm_words(est, "Pegasos epochs on V", " (solver='auto')", est.pegasos == "plain")
+
+
+#: Shared SVM's alternations, by the solver of their V-steps: ``build(est, alpha0)``
+SHARED_SOLVERS: dict[str, HingeSolver] = {
+    "pegasos": HingeSolver(
+        _ssvm_pegasos, _ssvm_pegasos_words, certified=False,
+        tol=SSVM_PEGASOS_TOL,
+    ),
+    "bcfw": HingeSolver(_ssvm_bcfw, _ssvm_bcfw_words, tol=SSVM_BCFW_TOL),
+}  # fmt: skip
 
 # ------------------------------------------------------------------------------ parameters
 # One Param per constructor argument; the classes below pick (and the SSVM rewords) them.
@@ -663,17 +776,12 @@ class HSVMClassifier(HierarchicalClassifier):
         c[0] = 0.0
         obj = self._objective(X, Y, c, alpha)
         self._solver_used = resolve_solver(str(self.solver), obj)
-        if self._solver_used == "bcfw":
-            bcfw = BCFW(
-                max_iter=self._epochs(),
-                random_state=self._dual_seed(),
-                certify_below=ESTIMATE_SLACK * self._tol(),
-            )
-            result = self._run_certified(bcfw, hinge_problem(obj), callbacks)
-        else:
-            sgd = self._pegasos()
-            result = self._run_uncertified(sgd, obj, callbacks)
-            sgd.W_last = None  # one (nodes x features) array less while the model is formed
+        choice = choose_solver(HINGE_SOLVERS, self._solver_used)
+        solver = choice.build(self)
+        run = self._run_certified if choice.certified else self._run_uncertified
+        result = run(solver, choice.problem(obj), callbacks)
+        if getattr(solver, "W_last", None) is not None:
+            solver.W_last = None  # one (nodes x features) array less while the model is formed
         self._set_fitted(obj, np.asarray(result.coef), c, alpha)
 
     def _pegasos(self) -> PegasosSGD:
@@ -725,29 +833,18 @@ class HSVMClassifier(HierarchicalClassifier):
         :data:`PEGASOS_TOL`)."""
         if self.tol is not None:
             return float(self.tol)
-        return BCFW_TOL if self._solver_used == "bcfw" else PEGASOS_TOL
+        return choose_solver(HINGE_SOLVERS, self._solver_used).tol
 
     def _epochs(self) -> int:
         """``epochs``, or the solver's own default for None (:data:`BCFW_EPOCHS`,
         :data:`PEGASOS_EPOCHS`)."""
         if self.epochs is not None:
             return int(self.epochs)
-        return BCFW_EPOCHS if self._solver_used == "bcfw" else PEGASOS_EPOCHS
+        return choose_solver(HINGE_SOLVERS, self._solver_used).epochs
 
     def _what_ran(self) -> tuple[str, str]:
-        if self._solver_used == "bcfw":
-            chosen = " (solver='auto': single-label sparse data)" if self.solver == "auto" else ""
-            gap = f"certified to a relative gap of {self._tol():g}"
-            return "bcfw", f"BCFW on the dual{chosen}, {gap}"
-        chosen = (
-            " (solver='auto': multi-label, dense or large data)" if self.solver == "auto" else ""
-        )
-        plain = ", plain (step 1/(lambda t), projection, last iterate)" * (
-            self.pegasos == "plain"
-        )
-        return "pegasos", (
-            f"Pegasos SGD on the primal, as seed 003 trains (Section 7){chosen}{plain}"
-        )
+        used = self._solver_used
+        return used, choose_solver(HINGE_SOLVERS, used).describe(self)
 
     def _dual_seed(self) -> int:
         """BCFW's visiting-order seed: ``random_state`` (0 for None; drawn from a Generator)."""
@@ -1073,11 +1170,10 @@ class SharedSVMClassifier(HSVMClassifier):
         if self._solver_used == "auto":
             dense = density(X) > AUTO_MAX_DENSITY
             self._solver_used = "pegasos" if dense or float(self.alpha_floor) > 0 else "bcfw"
-        solver = self._alternation(alpha0)
-        if isinstance(solver, SharedSVMDual):
-            result = self._run_certified(solver, obj, callbacks)
-        else:
-            result = self._run_uncertified(solver, obj, callbacks)
+        choice = choose_solver(SHARED_SOLVERS, self._solver_used)
+        solver = choice.build(self, alpha0)
+        run = self._run_certified if choice.certified else self._run_uncertified
+        result = run(solver, obj, callbacks)
         c = np.sqrt(solver.alpha)
         obj.set_attributes(c)
         self.alpha_history_ = solver.alpha_history
@@ -1090,47 +1186,11 @@ class SharedSVMClassifier(HSVMClassifier):
         improvement per round)."""
         if self.tol is not None:
             return float(self.tol)
-        return SSVM_BCFW_TOL if self._solver_used == "bcfw" else SSVM_PEGASOS_TOL
+        return choose_solver(SHARED_SOLVERS, self._solver_used).tol
 
     def _what_ran(self) -> tuple[str, str]:
         used = self._solver_used
-        steps = "BCFW V-steps" if used == "bcfw" else "Pegasos epochs on V"
-        chosen = ""
-        if self.solver == "auto":
-            chosen = " (solver='auto': sparse rows)" if used == "bcfw" else " (solver='auto')"
-        plain = ", plain Pegasos (step 1/(lambda t), projection, last iterate)" * (
-            used == "pegasos" and self.pegasos == "plain"
-        )
-        return used, (
-            f"Shared SVM, Algorithm 1 of seed 003 (closed-form alpha) alternating with "
-            f"{steps}{chosen}{plain}"
-        )
-
-    def _alternation(self, alpha0: np.ndarray) -> SharedSVMDual | SharedSVMSolver:
-        """The alternating solver that runs: exact BCFW V-steps, or Pegasos epochs."""
-        if self._solver_used == "bcfw":
-            if float(self.alpha_floor) > 0.0:
-                raise ParameterError(
-                    "alpha_floor > 0 changes eq. (14), whose optimum solver='bcfw' certifies; "
-                    "use solver='pegasos' with a floor"
-                )
-            return SharedSVMDual(
-                alpha0,
-                rounds=int(self.rounds),
-                epochs_per_alpha=int(self.epochs_per_alpha),
-                tol=self._tol(),
-                random_state=self._dual_seed(),
-            )
-        return SharedSVMSolver(
-            alpha0,
-            rounds=int(self.rounds),
-            epochs_per_alpha=int(self.epochs_per_alpha),
-            batch_size=int(self.batch_size),
-            tol=self._tol(),
-            random_state=self.random_state,
-            alpha_floor=float(self.alpha_floor),
-            plain=self.pegasos == "plain",
-        )
+        return used, choose_solver(SHARED_SOLVERS, used).describe(self)
 
 
 # ------------------------------------------------------------------------------ registry

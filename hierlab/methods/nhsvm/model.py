@@ -38,7 +38,7 @@ from hierlab.core.exceptions import ConvergenceError, ParameterError
 from hierlab.core.jit import jit_enabled
 from hierlab.core.losses import LOSSES, DeltaRows
 from hierlab.core.taxonomy import Taxonomy
-from hierlab.solvers.sgd_kernels import PathHinge, path_hinge_losses
+from hierlab.methods.nhsvm.sgd_kernels import PathHinge, path_hinge_losses
 
 __all__ = [
     "ALPHA_RULES",
@@ -1190,7 +1190,7 @@ class HierarchicalHinge:
 
         The losses are summed chunk by chunk (``chunk`` rows). On CSR data ``W^T`` is made
         contiguous once (``X @ W.T`` would copy it for every chunk); single-label losses then
-        come from the compiled kernel (:func:`~hierlab.solvers.sgd_kernels.path_hinge_losses`,
+        come from the compiled kernel (:func:`~hierlab.methods.nhsvm.sgd_kernels.path_hinge_losses`,
         the same arithmetic) when numba is available.
         """
         total = 0.0

@@ -2,9 +2,9 @@
 
 The objective of HSVM / NHSVM is ``lam ||W||^2 + sum_{i=1}^{N} xi_i`` (eq. 3/10, the summed loss
 of the paper), which Pegasos minimises as ``lam/N ||W||^2 + mean_i xi_i``
-(:class:`~hierlab.solvers.sgd.PegasosSGD`). A stream of blocks ``X_1, X_2, ...`` of one training
-set of ``N`` rows is the same objective: each call runs the mini-batch steps of one pass over
-its block (rows visited in a seeded random order, the step counter, the polynomial-decay
+(:class:`~hierlab.methods.nhsvm.sgd.PegasosSGD`). A stream of blocks ``X_1, X_2, ...`` of one
+training set of ``N`` rows is the same objective: each call runs the mini-batch steps of one pass
+over its block (rows visited in a seeded random order, the step counter, the polynomial-decay
 average and the projection radius carried over from the previous call), with the
 regularisation ``lam / N`` of the whole set. ``N`` must therefore be known up front
 (``n_samples=``; the chunked readers count it in a first, streaming pass). Several passes over
@@ -28,7 +28,7 @@ from hierlab.core.params import validate_params
 from hierlab.core.solver import Callback, SolverState
 from hierlab.methods.base import check_X, warn_ignored
 from hierlab.methods.guards import check_width
-from hierlab.solvers.sgd import PegasosSGD
+from hierlab.methods.nhsvm.sgd import PegasosSGD
 
 __all__ = ["PegasosStream", "check_stream_start", "partial_fit_blocks", "stream_step"]
 

@@ -31,7 +31,7 @@ from hierlab.core.exceptions import ConvergenceError, ParameterError, TaxonomyEr
 from hierlab.core.solver import Solver, SolverState
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.methods.nhsvm.model import leaf_path_matrix
-from hierlab.solvers.sgd import PegasosSGD
+from hierlab.methods.nhsvm.sgd import PegasosSGD
 
 __all__ = [
     "AlphaAlternation",
@@ -299,7 +299,7 @@ class SharedSVMSolver(AlphaAlternation):
         ``beta`` in ``[0, 1]``: every alpha step keeps ``alpha >= beta alpha0``
         (:func:`shared_alpha_floor`); 0 is the paper's Algorithm 1, 1 keeps ``alpha0``.
     plain : bool, default False
-        Plain Pegasos V-steps (:class:`~hierlab.solvers.sgd.PegasosSGD`'s ``plain``): the
+        Plain Pegasos V-steps (:class:`~hierlab.methods.nhsvm.sgd.PegasosSGD`'s ``plain``): the
         last iterate, not the average, is kept and feeds the alpha step.
 
     Attributes

@@ -43,7 +43,7 @@ from hierlab.core.regularizers import (
     orthogonal_K,
     transfer_matrix,
 )
-from hierlab.core.solver import Callback
+from hierlab.core.solver import Callback, SolverChoice, choose_solver
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.methods.base import HierarchicalClassifier
 from hierlab.methods.orthogonal.alpha import (
@@ -67,6 +67,7 @@ __all__ = [
     "AUTO_ALPHA_FRACTION",
     "PAPER_PRESET",
     "SOLVERS",
+    "SOLVER_TABLE",
     "FlatMulticlassClassifier",
     "HierarchicalMulticlassClassifier",
     "OrthogonalTransferClassifier",
@@ -76,8 +77,38 @@ __all__ = [
 ]
 
 
-#: the solvers an estimator can use: RDA (seed 000, Algorithm 1) or BCFW on the dual
-SOLVERS = ("bcfw", "rda")
+
+
+def _bcfw(est: Any) -> BCFW:
+    return BCFW(
+        max_iter=int(est.max_iter),
+        max_time=est.max_time,
+        dual_init=est._warm_init(),
+        certify_every=est._certify_every,
+    )
+
+
+def _rda(est: Any) -> RDA:
+    return RDA(
+        max_iter=int(est.max_iter),
+        max_time=est.max_time,
+        averaging=est.averaging,
+        block_tol=float(est.tol) if est._per_node_epsilon() else None,
+    )
+
+
+def _rda_words(est: Any) -> str:
+    weights = "weights 1/t" if est.averaging == "uniform" else "line-search weights"
+    return f"Algorithm 1 of seed 000 (RDA), {weights}"
+
+
+#: the solvers an estimator can use, by name: BCFW on the dual or RDA (seed 000, Algorithm 1)
+SOLVER_TABLE: dict[str, SolverChoice] = {
+    "bcfw": SolverChoice(_bcfw, lambda est: "BCFW on the dual"),
+    "rda": SolverChoice(_rda, _rda_words, row_span=True),
+}
+#: the ``solver`` parameter's choices
+SOLVERS = tuple(SOLVER_TABLE)
 
 # ------------------------------------------------------------------------------ parameters
 # One declaration per parameter (:mod:`hierlab.core.params`): the type, default and valid range,
@@ -339,25 +370,10 @@ class _RDAClassifier(HierarchicalClassifier):
     def _fit(self, X: np.ndarray | sp.csr_matrix, Y: Any, callbacks: Sequence[Callback]) -> None:
         y = np.asarray(Y, dtype=np.int64)
         n_features = X.shape[1]
-        cols = _used_columns(X) if self.solver == "rda" else None
+        choice = choose_solver(SOLVER_TABLE, str(self.solver))
+        cols = _used_columns(X) if choice.row_span else None
         obj = self._objective(X if cols is None else X[:, cols], y)
-        max_iter = int(self.max_iter)
-        solver: RDA | BCFW
-        if self.solver == "bcfw":
-            solver = BCFW(
-                max_iter=max_iter,
-                max_time=self.max_time,
-                dual_init=self._warm_init(),
-                certify_every=self._certify_every,
-            )
-        else:
-            per_node = self._per_node_epsilon()
-            solver = RDA(
-                max_iter=max_iter,
-                max_time=self.max_time,
-                averaging=self.averaging,
-                block_tol=float(self.tol) if per_node else None,
-            )
+        solver = choice.build(self)
         result = self._run_solver(
             solver, obj, callbacks, tol=float(self.tol), rtol=float(self.rtol)
         )
@@ -379,10 +395,8 @@ class _RDAClassifier(HierarchicalClassifier):
         return False
 
     def _what_ran(self) -> tuple[str, str]:
-        if self.solver == "bcfw":
-            return "bcfw", "BCFW on the dual"
-        weights = "weights 1/t" if self.averaging == "uniform" else "line-search weights"
-        return "rda", f"Algorithm 1 of seed 000 (RDA), {weights}"
+        name = str(self.solver)
+        return name, choose_solver(SOLVER_TABLE, name).describe(self)
 
     def _routing(self) -> str:
         """Recursive (eq. 1) for ORTHOGNL, TRANSFER, HIERMULT; flat for FLATMULT, TREELOSS."""

@@ -30,7 +30,7 @@ from threadpoolctl import threadpool_limits
 from hierlab.core.exceptions import ParameterError
 from hierlab.core.jit import jit_enabled
 from hierlab.core.solver import Solver, SolverState
-from hierlab.solvers.sgd_kernels import path_hinge_epoch
+from hierlab.methods.nhsvm.sgd_kernels import path_hinge_epoch
 
 __all__ = ["PegasosSGD", "SGDObjective"]
 
@@ -217,7 +217,7 @@ class PegasosSGD(Solver):
         O(n_nodes * n_features); both matrices are formed again at the end of the epoch, in
         Fortran order (their transposes are the C-ordered ``V``-layout). With numba and an
         objective that offers ``path_hinge()`` (the single-label loss of seed 003), the whole
-        epoch is one compiled call (:func:`~hierlab.solvers.sgd_kernels.path_hinge_epoch`)
+        epoch is one compiled call (:func:`~hierlab.methods.nhsvm.sgd_kernels.path_hinge_epoch`)
         doing the same arithmetic in the same order.
         """
         lam = objective.lam
@@ -233,7 +233,7 @@ class PegasosSGD(Solver):
         q, beta = 1.0, 0.0
         hinge = objective.path_hinge() if hasattr(objective, "path_hinge") else None
         if hinge is not None and jit_enabled():
-            # the same steps compiled (hierlab.solvers.sgd_kernels), one call per epoch
+            # the same steps compiled (hierlab.methods.nhsvm.sgd_kernels), one call per epoch
             state = np.array([a, sq, q, beta, float(self.t), float(n_avg)])
             loss_sum = path_hinge_epoch(
                 objective.X, hinge, VT, QT, state, perm, self.batch_size, lam, radius, self.avg_c

@@ -1,6 +1,6 @@
 """Compiled Pegasos epochs for the single-label path hinge of seed 003 (numba).
 
-One call runs a whole epoch of :meth:`hierlab.solvers.sgd.PegasosSGD._steps_sparse` on a CSR
+One call runs a whole epoch of :meth:`hierlab.methods.nhsvm.sgd.PegasosSGD._steps_sparse` on a CSR
 ``X``: the same mini-batches, the same arithmetic in the same order, without the per-batch
 Python and scipy overhead (about 30 small scipy calls per step, which dominate on hundreds of
 classes). The loss is the single-label hinge of :class:`hierlab.methods.nhsvm.model.

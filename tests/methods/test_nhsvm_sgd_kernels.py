@@ -1,4 +1,4 @@
-"""The compiled Pegasos epoch (hierlab.solvers.sgd_kernels) against the numpy path it replaces.
+"""The compiled Pegasos epoch (hierlab.methods.nhsvm.sgd_kernels) against its numpy path.
 
 Oracle: the same solver with ``HIERLAB_NO_JIT=1`` (``PegasosSGD._steps_sparse``'s numpy loop and
 ``HierarchicalHinge.batch_loss``). The kernel sums in scipy's and numpy's order, so the iterates,
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-import hierlab.solvers.sgd as sgd_mod
+import hierlab.methods.nhsvm.sgd as sgd_mod
 from hierlab import Taxonomy
 from hierlab.methods.nhsvm.estimators import (
     HSVMClassifier,
@@ -24,8 +24,8 @@ from hierlab.methods.nhsvm.estimators import (
     SharedSVMClassifier,
 )
 from hierlab.methods.nhsvm.model import HierarchicalHinge, normalization_alpha
-from hierlab.solvers.sgd import PegasosSGD
-from hierlab.solvers.sgd_kernels import _pairwise_sum_c
+from hierlab.methods.nhsvm.sgd import PegasosSGD
+from hierlab.methods.nhsvm.sgd_kernels import _pairwise_sum_c
 
 
 def _tree() -> Taxonomy:
