@@ -230,7 +230,8 @@ LABELS = st.sampled_from(["a", "b", "c", "a/x", "b/y", "a/x/z", "root", "q", "a;
 
 
 # ---------------------------------------------------------------------------- generators
-GOOD_LABELS = st.sampled_from(["a", "b", "c", "a/x", "b/y", "a/x/z", "q"])
+GOOD_LABEL_NAMES = ("a", "b", "c", "a/x", "b/y", "a/x/z", "q")
+GOOD_LABELS = st.sampled_from(GOOD_LABEL_NAMES)
 
 
 @st.composite
@@ -374,9 +375,26 @@ DAG_TERMS = ("root/a", "root/b", "a/c", "b/c", "c/d", "a/e")
 
 @st.composite
 def maybe_mutated(draw: Any, text: str, clean_content: Any) -> tuple[bytes, Any]:
-    """``text`` in a random encoding, possibly mutated; the content while the text is intact."""
-    data = text.encode(draw(st.sampled_from(ENCODINGS)))
-    if draw(st.booleans()):
+    """``text`` in a random encoding, intact, with lines dropped, repeated or swapped, or with
+    byte mutations; the content while the text is intact."""
+    enc = draw(st.sampled_from(ENCODINGS))
+    kind = draw(st.sampled_from(["intact", "intact", "lines", "bytes"]))
+    if kind == "lines":  # still well formed line by line (the svmlight reference reads it)
+        lines = text.split("\n")
+        for _ in range(draw(st.integers(1, 3))):
+            k = draw(st.integers(0, len(lines) - 1))
+            edit = draw(st.sampled_from(["drop", "repeat", "swap"]))
+            if edit == "drop" and len(lines) > 1:
+                del lines[k]
+            elif edit == "repeat":
+                lines.insert(k, lines[k])
+            else:
+                j = draw(st.integers(0, len(lines) - 1))
+                lines[k], lines[j] = lines[j], lines[k]
+        edited = "\n".join(lines)
+        return edited.encode(enc), (clean_content if edited == text else None)
+    data = text.encode(enc)
+    if kind == "intact":
         return data, clean_content
     bad = draw(mutated(data))
     return bad, (clean_content if bad == data else None)
@@ -468,6 +486,61 @@ def clean_text_csv(draw: Any) -> tuple[bytes, Any]:
         rows.append(f"{';'.join(labs)},{cell}")
     text = "\n".join(rows) + "\n"
     return draw(maybe_mutated(text, (docs, labels)))
+
+
+SVM_NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+SVM_FEATURE = re.compile(r"([0-9]{1,2}):(\S+)")
+
+
+def reference_svmlight(data: bytes) -> tuple[np.ndarray, list[tuple[str, ...]]] | None:
+    """The content of ``data`` if it is plainly valid svmlight, else None (no claim).
+
+    Plainly valid: UTF-8 (a BOM allowed) or UTF-16 with a BOM, ``\\n`` line ends, lines
+    ``labels [qid:N] idx:value ... [# comment]`` with labels from :data:`GOOD_LABEL_NAMES` (a
+    comma list), indices below 100 and increasing, decimal finite values, at least one index.
+    As scikit-learn reads it: indices are 1-based unless one is 0, the width is the largest
+    index.
+    """
+    bom16 = data[:2] in (b"\xff\xfe", b"\xfe\xff")
+    try:
+        text = data.decode("utf-16" if bom16 else "utf-8-sig")
+    except UnicodeDecodeError:
+        return None
+    if re.search(r"[^\S \n]", text.replace("\t", " ")):
+        return None  # \r or another space: the readers' own rules, not claimed here
+    rows: list[dict[int, float]] = []
+    paths: list[tuple[str, ...]] = []
+    for line in text.split("\n"):
+        body = line.split("#", 1)[0]
+        if not line.strip() or line.strip().startswith("#"):
+            continue
+        toks = re.split(r"[ \t]+", body.strip())
+        labs = tuple(toks[0].split(","))
+        if line[:1].isspace() or len(set(labs)) < len(labs):
+            return None
+        if not set(labs) <= set(GOOD_LABEL_NAMES):
+            return None
+        feats: dict[int, float] = {}
+        for k, tok in enumerate(toks[1:]):
+            if k == 0 and re.fullmatch(r"qid:[0-9]+", tok):
+                continue
+            m = SVM_FEATURE.fullmatch(tok)
+            if not m or not SVM_NUMBER.fullmatch(m.group(2)) or not math.isfinite(float(m[2])):
+                return None
+            if feats and int(m[1]) <= max(feats):
+                return None
+            feats[int(m[1])] = float(m[2])
+        rows.append(feats)
+        paths.append(labs)
+    indices = [j for r in rows for j in r]
+    if not indices:
+        return None
+    shift = 1 if min(indices) > 0 else 0
+    X = np.zeros((len(rows), max(indices) + 1 - shift))
+    for i, r in enumerate(rows):
+        for j, v in r.items():
+            X[i, j - shift] = v
+    return X, paths
 
 
 def sublinear_tfidf(docs: list[str]) -> tuple[np.ndarray, list[str]]:
@@ -611,15 +684,20 @@ def _hostile(gen: st.SearchStrategy[bytes]) -> st.SearchStrategy[tuple[bytes, An
     return gen.map(lambda data: (data, None))
 
 
-@FUZZ
+@settings(FUZZ, max_examples=120)
 @given(case=clean_svmlight() | _hostile(svmlight_bytes()))
 def test_svmlight_files(case: tuple[bytes, Any]) -> None:
     data, content = case
     out = expect_dataset("svmlight", hio.read_dataset_bytes, data, "d.svm")
     wide = expect_dataset("svmlight/n_features", hio.read_svmlight, data=data, n_features=5)
-    if content is not None:  # a valid file: it loads, to exactly what was written
+    if content is None:  # mutated: what a plain reading finds in it, if the file is plain
+        content = reference_svmlight(data)
+    if content is not None:  # a valid file: it loads, to exactly what it holds
         X, paths = content
         for ds, width in ((out, X.shape[1]), (wide, 5)):
+            if width < X.shape[1]:  # wider than n_features: refused
+                assert isinstance(ds, HierlabError) and "n_features" in str(ds), ds
+                continue
             assert isinstance(ds, HierDataset), ds
             assert sp.issparse(ds.X) and ds.X.shape == (len(X), width)
             np.testing.assert_array_equal(ds.X.toarray()[:, : X.shape[1]], X)
