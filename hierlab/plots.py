@@ -66,7 +66,7 @@ def _per_node(values: Any, tax: Taxonomy, what: str) -> np.ndarray | None:
         out = np.full(tax.n_nodes, np.nan)
         items = values.items()
         for k, v in items:
-            out[tax._id(k)] = float(v)
+            out[tax.node_id(k)] = float(v)
         return out
     arr = np.asarray(values, dtype=np.float64).ravel()
     if arr.shape != (tax.n_nodes,):

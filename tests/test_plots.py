@@ -50,7 +50,7 @@ def test_taxonomy_figure_tree_with_values(tax, labels):
     # a plain mapping by name works, missing nodes are nan
     fig2 = P.taxonomy_figure(tax, node_values={"a": 0.5})
     col = np.asarray(fig2.data[1].marker.color, dtype=float)
-    assert col[tax._id("a")] == 0.5 and np.isnan(col[tax._id("b")])
+    assert col[tax.node_id("a")] == 0.5 and np.isnan(col[tax.node_id("b")])
 
 
 def test_taxonomy_figure_dag_draws_every_edge():
@@ -68,7 +68,7 @@ def test_taxonomy_figure_sunburst_treemap(tax, kind, cls):
     (tr,) = fig.data
     assert isinstance(tr, cls)
     assert list(tr.ids) == [str(n) for n in tax.names]
-    assert tr.parents[0] == "" and tr.parents[tax._id("a1")] == "a"
+    assert tr.parents[0] == "" and tr.parents[tax.node_id("a1")] == "a"
     np.testing.assert_allclose(tr.marker.colors, vals)
     np.testing.assert_allclose(tr.values, tax.subtree_size)
 

@@ -65,7 +65,7 @@ def naive_distance(tax: Taxonomy, u: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 def lifting_distance(tax: Taxonomy, u: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Tree distances by binary lifting (the fallback of ``tree_distance`` for huge trees)."""
-    lca = tax._lca_lifting(u.copy(), v.copy())
+    lca = tax.lca_lifting(u.copy(), v.copy())
     return tax.depth[u] + tax.depth[v] - 2 * tax.depth[lca]
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import unicodedata
 from collections import deque
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from functools import cached_property
 from typing import Any
 
@@ -489,7 +489,14 @@ class Taxonomy:
             f"depth {self.max_depth}, root={self.names[0]!r})"
         )
 
-    def _id(self, node: NodeRef) -> int:
+    def node_id(self, node: NodeRef) -> int:
+        """The id of one node, given by its id or its name.
+
+        Raises
+        ------
+        TaxonomyError
+            An id out of range or an unknown name.
+        """
         if isinstance(node, int | np.integer):
             i = int(node)
             if not 0 <= i < self.n_nodes:
@@ -531,6 +538,22 @@ class Taxonomy:
                 raise TaxonomyError(f"label {u!r} is not a node of the taxonomy", node=u)
         return ids.reshape(arr.shape)
 
+    @property
+    def name_index(self) -> Mapping[str, int]:
+        """Node name -> id (a name not found as written is looked up in its NFC form); its
+        ``get(name)`` is None for a name that is not a node."""
+        return self._index
+
+    @cached_property
+    def parent_edges(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every (child, parent) edge as two id arrays of shape (n_edges,), children
+        increasing (a DAG node appears once per parent)."""
+        child = np.repeat(np.arange(self.n_nodes, dtype=np.int64), np.diff(self._parent_ptr))
+        parent = np.array(self._parent_idx, dtype=np.int64)
+        for arr in (child, parent):
+            arr.setflags(write=False)
+        return child, parent
+
     @cached_property
     def _name_index(self) -> Any:
         import pandas as pd
@@ -540,17 +563,17 @@ class Taxonomy:
     # ------------------------------------------------------------------ local structure
     def parents(self, node: NodeRef) -> np.ndarray:
         """Ids of the parents of ``node`` (empty for the root)."""
-        i = self._id(node)
+        i = self.node_id(node)
         return self._parent_idx[self._parent_ptr[i] : self._parent_ptr[i + 1]]
 
     def children(self, node: NodeRef) -> np.ndarray:
         """Ids of the children of ``node``, increasing."""
-        i = self._id(node)
+        i = self.node_id(node)
         return self._child_idx[self._child_ptr[i] : self._child_ptr[i + 1]]
 
     def siblings(self, node: NodeRef) -> np.ndarray:
         """Ids of the other children of the parents of ``node``."""
-        i = self._id(node)
+        i = self.node_id(node)
         if i == 0:
             return np.empty(0, dtype=np.int64)
         sib = np.unique(np.concatenate([self.children(p) for p in self.parents(i)]))
@@ -558,7 +581,7 @@ class Taxonomy:
 
     def ancestors(self, node: NodeRef, include_self: bool = False) -> np.ndarray:
         """``A(i)`` (or ``A+(i)`` with ``include_self``): ids, increasing (root first)."""
-        i = self._id(node)
+        i = self.node_id(node)
         if self.is_tree and not self._small_closure:
             # a walk up the parent array: O(depth), no quadratic ancestor matrix (long chains)
             up = []
@@ -574,7 +597,7 @@ class Taxonomy:
 
     def descendants(self, node: NodeRef, include_self: bool = False) -> np.ndarray:
         """``D(i)`` (or ``D+(i)`` with ``include_self``): ids, increasing."""
-        i = self._id(node)
+        i = self.node_id(node)
         if self.is_tree and not self._small_closure:
             # D+(i) is a contiguous run of the preorder: O(|D+(i)|), no matrix
             order, tin = self._preorder
@@ -752,7 +775,7 @@ class Taxonomy:
         ndarray of int
             Ids, broadcast shape of ``u`` and ``v``.
         """
-        a, b = self._ids(u), self._ids(v)
+        a, b = self.node_ids(u), self.node_ids(v)
         a, b = np.broadcast_arrays(a, b)
         shape = a.shape
         if not self.is_tree:
@@ -763,7 +786,7 @@ class Taxonomy:
         """LCA of validated 1-D id arrays on a tree: O(1) range-minimum queries per pair."""
         if self._rmq is not None:
             return self._lca_rmq(a, b)
-        return self._lca_lifting(a.copy(), b.copy())
+        return self.lca_lifting(a.copy(), b.copy())
 
     @cached_property
     def _rmq(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -828,8 +851,10 @@ class Taxonomy:
         w = np.where(depth[x] <= depth[y], x, y)
         return np.where(length == 0, a, self.parent[w])
 
-    def _lca_lifting(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """Binary lifting (O(log depth) vectorised steps), for trees too large for the table."""
+    def lca_lifting(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """LCA of node-id arrays ``a`` and ``b`` (shape (k,), overwritten) on a tree by binary
+        lifting: O(log depth) vectorised steps, what :meth:`lca` falls back to on trees too
+        large for its table."""
         depth = self.depth
         up = self._up
         swap = depth[a] < depth[b]
@@ -858,7 +883,7 @@ class Taxonomy:
         ndarray of int
             Broadcast shape of ``u`` and ``v``.
         """
-        a, b = self._ids(u), self._ids(v)
+        a, b = self.node_ids(u), self.node_ids(v)
         if not self.is_tree:
             a, b = np.broadcast_arrays(a, b)
             return self._dag_pairwise(a.ravel(), b.ravel(), "dist").reshape(a.shape)
@@ -869,7 +894,14 @@ class Taxonomy:
         lca = self._tree_lca(a, b)
         return (depth[a] + depth[b] - 2 * depth[lca]).reshape(shape)
 
-    def _ids(self, x: Any) -> np.ndarray:
+    def node_ids(self, x: Any) -> np.ndarray:
+        """The ids of nodes given by ids or by names (an array of either, any shape).
+
+        Raises
+        ------
+        TaxonomyError
+            An id out of range or an unknown name.
+        """
         arr = np.asarray(x)
         if arr.dtype.kind in "iu":
             if arr.size and (arr.min() < 0 or arr.max() >= self.n_nodes):

@@ -83,7 +83,7 @@ def _single_ids(y: Any, taxonomy: Taxonomy, what: str) -> np.ndarray:
         arr = arr.astype(np.int64)
     if arr.dtype.kind == "b" or arr.dtype.kind == "f":
         raise DataError(f"{what} must hold node names or integer node ids, got {arr.dtype}")
-    return taxonomy._ids(arr)
+    return taxonomy.node_ids(arr)
 
 
 def label_indicator(y: Any, taxonomy: Taxonomy, closure: bool = False) -> sp.csr_matrix:
@@ -119,7 +119,7 @@ def label_indicator(y: Any, taxonomy: Taxonomy, closure: bool = False) -> sp.csr
         lengths = np.array([len(s) for s in sets], dtype=np.int64)
         flat = [v for s in sets for v in s]
         if flat and all(isinstance(v, int | np.integer) for v in flat):
-            ids = taxonomy._ids(np.asarray(flat, dtype=np.int64))
+            ids = taxonomy.node_ids(np.asarray(flat, dtype=np.int64))
         else:
             ids = taxonomy.index(np.asarray([str(v) for v in flat], dtype=object))
         indptr = np.concatenate([[0], np.cumsum(lengths)])
@@ -382,7 +382,7 @@ def macro_f1(
     if labels is None:
         cls = np.flatnonzero(den > 0)
     else:
-        cls = np.unique(taxonomy._ids(np.asarray(list(labels))))
+        cls = np.unique(taxonomy.node_ids(np.asarray(list(labels))))
     if len(cls) == 0:
         return float("nan")
     d = den[cls]
@@ -680,7 +680,7 @@ def _pr_columns(
     """The node columns :func:`au_prc` pools: ``nodes`` (names or ids) or all but the root."""
     if nodes is not None:
         if taxonomy is not None:
-            return taxonomy._ids(np.asarray(list(nodes)))
+            return taxonomy.node_ids(np.asarray(list(nodes)))
         return np.asarray(list(nodes), dtype=np.int64)
     if exclude_root:
         return np.arange(1, n_cols)

@@ -102,7 +102,7 @@ def collapsed_subtree(taxonomy: Taxonomy, root: Any = 0, max_nodes: int = 400) -
         Node ids in increasing order, ``root`` first among them in depth; every kept node's
         parent (but ``root``'s) is kept.
     """
-    r = int(taxonomy._id(root))
+    r = int(taxonomy.node_id(root))
     below = taxonomy.descendants(r, include_self=True)
     rel = np.asarray(taxonomy.depth)[below] - int(taxonomy.depth[r])
     per_depth = np.cumsum(np.bincount(rel))

@@ -93,7 +93,7 @@ def resolve_labels(
     built = taxonomy is None
     if taxonomy is None:
         taxonomy = _taxonomy_of_labels(raw, uniq, path, lines, column)
-    index = taxonomy._index
+    index = taxonomy.name_index
     mapping = {}
     for u in uniq:
         last = u.rsplit("/", 1)[-1].strip()
@@ -185,7 +185,7 @@ def _first_non_edge(parts: list[str], taxonomy: Taxonomy) -> tuple[str, str] | N
     for p, c in itertools.pairwise(parts):
         if p not in taxonomy or c not in taxonomy:
             return p, c
-        if taxonomy._id(p) not in taxonomy.parents(c):
+        if taxonomy.node_id(p) not in taxonomy.parents(c):
             return p, c
     return None
 

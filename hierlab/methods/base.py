@@ -369,7 +369,7 @@ class HierarchicalClassifier(CalibratedProbabilitiesMixin, ClassifierMixin, Base
         if not multi:
             # Keep the user's label objects (ints stay ints) so predictions compare equal to y.
             for v in pd.unique(yo):
-                j = tax._index.get(str(v))
+                j = tax.name_index.get(str(v))
                 if j is not None and not isinstance(v, str):
                     out[j] = v
         self._out_labels_ = out

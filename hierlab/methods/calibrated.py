@@ -350,6 +350,5 @@ def _rows(X: Any, idx: np.ndarray) -> Any:
 
 def _child_to_parent(tax: Taxonomy) -> sp.csr_matrix:
     """0/1 matrix of shape (n_nodes, n_nodes) with a 1 at (child, parent) for every edge."""
-    ch = np.repeat(np.arange(tax.n_nodes), np.diff(tax._parent_ptr))
-    par = np.asarray(tax._parent_idx, dtype=np.int64)
+    ch, par = tax.parent_edges
     return sp.csr_matrix((np.ones(len(ch)), (ch, par)), shape=(tax.n_nodes, tax.n_nodes))

@@ -118,8 +118,8 @@ def _levels(tax: Taxonomy) -> list[np.ndarray]:
 
 def _edges(tax: Taxonomy) -> tuple[np.ndarray, np.ndarray]:
     """``(parents, children)`` of every edge, shape (n_edges,) each."""
-    ch = np.repeat(np.arange(tax.n_nodes, dtype=np.int64), np.diff(tax._parent_ptr))
-    return np.asarray(tax._parent_idx, dtype=np.int64), ch
+    ch, par = tax.parent_edges
+    return par, ch
 
 
 # ------------------------------------------------------------------------------ margins

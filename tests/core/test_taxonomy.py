@@ -78,7 +78,7 @@ def test_round_trip_edges_json_networkx(tax):
         assert_topological(t)
         assert t.is_tree == tax.is_tree
         # the same node has the same depth however it was built
-        assert all(t.depth[t._id(n)] == tax.depth[tax._id(n)] for n in map(str, tax.names))
+        assert all(t.depth[t.node_id(n)] == tax.depth[tax.node_id(n)] for n in map(str, tax.names))
 
 
 @SETTINGS

@@ -309,7 +309,7 @@ def test_ipc_logic_on_a_miniature_file(tmp_path):
         "F16L",
         "H01M",
     ]
-    assert str(tax.names[tax.parent[tax._id("F16L")]]) == "F16"
+    assert str(tax.names[tax.parent[tax.node_id("F16L")]]) == "F16"
     # the TF-IDF is fitted on the training titles only: its vocabulary is theirs
     texts = {t for t, _ in rows}
     assert len(train.feature_names) == train.X.shape[1] == test.X.shape[1]

@@ -188,7 +188,7 @@ def test_subtree_keeps_only_the_sections_below() -> None:
     names = set(map(str, sub.names))
     assert names == {"<root>", "A", "A1", "A1y", "C", "C2", "C2z"}
     assert sorted(map(str, sub.names[sub.leaves])) == ["A1y", "C2z"]
-    assert str(sub.names[sub.parent[sub._id("A1y")]]) == "A1"
+    assert str(sub.names[sub.parent[sub.node_id("A1y")]]) == "A1"
 
 
 def test_ipc_tiny_size_is_a_subtree_with_capped_rows() -> None:

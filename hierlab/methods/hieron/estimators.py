@@ -468,7 +468,7 @@ class HieronClassifier(_HieronParams):
                 )
             self._start(len(np.asarray(x).ravel()), [y], None)
         row = self._row(x)
-        j = self.taxonomy_._index.get(str(y))
+        j = self.taxonomy_.name_index.get(str(y))
         if j is None:
             raise DataError(f"label {y!r} is not a node of the taxonomy")
         self.engine_.learn_one(row, j)

@@ -76,7 +76,7 @@ class _InducedTreeClassifier(HierarchicalClassifier):
         out = np.empty(induced.n_nodes, dtype=object)
         out[:] = [str(n) for n in induced.names]
         for name in class_names:
-            out[induced._index[str(name)]] = old_out[old_tax._index[str(name)]]
+            out[induced.name_index[str(name)]] = old_out[old_tax.name_index[str(name)]]
         self.taxonomy_ = induced  # classes_ (the sorted training labels) is unchanged
         self._out_labels_ = out
 

@@ -726,8 +726,7 @@ def closure_cut(R: np.ndarray, taxonomy: Taxonomy, batch: int = 32) -> np.ndarra
     Z : ndarray of bool, shape (b, n_nodes)
     """
     b, M = R.shape
-    ec = np.repeat(np.arange(M), np.diff(taxonomy._parent_ptr))
-    ep = np.asarray(taxonomy._parent_idx)
+    ec, ep = taxonomy.parent_edges
     Z = np.zeros((b, M), dtype=bool)
     for s in range(0, b, batch):
         Rb = np.array(R[s : s + batch], dtype=np.float64)
@@ -775,8 +774,7 @@ def closure_lp(R: np.ndarray, taxonomy: Taxonomy, batch: int) -> np.ndarray:
     """
     b, M = R.shape
     A = sp.csr_matrix(taxonomy.ancestor_matrix, dtype=np.float64)
-    ec = np.repeat(np.arange(M), np.diff(taxonomy._parent_ptr))
-    ep = np.asarray(taxonomy._parent_idx)
+    ec, ep = taxonomy.parent_edges
     Z = np.zeros((b, M), dtype=bool)
     Z[:, 0] = True
     for s in range(0, b, batch):
