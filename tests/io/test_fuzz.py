@@ -139,7 +139,10 @@ def check_budget(out: HierDataset | Taxonomy, src: str | bytes) -> None:
     stored sparse values and taxonomy nodes at most its characters (a blow-up, not a clock, is
     what fails)."""
     n = len(src)
-    lines = sum(src.count(c) for c in (("\n", "\r") if isinstance(src, str) else (b"\n", b"\r")))
+    if isinstance(src, str):
+        lines = src.count("\n") + src.count("\r")
+    else:
+        lines = src.count(b"\n") + src.count(b"\r")
     if isinstance(out, Taxonomy):
         assert out.n_nodes <= n + 2, (out.n_nodes, n)  # + a synthetic root
         return
@@ -374,30 +377,46 @@ DAG_TERMS = ("root/a", "root/b", "a/c", "b/c", "c/d", "a/e")
 
 
 @st.composite
-def maybe_mutated(draw: Any, text: str, clean_content: Any) -> tuple[bytes, Any]:
-    """``text`` in a random encoding, intact, with lines dropped, repeated or swapped, or with
-    byte mutations; the content while the text is intact."""
+def maybe_mutated(
+    draw: Any, text: str, content_of: Callable[[str], Any], first_row: int = 0
+) -> tuple[bytes, Any]:
+    """``text`` in a random encoding: intact, with lines dropped, repeated or swapped (the
+    ``first_row`` header lines kept, or not), or with byte mutations. Returns the bytes and
+    ``content_of`` the text read (None after byte mutations that changed it: no claim)."""
     enc = draw(st.sampled_from(ENCODINGS))
     kind = draw(st.sampled_from(["intact", "intact", "lines", "bytes"]))
-    if kind == "lines":  # still well formed line by line (the svmlight reference reads it)
+    if kind == "lines":  # still well formed line by line: its content is known
         lines = text.split("\n")
+        lo = min(draw(st.sampled_from([0, first_row])), len(lines) - 1)
         for _ in range(draw(st.integers(1, 3))):
-            k = draw(st.integers(0, len(lines) - 1))
+            k = draw(st.integers(lo, len(lines) - 1))
             edit = draw(st.sampled_from(["drop", "repeat", "swap"]))
-            if edit == "drop" and len(lines) > 1:
+            if edit == "drop" and len(lines) > lo + 1:
                 del lines[k]
             elif edit == "repeat":
                 lines.insert(k, lines[k])
             else:
-                j = draw(st.integers(0, len(lines) - 1))
+                j = draw(st.integers(lo, len(lines) - 1))
                 lines[k], lines[j] = lines[j], lines[k]
         edited = "\n".join(lines)
-        return edited.encode(enc), (clean_content if edited == text else None)
+        return edited.encode(enc), content_of(edited)
     data = text.encode(enc)
     if kind == "intact":
-        return data, clean_content
+        return data, content_of(text)
     bad = draw(mutated(data))
-    return bad, (clean_content if bad == data else None)
+    return bad, (content_of(text) if bad == data else None)
+
+
+def rows_of(text: str, head: list[str], rows: dict[str, Any]) -> list[Any] | None:
+    """The rows a line-edited file holds: its header lines ``head`` first and unchanged, then
+    lines of ``rows`` (blank lines skipped), at least one; else None (no claim)."""
+    lines = text.split("\n")
+    if lines[: len(head)] != head:
+        return None
+    body = [ln for ln in lines[len(head) :] if ln]
+    if not body or any(ln not in rows for ln in body):
+        return None
+    return [rows[ln] for ln in body]
 
 
 @st.composite
@@ -427,14 +446,14 @@ def clean_svmlight(draw: Any) -> tuple[bytes, Any]:
     if draw(st.booleans()):
         lines.insert(draw(st.integers(0, len(lines))), "# a comment line")
     text = "\n".join(lines) + draw(st.sampled_from(["\n", "", "\n\n"]))
-    return draw(maybe_mutated(text, (X, labels)))
+    return draw(maybe_mutated(text, lambda t: (X, labels) if t == text else None))
 
 
 @st.composite
 def clean_arff(draw: Any) -> tuple[bytes, Any]:
     """A Clus HMC file: numeric attributes (``?`` cells), the hierarchical class anywhere, dense
-    or sparse rows. Content: (X with ``?`` imputed by the column mean, label sets reduced to
-    their most specific labels, the terms' parent of each node, sparse or not)."""
+    or sparse rows. Content: (X with ``?`` imputed by the column mean, each row's label set,
+    the terms' parents of each node, sparse or not)."""
     tree = draw(st.booleans())
     terms = TREE_TERMS if tree else DAG_TERMS
     parents: dict[str, set[str]] = {}
@@ -446,46 +465,52 @@ def clean_arff(draw: Any) -> tuple[bytes, Any]:
     cls_pos = draw(st.integers(1, n_num + 1))
     head.insert(cls_pos, "@ATTRIBUTE class hierarchical " + ",".join(terms))
     sparse = draw(st.booleans())
-    n_rows = draw(st.integers(1, 5) | st.just(4))
-    X = np.zeros((n_rows, n_num))
-    labels = []
-    rows = []
-    for i in range(n_rows):
+    rows: dict[str, tuple[np.ndarray, list[str]]] = {}
+    for _ in range(draw(st.integers(1, 5) | st.just(4))):
         labs = draw(st.lists(st.sampled_from(sorted(parents)), min_size=1, max_size=3, unique=True))
-        labels.append(labs)
-        nums = []
+        x, nums = np.zeros(n_num), []
         for j in range(n_num):
             v = draw(st.floats(-1e6, 1e6, allow_nan=False) | st.integers(1, 3))
             missing = not sparse and draw(st.integers(0, 2)) == 0
-            X[i, j] = np.nan if missing else float(v)
+            x[j] = np.nan if missing else float(v)
             nums.append("?" if missing else repr(v))
         cells = [*nums[: cls_pos - 1], "@".join(labs), *nums[cls_pos - 1 :]]
         if sparse:
-            rows.append("{" + ", ".join(f"{k} {c}" for k, c in enumerate(cells) if c != "0") + "}")
+            line = "{" + ", ".join(f"{k} {c}" for k, c in enumerate(cells) if c != "0") + "}"
         else:
-            rows.append(",".join(cells))
-    cols_nan = np.isnan(X)
-    means = np.array([np.mean(c[~m]) if (~m).any() else 0.0 for c, m in zip(X.T, cols_nan.T)])
-    X[cols_nan] = np.broadcast_to(means, X.shape)[cols_nan]
-    text = "\n".join([*head, "@DATA", *rows]) + "\n"
-    return draw(maybe_mutated(text, (X, labels, parents, sparse)))
+            line = ",".join(cells)
+        rows[line] = (x, labs)
+    head += ["@DATA"]
+
+    def content_of(text: str) -> Any:
+        held = rows_of(text, head, rows)
+        if held is None:
+            return None
+        X = np.array([x for x, _ in held])
+        nan = np.isnan(X)
+        means = np.array([np.mean(c[~m]) if (~m).any() else 0.0 for c, m in zip(X.T, nan.T)])
+        X[nan] = np.broadcast_to(means, X.shape)[nan]
+        return X, [labs for _, labs in held], parents, sparse
+
+    return draw(maybe_mutated("\n".join([*head, *rows]) + "\n", content_of, len(head)))
 
 
 @st.composite
 def clean_text_csv(draw: Any) -> tuple[bytes, Any]:
     """``label,text`` rows (quoted where the text holds a comma or a quote). Content: (the
     documents, label paths per row)."""
-    docs, labels = [], []
-    rows = ["label,text"]
+    rows: dict[str, tuple[str, tuple[str, ...]]] = {}
     for _ in range(draw(st.integers(1, 6))):
         labs = tuple(draw(st.lists(GOOD_LABELS, min_size=1, max_size=2, unique=True)))
         doc = " ".join(draw(st.lists(WORDS, max_size=5)))
-        docs.append(doc)
-        labels.append(labs)
         cell = '"' + doc.replace('"', '""') + '"' if ("," in doc or '"' in doc) else doc
-        rows.append(f"{';'.join(labs)},{cell}")
-    text = "\n".join(rows) + "\n"
-    return draw(maybe_mutated(text, (docs, labels)))
+        rows[f"{';'.join(labs)},{cell}"] = (doc, labs)
+
+    def content_of(text: str) -> Any:
+        held = rows_of(text, ["label,text"], rows)
+        return None if held is None else ([d for d, _ in held], [labs for _, labs in held])
+
+    return draw(maybe_mutated("\n".join(["label,text", *rows]) + "\n", content_of, 1))
 
 
 SVM_NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
@@ -740,7 +765,7 @@ def test_text_csv_files(case: tuple[bytes, Any]) -> None:
         assert isinstance(out, HierDataset), out
         assert out.feature_names == vocab
         np.testing.assert_allclose(out.X.toarray(), X, rtol=1e-12, atol=1e-15)
-        assert list(out.texts) == docs
+        assert out.texts is not None and list(out.texts) == docs
         check_label_paths(out, paths)
 
 
