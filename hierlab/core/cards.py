@@ -116,6 +116,9 @@ class MethodCard:
     presets : str
         What the ``"paper"`` and ``"fast"`` presets (:attr:`MethodSpec.presets`) run and why
         they differ; the card lists their values from the registry.
+    paper_algorithm : str
+        What the estimator's ``algorithm_`` says after a fit with the ``"paper"`` preset: the
+        seed's algorithm by its number (the preset tests hold every method to it).
     """
 
     title: str
@@ -130,6 +133,7 @@ class MethodCard:
     name: str = ""
     presets: str = ""
     display_name: str = ""
+    paper_algorithm: str = ""
 
     @property
     def spec(self) -> MethodSpec:

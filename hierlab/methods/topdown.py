@@ -369,6 +369,7 @@ class TopDownClassifier(HierarchicalClassifier):
 #: the method card (:mod:`hierlab.core.cards`); the parameter rows come from ``_parameters``
 TOPDOWN_CARD = MethodCard(
     display_name="Top-down local classifier per parent node",
+    paper_algorithm="top-down: one LinearSVC per internal node, routing from the root",
     title="Top-down local classifier per parent node",
     idea=(
         "What most practitioners use: at every internal node a multiclass LinearSVC "

@@ -24,45 +24,6 @@ from hierlab.core.taxonomy import Taxonomy
 
 SEED000 = ["orthognl", "flatmult", "hiermult", "transfer", "treeloss"]
 
-#: the seed's algorithm each method's "paper" preset runs, as ``algorithm_`` says it
-PAPER_ALGORITHM = {
-    **{m: "Algorithm 1 of seed 000 (RDA), weights 1/t" for m in SEED000},
-    "orthognl": "Algorithm 1 of seed 000 (RDA), weights 1/t; alpha = 1",  # admissible here
-    "hieron": "Hieron, Algorithm 1 of seed 002, last hypothesis",
-    "hieron-batch": "batch Hieron (seed 002, Section 4), averaged hypothesis (eq. 13)",
-    "hieron-flat": "batch Hieron (seed 002, Section 4), averaged hypothesis (eq. 13), flat "
-    "taxonomy",
-    "hieron-greedy": "greedy: an independent batch Hieron (seed 002, Section 4) at each "
-    "internal vertex, averaged hypothesis (eq. 13)",
-    "hr-svm": "block coordinate descent of seed 001: internal nodes by eq. 4, dual CD leaves "
-    "(eq. 5-7), odd/even levels (Section 4.3)",
-    "hr-lr": "block coordinate descent of seed 001: internal nodes by eq. 4, L-BFGS leaves "
-    "(eq. 8), odd/even levels (Section 4.3)",
-    "hsvm": "Pegasos SGD on the primal, as seed 003 trains (Section 7), plain (step "
-    "1/(lambda t), projection, last iterate)",
-    **{
-        m: "Pegasos SGD on the primal, as seed 003 trains (Section 7), plain (step "
-        "1/(lambda t), projection, last iterate); node weights by eq. (6), rho = 2"
-        for m in ("nhsvm", "nhsvm13")
-    },
-    "ssvm": "Shared SVM, Algorithm 1 of seed 003 (closed-form alpha) alternating with Pegasos "
-    "epochs on V, plain Pegasos (step 1/(lambda t), projection, last iterate)",
-    "mftree": "MF-Tree of seed 004: HSIC splits by the top eigenvectors of D, classes split by "
-    "argmax_j G_kj as printed (Algorithm 1); routing by p = G^T Y^T k, argmax p (Algorithm 2)",
-    "cmtl": "CMTL label tree (Bengio et al. 2010): spectral splits of held-out confusions (of a "
-    "one-vs-rest SVM unless an estimator is given), one LinearSVC per internal node",
-    "topdown": "top-down: one LinearSVC per internal node, routing from the root",
-    "ovr-svm": "one-vs-rest linear SVM (hinge) per leaf by liblinear (seed 001's baseline)",
-    "ovr-lr": "one-vs-rest logistic regression per leaf by liblinear (seed 001's baseline)",
-    "dagsvm": "DAGSVM (Platt et al. 2000): K(K-1)/2 one-vs-one linear SVMs (hinge, regularised "
-    "bias; dual CD of Hsieh et al. 2008) in a decision DAG, K - 1 evaluations per example",
-    "rdm": "RDM: recursive CLUHSIC (Song et al. 2007, linear kernel) into p = 2 clusters per "
-    "node, LinearSVC routers, linear one-class SVMs at the leaves",
-    "rnmf": "RNMF (Liu et al. 2012): rank-2 NMF of the class means per node, LinearSVC routers, "
-    "linear one-class SVMs at the leaves",
-    "drhl": "DRHL (Gao & Koller 2011): relaxed colourings (rho = 0.6) by exact DP alternating "
-    "with a LinearSVC per node; ignored classes go to both children",
-}
 
 
 def small_problem(seed: int = 0, n: int = 24, d: int = 3):
@@ -141,8 +102,9 @@ def test_every_estimator_says_what_ran(name: str) -> None:
         assert isinstance(est.solver_, str) and est.solver_, (name, preset)
         assert isinstance(est.algorithm_, str) and est.algorithm_.strip(), (name, preset)
         assert "\n" not in est.algorithm_
-        if preset == "paper":  # every method: its paper preset runs the seed's algorithm
-            assert est.algorithm_ == PAPER_ALGORITHM[name]
+        if preset == "paper":  # every method: its paper preset runs its card's algorithm
+            assert method_card(name).paper_algorithm.strip(), name
+            assert est.algorithm_ == method_card(name).paper_algorithm
 
 
 def test_seed000_fast_preset_says_bcfw() -> None:
@@ -198,7 +160,9 @@ def test_cli_fit_takes_a_preset_and_reports_what_ran(capsys) -> None:  # type: i
         paper = json.loads(capsys.readouterr().out)
         assert main([*base, "--param", "max_iter=30"]) == 0
         fast = json.loads(capsys.readouterr().out)
-    assert (paper["solver"], paper["algorithm"]) == ("rda", PAPER_ALGORITHM["flatmult"])
+    assert (paper["solver"], paper["algorithm"]) == (
+        "rda", "Algorithm 1 of seed 000 (RDA), weights 1/t"
+    )
     assert (fast["solver"], fast["algorithm"]) == ("bcfw", "BCFW on the dual")
     assert main(["methods"]) == 0
     out = capsys.readouterr().out

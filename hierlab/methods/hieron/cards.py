@@ -29,6 +29,7 @@ _HIERON_BOUNDS = (
 
 HIERON_CARD = MethodCard(
     display_name="Hieron (online)",
+    paper_algorithm="Hieron, Algorithm 1 of seed 002, last hypothesis",
     title="Hieron (online)",
     idea=(
         "Each label has a prototype that is the sum of small vectors along its path from "
@@ -65,6 +66,7 @@ HIERON_CARD = MethodCard(
 
 HIERON_BATCH_CARD = MethodCard(
     display_name="Hieron (batch)",
+    paper_algorithm="batch Hieron (seed 002, Section 4), averaged hypothesis (eq. 13)",
     title="Hieron (batch)",
     idea=(
         "Online Hieron turned into a batch learner: since the true label is known before "
@@ -94,6 +96,9 @@ HIERON_BATCH_CARD = MethodCard(
 
 HIERON_FLAT_CARD = MethodCard(
     display_name="Hieron on the flat taxonomy ('flat')",
+    paper_algorithm=(
+        "batch Hieron (seed 002, Section 4), averaged hypothesis (eq. 13), flat taxonomy"
+    ),
     title="Hieron on the flat taxonomy ('flat')",
     idea=(
         "The control experiment of seed 002: exactly batch Hieron, but with every label "
@@ -120,6 +125,10 @@ HIERON_FLAT_CARD = MethodCard(
 
 HIERON_GREEDY_CARD = MethodCard(
     display_name="Greedy top-down Hieron",
+    paper_algorithm=(
+        "greedy: an independent batch Hieron (seed 002, Section 4) at each internal vertex, "
+        "averaged hypothesis (eq. 13)"
+    ),
     title="Greedy top-down Hieron",
     idea=(
         "The other comparison of seed 002: an independent flat Hieron at every internal "

@@ -18,6 +18,10 @@ _IN_004 = (
 
 DAGSVM_CARD = MethodCard(
     display_name="DAGSVM",
+    paper_algorithm=(
+        "DAGSVM (Platt et al. 2000): K(K-1)/2 one-vs-one linear SVMs (hinge, regularised bias; "
+        "dual CD of Hsieh et al. 2008) in a decision DAG, K - 1 evaluations per example"
+    ),
     title="DAGSVM — one-vs-one SVMs in a decision DAG",
     idea=(
         "Train one linear SVM for every pair of classes. To classify, keep the classes in a "
@@ -73,6 +77,10 @@ _TREE_SOLVER = (
 
 RDM_CARD = MethodCard(
     display_name="RDM",
+    paper_algorithm=(
+        "RDM: recursive CLUHSIC (Song et al. 2007, linear kernel) into p = 2 clusters per node, "
+        "LinearSVC routers, linear one-class SVMs at the leaves"
+    ),
     title="RDM — recursive HSIC clustering of the examples",
     idea=(
         "Cluster the training examples (not the classes) into p groups that maximise the HSIC "
@@ -115,6 +123,10 @@ RDM_CARD = MethodCard(
 
 RNMF_CARD = MethodCard(
     display_name="RNMF",
+    paper_algorithm=(
+        "RNMF (Liu et al. 2012): rank-2 NMF of the class means per node, LinearSVC routers, "
+        "linear one-class SVMs at the leaves"
+    ),
     title="RNMF — recursive NMF label tree",
     idea=(
         "Factorise the non-negative matrix of the classes' mean examples into p parts, send "
@@ -155,6 +167,10 @@ RNMF_CARD = MethodCard(
 
 DRHL_CARD = MethodCard(
     display_name="DRHL",
+    paper_algorithm=(
+        "DRHL (Gao & Koller 2011): relaxed colourings (rho = 0.6) by exact DP alternating with a "
+        "LinearSVC per node; ignored classes go to both children"
+    ),
     title="DRHL — discriminative relaxed hierarchy (Gao & Koller)",
     idea=(
         "At each node, colour the classes positive, negative or ignored while training the "

@@ -19,6 +19,10 @@ CITE_004 = (
 
 MFTREE_CARD = MethodCard(
     display_name="MF-Tree",
+    paper_algorithm=(
+        "MF-Tree of seed 004: HSIC splits by the top eigenvectors of D, classes split by argmax_j"
+        " G_kj as printed (Algorithm 1); routing by p = G^T Y^T k, argmax p (Algorithm 2)"
+    ),
     title="MF-Tree — taxonomy induction by matrix factorisation",
     idea=(
         "When no hierarchy is given, build one: split the classes in two so that classes "
@@ -58,6 +62,10 @@ MFTREE_CARD = MethodCard(
 
 CMTL_CARD = MethodCard(
     display_name="CMTL label tree (Bengio et al.)",
+    paper_algorithm=(
+        "CMTL label tree (Bengio et al. 2010): spectral splits of held-out confusions (of a one-"
+        "vs-rest SVM unless an estimator is given), one LinearSVC per internal node"
+    ),
     title="CMTL label tree (Bengio et al.)",
     idea=(
         "The label-tree baseline of seed 004: train one-vs-rest classifiers on part of the "

@@ -55,6 +55,10 @@ def _pegasos_card(*, citation: str = _CITE_003, **fields: str) -> MethodCard:
 
 HSVM_CARD = _pegasos_card(
     display_name="HSVM",
+    paper_algorithm=(
+        "Pegasos SGD on the primal, as seed 003 trains (Section 7), plain (step 1/(lambda t), "
+        "projection, last iterate)"
+    ),
     title="HSVM — hierarchical structured SVM (Cai & Hofmann)",
     idea=(
         "A structured SVM whose label is a whole root-to-leaf path (or several): the score "
@@ -94,6 +98,10 @@ HSVM_CARD = _pegasos_card(
 
 NHSVM_CARD = _pegasos_card(
     display_name="NHSVM",
+    paper_algorithm=(
+        "Pegasos SGD on the primal, as seed 003 trains (Section 7), plain (step 1/(lambda t), "
+        "projection, last iterate); node weights by eq. (6), rho = 2"
+    ),
     title="NHSVM — normalised hierarchical SVM",
     idea=(
         "HSVM with two normalisations: each node gets a weight alpha_n with the weights on "
@@ -132,6 +140,10 @@ NHSVM_CARD = _pegasos_card(
 
 NHSVM13_CARD = _pegasos_card(
     display_name="NHSVM, variant of eq. (13)",
+    paper_algorithm=(
+        "Pegasos SGD on the primal, as seed 003 trains (Section 7), plain (step 1/(lambda t), "
+        "projection, last iterate); node weights by eq. (6), rho = 2"
+    ),
     title="NHSVM, variant of eq. (13)",
     idea=(
         "NHSVM with the margin term divided by the distance between the two normalised "
@@ -160,6 +172,10 @@ NHSVM13_CARD = _pegasos_card(
 
 SSVM_CARD = MethodCard(
     display_name="Shared SVM",
+    paper_algorithm=(
+        "Shared SVM, Algorithm 1 of seed 003 (closed-form alpha) alternating with Pegasos epochs "
+        "on V, plain Pegasos (step 1/(lambda t), projection, last iterate)"
+    ),
     title="Shared SVM — learned normalisation (structured shared norm)",
     idea=(
         "Instead of fixing the node weights alpha from the tree's shape, learn them with "

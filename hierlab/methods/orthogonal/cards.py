@@ -81,6 +81,7 @@ _TREE_SYMBOLS = (
 
 ORTHOGNL_CARD = MethodCard(
     display_name="ORTHOGNL",
+    paper_algorithm="Algorithm 1 of seed 000 (RDA), weights 1/t; alpha = 1",
     title="ORTHOGNL — hierarchical SVM with orthogonal transfer",
     idea=(
         "One classifier per node, applied top-down. Instead of asking a child's classifier "
@@ -142,6 +143,7 @@ ORTHOGNL_CARD = MethodCard(
 
 FLATMULT_CARD = MethodCard(
     display_name="FLATMULT",
+    paper_algorithm="Algorithm 1 of seed 000 (RDA), weights 1/t",
     title="FLATMULT — flat multiclass SVM (Crammer & Singer)",
     idea=(
         "Ignore the hierarchy: one weight vector per leaf and the multiclass hinge of "
@@ -166,6 +168,7 @@ FLATMULT_CARD = MethodCard(
 
 HIERMULT_CARD = MethodCard(
     display_name="HIERMULT",
+    paper_algorithm="Algorithm 1 of seed 000 (RDA), weights 1/t",
     title="HIERMULT — one multiclass SVM per internal node",
     idea=(
         "Decompose the tree: at every internal node train an independent Crammer-Singer "
@@ -195,6 +198,7 @@ HIERMULT_CARD = MethodCard(
 
 TRANSFER_CARD = MethodCard(
     display_name="TRANSFER",
+    paper_algorithm="Algorithm 1 of seed 000 (RDA), weights 1/t",
     title="TRANSFER — recursive SVM with parent-child similarity",
     idea=(
         "The classic way to share strength along the tree: the same recursive classifier "
@@ -217,6 +221,7 @@ TRANSFER_CARD = MethodCard(
 
 TREELOSS_CARD = MethodCard(
     display_name="TREELOSS",
+    paper_algorithm="Algorithm 1 of seed 000 (RDA), weights 1/t",
     title="TREELOSS — Cai & Hofmann's hierarchical SVM",
     idea=(
         "A flat classifier whose class vectors are sums of increments along the path "
