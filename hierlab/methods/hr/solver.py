@@ -113,7 +113,9 @@ def lbfgs(
         d = _two_loop(g, S, Y, rho)
         slope = float(g @ d)
         if slope >= 0.0:  # never for eq. (8); a steepest-descent restart otherwise
-            S.clear(), Y.clear(), rho.clear()
+            S.clear()
+            Y.clear()
+            rho.clear()
             d, slope = -g, -float(g @ g)
         t = 1.0
         while True:
@@ -127,7 +129,9 @@ def lbfgs(
         s, yv = x_new - x, g_new - g
         sy = float(s @ yv)
         if sy > 1e-12 * float(yv @ yv):
-            S.append(s), Y.append(yv), rho.append(1.0 / sy)
+            S.append(s)
+            Y.append(yv)
+            rho.append(1.0 / sy)
             if len(S) > memory:
                 S.pop(0), Y.pop(0), rho.pop(0)
         small = f - f_new <= ftol * max(abs(f), abs(f_new), 1.0)
