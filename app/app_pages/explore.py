@@ -21,7 +21,7 @@ from app.ui.reports import ready_reports
 from app.ui.widgets import calibration_caption, fmt, number_columns, trivial_warning
 from hierlab import HierDataset, Taxonomy, explain, plots
 from hierlab.evaluation.metrics import ancestor_at_depth, confusion_at_level, metric_label
-from hierlab.evaluation.views import STOPPED_ABOVE, collapsed_subtree
+from hierlab.evaluation.views import STOPPED_ABOVE, collapsed_taxonomy
 
 #: trees with more nodes are drawn collapsed to their top levels, with drill-down by subtree
 TREE_NODES = 400
@@ -121,11 +121,7 @@ def per_node_chart(summary: Summary, tax: Taxonomy, root: str | None = None) -> 
     if root is None:
         drawn, ids = tax, np.arange(tax.n_nodes)
     else:
-        ids = collapsed_subtree(tax, root, TREE_NODES)
-        pos = np.full(tax.n_nodes, -1, dtype=np.int64)
-        pos[ids] = np.arange(len(ids))
-        parent = [int(pos[tax.parent[i]]) if i != ids[0] else -1 for i in ids]
-        drawn = Taxonomy.from_parent_array(parent, [str(tax.names[i]) for i in ids])
+        drawn, ids = collapsed_taxonomy(tax, root, TREE_NODES)
     per_node = summary.per_node.iloc[ids]
     fig = plots.taxonomy_figure(
         drawn,

@@ -8,7 +8,8 @@ at a cost linear in the number of examples and nodes:
   populated first, from one pass over the examples (never the ``K x K`` table);
 * :func:`collapsed_subtree` — the nodes of a subtree down to the deepest level that keeps the
   drawing under a node budget (the tree collapsed to its levels, with drill-down by choosing
-  another subtree root).
+  another subtree root), and :func:`collapsed_taxonomy`, those nodes as a tree of their own
+  (what a page draws).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from hierlab.core.exceptions import ParameterError
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.evaluation.metrics import _confusion_ids, ancestor_at_depth
 
-__all__ = ["STOPPED_ABOVE", "collapsed_subtree", "confused_pairs"]
+__all__ = ["STOPPED_ABOVE", "collapsed_subtree", "collapsed_taxonomy", "confused_pairs"]
 
 #: the predicted "node" of an example whose prediction stops above the level
 STOPPED_ABOVE = "(stopped above)"
@@ -109,3 +110,33 @@ def collapsed_subtree(taxonomy: Taxonomy, root: Any = 0, max_nodes: int = 400) -
     fits = np.flatnonzero(per_depth <= max_nodes)
     cut = max(int(fits[-1]) if len(fits) else 0, min(1, len(per_depth) - 1))
     return np.sort(below[rel <= cut])
+
+
+def collapsed_taxonomy(
+    taxonomy: Taxonomy, root: Any = 0, max_nodes: int = 400
+) -> tuple[Taxonomy, np.ndarray]:
+    """The subtree under ``root`` cut by :func:`collapsed_subtree`, as a tree of its own.
+
+    Parameters
+    ----------
+    taxonomy : Taxonomy
+        A tree.
+    root : node name or id, default 0 (the root)
+    max_nodes : int, default 400
+
+    Returns
+    -------
+    drawn : Taxonomy
+        The kept nodes under their own names, ``root`` its root; a node kept without its
+        children is a leaf of ``drawn`` (the tree is collapsed below it).
+    ids : ndarray of int of shape (drawn.n_nodes,)
+        ``ids[j]``: the id in ``taxonomy`` of ``drawn``'s node ``j`` (per-node values of
+        ``taxonomy`` are drawn as ``values[ids]``).
+    """
+    ids = collapsed_subtree(taxonomy, root, max_nodes)
+    pos = np.full(taxonomy.n_nodes, -1, dtype=np.int64)
+    pos[ids] = np.arange(len(ids))
+    r = int(taxonomy._id(root))
+    parent = [int(pos[taxonomy.parent[i]]) if i != r else -1 for i in ids]
+    drawn = Taxonomy.from_parent_array(parent, [str(taxonomy.names[i]) for i in ids])
+    return drawn, ids

@@ -6,13 +6,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 from streamlit.testing.v1 import AppTest
 
 from app.state import load_builtin
 from app.state.views import COMPUTED
 from hierlab.evaluation.metrics import confusion_at_level, error_per_level
 from hierlab.evaluation.views import collapsed_subtree
-from tests.app.test_app_pages import _finish_jobs
+from tests.app.test_app_pages import _finish_jobs, _values
 
 #: Explore's node budget of a drawn tree (``app/app_pages/explore.py``)
 TREE_NODES = 400
@@ -173,3 +174,42 @@ def test_a_report_still_computing_shows_its_progress_not_the_section() -> None:
     assert bars and "Calibrated probabilities of #1 X: node probabilities (40%" in str(
         bars[-1].proto.text
     )
+
+
+def test_the_taxonomy_page_draws_a_2000_leaf_tree_collapsed_with_drill_down() -> None:
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.run()
+    entry = load_builtin(
+        "catalog:hierarchical-text",
+        {"n_samples": 3000, "n_classes": 2000, "n_features": 500, "random_state": 0},
+    )
+    state = at.session_state["hierlab_state"]
+    state.add_dataset(entry)
+    tax = entry.taxonomy
+    assert len(tax.leaves) >= 2000
+    for kind in ("tree", "sunburst"):
+        _page(at, "taxonomy")
+        at.radio(key="tax_kind").set_value(kind)
+        at.run()
+        _ok(at)
+        assert at.selectbox(key="tax_subtree").value == str(tax.names[0])
+        (fig,) = _charts(at)
+        kept = [str(tax.names[i]) for i in collapsed_subtree(tax, 0, TREE_NODES)]
+        assert len(kept) <= TREE_NODES < tax.n_nodes
+        if kind == "tree":
+            assert _drawn(fig) == kept
+        else:
+            (trace,) = fig["data"]
+            assert list(trace["ids"]) == kept
+            sizes = entry.train.examples_per_node(closed=True).to_numpy()
+            ids = tax.index(np.asarray(kept, dtype=object))
+            assert list(_values(trace["values"])) == sizes[ids].tolist()
+    # drill down: the deepest inner node's subtree, drawn whole (it is small)
+    inner = [i for i in range(tax.n_nodes) if not tax.is_leaf[i]]
+    deep = max(inner, key=lambda i: int(tax.depth[i]))
+    at.selectbox(key="tax_subtree").set_value(str(tax.names[deep]))
+    at.run()
+    _ok(at)
+    (fig,) = _charts(at)
+    below = tax.descendants(deep, include_self=True)
+    assert sorted(fig["data"][0]["ids"]) == sorted(str(tax.names[i]) for i in below)
