@@ -136,7 +136,7 @@ def collapsed_taxonomy(
     ids = collapsed_subtree(taxonomy, root, max_nodes)
     pos = np.full(taxonomy.n_nodes, -1, dtype=np.int64)
     pos[ids] = np.arange(len(ids))
-    r = int(taxonomy._id(root))
+    r = int(taxonomy.node_id(root))
     parent = [int(pos[taxonomy.parent[i]]) if i != r else -1 for i in ids]
     drawn = Taxonomy.from_parent_array(parent, [str(taxonomy.names[i]) for i in ids])
     return drawn, ids
