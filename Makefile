@@ -37,8 +37,11 @@ typecheck: $(STAMP)
 
 # SCIPY_ARRAY_API=1: scikit-learn's estimator checks include check_array_api_input, which skips
 # itself without it; with it every registered estimator runs that check too (no skipped tests).
+# -n 2 --dist loadfile: one pytest worker per core (pytest-xdist), each test file kept whole on
+# one worker (module fixtures, and the fuzz reports that read their module's earlier results).
+PYTEST_WORKERS ?= 2
 pytest: $(STAMP) browser-deps
-	SCIPY_ARRAY_API=1 $(PY) -m pytest -q
+	SCIPY_ARRAY_API=1 $(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile
 
 test: lint typecheck pytest
 

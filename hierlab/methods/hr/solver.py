@@ -133,7 +133,7 @@ def lbfgs(
             Y.append(yv)
             rho.append(1.0 / sy)
             if len(S) > memory:
-                S.pop(0), Y.pop(0), rho.pop(0)
+                del S[0], Y[0], rho[0]
         small = f - f_new <= ftol * max(abs(f), abs(f_new), 1.0)
         x, f, g = x_new, f_new, g_new
         if small:
