@@ -58,7 +58,8 @@ class LabelLoss:
         Needs a weight per node (``alpha`` of seed 003); else every node weighs 1.
     indicator : bool, default False
         ``Delta(y, y') = [y != y']`` exactly (the zero-one loss): a family may compare the
-        labels instead of their paths; :attr:`transform` gives the same numbers.
+        labels instead of their paths (the rows of :class:`DeltaRows` do: ``T([c != y])``);
+        :attr:`transform` of the paths' size gives the same numbers.
     """
 
     name: str
@@ -188,13 +189,21 @@ def _delta_row(
     w: np.ndarray,
     Wn: np.ndarray,
     cand: np.ndarray,
+    indicator: bool,
     transform: Callable[[float], float],
     mark: np.ndarray,
     out: np.ndarray,
 ) -> None:  # pragma: no cover - compiled by numba
     """``out[l] = Delta(y, cand[l]) = T(W(y) + W(c) - 2 W(A+(y) ∩ A+(c)))`` for every
     candidate (:class:`DeltaRows`), ``T`` the loss's ``transform`` (:attr:`LabelLoss.compiled`);
-    ``mark`` is a zeroed scratch of shape (n_nodes,), zeroed again on return."""
+    ``mark`` is a zeroed scratch of shape (n_nodes,), zeroed again on return. With
+    ``indicator`` (:attr:`LabelLoss.indicator`) the size is ``[c != y]`` instead of the paths':
+    ``T(0)`` or ``T(1)``, the same numbers at a compare's cost."""
+    if indicator:
+        zero, one = transform(0.0), transform(1.0)
+        for c in range(cand.shape[0]):
+            out[c] = zero if cand[c] == y else one
+        return
     for e in range(anc_ptr[y], anc_ptr[y + 1]):
         mark[anc_idx[e]] = 1.0
     Wy = Wn[y]
@@ -220,13 +229,14 @@ def _delta_rows(
     w: np.ndarray,
     Wn: np.ndarray,
     cand: np.ndarray,
+    indicator: bool,
     transform: Callable[[float], float],
     mark: np.ndarray,
     out: np.ndarray,
 ) -> None:  # pragma: no cover - compiled by numba
     """:func:`_delta_row` of each label: ``out[i, l] = Delta(labels[i], cand[l])``."""
     for i in range(labels.shape[0]):
-        DELTA_ROW(labels[i], anc_ptr, anc_idx, w, Wn, cand, transform, mark, out[i])
+        DELTA_ROW(labels[i], anc_ptr, anc_idx, w, Wn, cand, indicator, transform, mark, out[i])
 
 
 #: the compiled rows of a batch of labels (None without numba: :meth:`DeltaRows.rows` in numpy)
@@ -298,10 +308,12 @@ class DeltaRows:
         return out
 
     def args(self) -> tuple[Any, ...]:
-        """``(anc_ptr, anc_idx, w, Wn, cand, transform)``, the compiled row's arguments (the
-        loss's :attr:`LabelLoss.compiled` last: numba warns of a tuple that starts with a
-        function)."""
-        return (self.anc_ptr, self.anc_idx, self.w, self.Wn, self.cand, self.loss.compiled)
+        """``(anc_ptr, anc_idx, w, Wn, cand, indicator, transform)``, the compiled row's
+        arguments (the loss's :attr:`LabelLoss.compiled` last: numba warns of a tuple that
+        starts with a function)."""
+        loss = self.loss
+        return (self.anc_ptr, self.anc_idx, self.w, self.Wn, self.cand, loss.indicator,
+                loss.compiled)  # fmt: skip
 
     def table_if_small(self, labels: Any, max_bytes: int | None = None) -> np.ndarray:
         """:meth:`rows` of ``labels`` when they take at most ``max_bytes``, else an empty
@@ -327,6 +339,9 @@ class DeltaRows:
             out = np.empty((len(y), len(cand)))
             DELTA_ROWS(y, *self.args(), np.zeros(n_nodes), out)
             return out
+        if self.loss.indicator:  # as the compiled row: the size is [c != y]
+            size = (y[:, None] != cand[None, :]).astype(np.float64)
+            return np.asarray(self.loss.transform(size), dtype=np.float64)
         anc = sp.csr_matrix((np.ones(len(idx)), idx, ptr), shape=(n_nodes, n_nodes))
         mark = anc[y].toarray()  # 1 on each label's path
         inter = np.zeros((len(y), len(cand)))

@@ -192,7 +192,7 @@ def _row_loss(
     if D.shape[0] > 0:  # the table is kept: the row is the table's, to the bit
         drow[:] = D[k[i]]
     else:
-        DELTA_ROW(y[i], dl[0], dl[1], dl[2], dl[3], dl[4], dl[5], mark, drow)
+        DELTA_ROW(y[i], dl[0], dl[1], dl[2], dl[3], dl[4], dl[5], dl[6], mark, drow)
     m = p.shape[0]
     sparse_row_times(VT, x_indptr, x_indices, x_data, i, p)  # p = x_i^T V^T
     if scale != 1.0:
