@@ -53,7 +53,10 @@ class LabelLoss:
         The key of :data:`LOSSES` a family's ``loss`` parameter names.
     transform : callable
         ``T``: a function of one float that also applies elementwise to an ndarray (numpy
-        operations only, so that numba compiles it); ``T(0) = 0``.
+        operations only, so that numba compiles it); ``T(0) = 0``. Made of correctly rounded
+        steps (``+ - * /``, ``sqrt``), numba's and numpy's results agree to the bit, as the
+        compiled and numpy rows must (``tests/core/test_delta_rows.py`` checks every registered
+        loss): ``np.cbrt``, for one, differs by an ulp between them.
     weighted : bool, default False
         Needs a weight per node (``alpha`` of seed 003); else every node weighs 1.
     indicator : bool, default False
