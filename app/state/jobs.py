@@ -28,9 +28,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from app.state.runs import Run, RunSession, display_name, fit_run
+from app.state.stages import PREDICTING
 from hierlab import FitStopped, Taxonomy, get_method, make_estimator, tune
 from hierlab.core.callbacks import StopFlag
 from hierlab.core.progress import Eta, estimate_eta
+from hierlab.methods.calibrated import CALIBRATING, FITTING_MAPS
 
 if TYPE_CHECKING:
     from app.state.data import DatasetEntry
@@ -46,6 +48,14 @@ __all__ = [
 
 #: how long a finished job stays listed in the panel (seconds)
 KEEP_FINISHED = 600.0
+#: what the progress says of the work after the solver while the solver runs
+AFTER_SOLVER = "then calibration and test predictions: no estimate yet"
+#: what follows each stage after the solver (said beside its progress)
+STAGES_AFTER = {
+    CALIBRATING: "the calibration maps and the test predictions",
+    FITTING_MAPS: "the test predictions",
+    PREDICTING: "the evaluation",
+}
 
 
 @dataclass(eq=False)
@@ -69,21 +79,47 @@ class Progress:
     fits: int = 0
     work: list[dict[str, Any]] = field(default_factory=list)
     work_total: int = 0
+    work_cost: float = 0.0
+    partial: dict[str, float] | None = None
+    partial_step: str | None = None
+    stage: str | None = None
+    stage_points: list[dict[str, Any]] = field(default_factory=list)
+    stage_total: int = 0
 
-    def on_work(self, done: int, total: int, elapsed: float) -> None:
-        """A fit without solver states (one classifier per node): ``done`` of ``total``."""
+    def on_work(
+        self, done: int, total: int, elapsed: float, cost: tuple[float, float] | None = None
+    ) -> None:
+        """A fit without solver states (one classifier per node): ``done`` of ``total``
+        (``cost``: the work done and in all, which the time left is measured by)."""
         if done <= 1:
-            self.work = []
+            self.work, self.stage = [], None
         self.work_total = int(total)
-        self.work.append({"iteration": int(done), "elapsed": float(elapsed)})
+        c_done, c_total = cost if cost is not None else (float(done), float(total))
+        self.work_cost = float(c_total)
+        self.work.append({"iteration": c_done, "parts": int(done), "elapsed": float(elapsed)})
+
+    def on_pass(self, passes: float, elapsed: float, step: str | None = None) -> None:
+        """Inside a long pass: the pass counter with its fraction, the solver's seconds, and
+        what the solver does after that pass when it is no pass (``step``)."""
+        self.partial = {"passes": float(passes), "elapsed": float(elapsed)}
+        self.partial_step = step
+
+    def on_stage(self, stage: str, done: int, total: int, elapsed: float) -> None:
+        """The work after the solver (calibration, predictions): ``done`` of ``total``."""
+        if stage != self.stage:
+            self.stage, self.stage_points = stage, []
+        self.stage_total = int(total)
+        self.stage_points.append({"iteration": int(done), "elapsed": float(elapsed)})
 
     def on_start(self, info: dict[str, Any]) -> None:
         self.fits += 1
         self.states = []  # a new fit (the next C of a path): its own curve
+        self.partial, self.stage = None, None
         self.limits = {k: v for k, v in info.items() if k != "solver"}
 
     def __call__(self, state: Any) -> bool:
         self.states.append(state.as_dict())
+        self.partial = None
         return False
 
 
@@ -161,8 +197,10 @@ class Job:
             self.status = "stopping"
 
     def eta(self) -> Eta:
-        """The time the fit under way has left (:func:`hierlab.core.progress.estimate_eta`)."""
+        """The time the solver under way has left (:func:`hierlab.core.progress.estimate_eta`;
+        within a pass, less the time spent since its last state)."""
         lim = self.progress_cb.limits
+        partial = self.progress_cb.partial
         return estimate_eta(
             list(self.progress_cb.states),
             max_iter=_finite(lim.get("max_iter")),
@@ -170,6 +208,7 @@ class Job:
             tol=float(lim.get("tol") or 0.0),
             rtol=float(lim.get("rtol") or 0.0),
             certified=get_method(self.method).bounds or None,
+            now=None if partial is None else partial["elapsed"],
         )
 
     def budget_text(self) -> str:
@@ -192,31 +231,58 @@ class Job:
             return 1.0, "Stopping after this pass (keeps the best iterate so far) …"
         if self.phase == "tune":
             return self._tune_progress(elapsed)
-        states = list(self.progress_cb.states)
-        if not states and self.progress_cb.work:
+        cb = self.progress_cb
+        if cb.stage is not None and cb.stage_points:
+            return self._stage_progress()
+        states, partial = list(cb.states), cb.partial
+        if not states and cb.work:
             return self._work_progress()
-        if not states:
+        if not states and partial is None:
             return 0.0, f"starting ({elapsed:.0f} s) · {self.budget_text()}"
-        last = states[-1]
         eta = self.eta()
-        parts = [pass_text(states), f"{float(last.get('elapsed') or 0.0):.1f} s"]
+        if partial is not None:  # a pass (or its certificate) under way since the last state
+            parts = [_partial_text(partial["passes"], cb.partial_step)]
+            parts.append(f"{partial['elapsed']:.1f} s")
+        else:
+            parts = [pass_text(states), f"{float(states[-1].get('elapsed') or 0.0):.1f} s"]
+        last = states[-1] if states else {}
         gap = last.get("gap_estimate", last.get("gap"))
         if isinstance(gap, float) and math.isfinite(gap):
             parts.insert(1, f"gap {gap:.3g}")
-        parts += [eta.text(), self.budget_text()]
+        parts += [f"solver: {eta.text()}", AFTER_SOLVER, self.budget_text()]
         return eta.fraction, " · ".join(parts)
 
     def _work_progress(self) -> tuple[float, str]:
         """A fit reported in parts (node classifiers): parts done, time, time left."""
         cb = self.progress_cb
         work, total = list(cb.work), cb.work_total
-        eta = estimate_eta(work, max_iter=total, certified=False)
+        origin = {"iteration": 0.0, "elapsed": 0.0}  # the work starts with the first part
+        eta = estimate_eta([origin, *work], max_iter=cb.work_cost, certified=False)
         last = work[-1]
         text = (
-            f"{last['iteration']} of {total} node classifiers · {last['elapsed']:.1f} s · "
-            f"{eta.text()}"
+            f"{last['parts']} of {total} node classifiers · {last['elapsed']:.1f} s · "
+            f"classifiers: {eta.text()} · {AFTER_SOLVER}"
         )
         return eta.fraction, text
+
+    def _stage_progress(self) -> tuple[float, str]:
+        """The work after the solver (calibration, predictions): units done, time, time left
+        of the stage (from its own rate), and what follows it."""
+        cb = self.progress_cb
+        points, total = list(cb.stage_points), cb.stage_total
+        last = points[-1]
+        stage = str(cb.stage)
+        parts = [stage, f"{last['elapsed']:.1f} s"]
+        if total > 1:
+            eta = estimate_eta(points, max_iter=total, certified=False)
+            unit = "(example, node) pairs" if stage == FITTING_MAPS else "rows"
+            parts[0] = f"{stage}: {last['iteration']:,} of {total:,} {unit}"
+            parts.append(f"this stage: {eta.text()}")
+        following = STAGES_AFTER.get(stage)
+        if following:
+            parts.append(f"then {following}: no estimate yet")
+        done = last["iteration"] / total if total > 0 else 0.0
+        return min(1.0, done), " · ".join(parts)
 
     def _tune_progress(self, elapsed: float) -> tuple[float, str]:
         done = len(self.path)
@@ -226,6 +292,17 @@ class Job:
             best = max(self.path, key=lambda r: r["score"])
             text += f" · best so far C = {best['C']:g} (score {best['score']:.4g})"
         return frac, text
+
+
+def _partial_text(passes: float, step: str | None) -> str:
+    """``"pass 7: 40% done"``, ``"pass 6 done"`` (at a pass's end), or ``"after pass 6:
+    certificate 40%"`` (what the solver does after a pass: ``step``)."""
+    k = int(passes)
+    if step:
+        return f"after pass {passes:.3g}: {step}"
+    if passes == k:
+        return f"pass {k} done"
+    return f"pass {k + 1}: {passes - k:.0%} done"
 
 
 def pass_text(states: list[dict[str, Any]]) -> str:

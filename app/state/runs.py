@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 from sklearn.exceptions import ConvergenceWarning
 
+from app.state.stages import predict_by_block
 from app.state.views import RunViews, prepare_views
 from hierlab import HierDataset, Taxonomy, get_method, list_methods, make_estimator
 from hierlab.core.dataset import is_label_set
@@ -377,9 +378,10 @@ def fit_run(
     spec = get_method(method)
     clean = {p.name: p.validate(params[p.name], method) for p in spec.params if p.name in params}
     est = make_estimator(method, taxonomy=tax, **clean)
+    callbacks = list(callbacks)
     fit_time, msgs = _timed_fit(est, entry.train, callbacks)
     t0 = time.perf_counter()
-    y_pred = np.asarray(est.predict(entry.test.X), dtype=object)
+    y_pred = predict_by_block(est, entry.test.X, callbacks)
     predict_time = time.perf_counter() - t0
     y_test = np.asarray(entry.test.y, dtype=object)
     history = est.history_.copy()

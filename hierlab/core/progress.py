@@ -204,6 +204,7 @@ def estimate_eta(
     rtol: float = 0.0,
     certified: bool | None = None,
     min_elapsed: float = 1.0,
+    now: float | None = None,
 ) -> Eta:
     """Estimate the time a fit has left from its states so far (see the module's note).
 
@@ -222,11 +223,38 @@ def estimate_eta(
         Whether the method stops on its gap; None: when any state has a lower bound.
     min_elapsed : float, default 1.0
         Solver seconds before any estimate.
+    now : float, optional
+        Solver seconds now, when a pass is under way since the last state: the range is
+        shortened by the time spent since that state (the fraction counts it); once the
+        high end is spent there is no estimate.
 
     Returns
     -------
     Eta
     """
+    eta = _estimate(states, max_iter, max_time, tol, rtol, certified, min_elapsed)
+    if now is None or not states:
+        return eta
+    spent = max(0.0, now - float(_num(states[-1].get("elapsed")) or 0.0))
+    fraction = eta.fraction
+    if max_time and max_time > 0:
+        fraction = max(fraction, min(1.0, now / max_time))
+    high = None if eta.high is None else eta.high - spent
+    if eta.low is None or (high is not None and high <= 0):
+        return Eta(None, None if high is None else max(0.0, high), fraction, "none")
+    return Eta(max(0.0, eta.low - spent), high, fraction, eta.basis)
+
+
+def _estimate(
+    states: Sequence[Mapping[str, Any]],
+    max_iter: float | None,
+    max_time: float | None,
+    tol: float,
+    rtol: float,
+    certified: bool | None,
+    min_elapsed: float,
+) -> Eta:
+    """:func:`estimate_eta` as of the last state."""
     if not states:
         return Eta(None, None, 0.0, "none")
     last = states[-1]

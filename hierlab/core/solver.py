@@ -21,6 +21,7 @@ solver.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 import time
 import warnings
@@ -40,6 +41,7 @@ __all__ = [
     "SolverResult",
     "SolverState",
     "choose_solver",
+    "report_stage",
     "report_work",
     "solve",
 ]
@@ -99,7 +101,9 @@ class Callback(Protocol):
     """Called with every :class:`SolverState`; returning True asks the solver to stop.
 
     A callback may also define ``on_work(done, total, elapsed)`` (:func:`report_work`: fits
-    without solver states), ``on_start(info)``, called once before the first state with a
+    without solver states), ``on_pass(passes, elapsed)`` (inside a long pass, see
+    :meth:`Solver.within_pass`), ``on_stage(stage, done, total, elapsed)`` (the work after
+    the solver, :func:`report_stage`), ``on_start(info)``, called once before the first state with a
     dict of the solver's limits (``solver``, ``max_iter``, ``max_time``, ``tol``, ``rtol``,
     ``budget``: the estimator parameter that caps the passes), and ``on_end(result)``, called
     once with the :class:`SolverResult`.
@@ -133,6 +137,29 @@ class Solver(ABC):
         ``stop_requested()``): a solver checks it inside a long pass and returns, keeping
         :attr:`coef` as of its last reported state. Cheap: a few attribute reads."""
         return False
+
+    def within_pass(self, passes: float, step: str | None = None) -> bool:
+        """Report how far the pass under way has gone and tell whether a stop was requested.
+
+        A solver whose passes take seconds calls it every fraction of a second inside them
+        (:func:`solve` installs a version that calls each callback's ``on_pass(passes,
+        elapsed)`` with the solver's own clock, with ``step=step`` where the callback takes
+        it, then polls the stop request as :meth:`interrupted` does).
+
+        Parameters
+        ----------
+        passes : float
+            The pass counter with its fraction: 6.4 is 40% into the seventh pass.
+        step : str, optional
+            What the solver does after the pass counted by ``passes`` when it is no pass
+            (``"certificate 40%"``: the bounds of that pass's iterate).
+
+        Returns
+        -------
+        bool
+            True once a stop was requested.
+        """
+        return self.interrupted()
 
 
 @dataclass(frozen=True)
@@ -276,13 +303,16 @@ def solve(
     cbs = list(callbacks)
     _announce(cbs, solver, tol, rtol, budget)
     probe = _stop_probe(cbs)
+    clock = _Clock()
     if probe is not None:
         solver.interrupted = probe  # type: ignore[method-assign]
+    solver.within_pass = _pass_reporter(cbs, probe, clock)  # type: ignore[method-assign,assignment]
     try:
-        history, reason = _drain(solver, objective, cbs, probe, tol, rtol)
+        history, reason = _drain(solver, objective, cbs, probe, tol, rtol, clock)
     finally:
         if probe is not None:
             del solver.interrupted
+        del solver.within_pass
     if reason == "callback" and not history and probe is not None:
         raise FitStopped(
             f"{type(solver).__name__} was stopped before its first state: no iterate to keep"
@@ -305,9 +335,16 @@ def solve(
     return result
 
 
-def report_work(callbacks: Iterable[Any], done: int, total: int, elapsed: float) -> None:
+def report_work(
+    callbacks: Iterable[Any],
+    done: int,
+    total: int,
+    elapsed: float,
+    cost: tuple[float, float] | None = None,
+) -> None:
     """Progress of a fit without solver states (one classifier per node, say): each callback's
-    ``on_work(done, total, elapsed)`` is called, then a requested stop ends the fit.
+    ``on_work(done, total, elapsed)`` is called (with ``cost=cost`` when given and the
+    callback takes it), then a requested stop ends the fit.
 
     Parameters
     ----------
@@ -316,6 +353,10 @@ def report_work(callbacks: Iterable[Any], done: int, total: int, elapsed: float)
         Units of work done (node classifiers fitted) and in all.
     elapsed : float
         Seconds since the work started.
+    cost : (float, float), optional
+        The work done and in all in a measure the time is about proportional to, where the
+        units differ in size (a node's classifier: its rows times its binary problems), for
+        the time left.
 
     Raises
     ------
@@ -326,33 +367,112 @@ def report_work(callbacks: Iterable[Any], done: int, total: int, elapsed: float)
     for cb in cbs:
         on_work = getattr(cb, "on_work", None)
         if callable(on_work):
-            on_work(done, total, elapsed)
+            with_cost = cost is not None and _takes(on_work, "cost")
+            on_work(done, total, elapsed, **({"cost": cost} if with_cost else {}))
     probe = _stop_probe(cbs)
     if probe is not None and probe() and done < total:
         raise FitStopped(f"stopped after {done} of {total} parts of the fit: no model to keep")
 
 
+@dataclass
+class _Clock:
+    """The solver's own clock: seconds spent inside its generator (``inside``, up to the last
+    state) and when it was last entered (``entered``, a ``perf_counter`` stamp moved forward
+    by the time callbacks take inside a pass)."""
+
+    inside: float = 0.0
+    entered: float = 0.0
+
+    def now(self) -> float:
+        """Solver seconds so far, within the pass under way."""
+        return self.inside + time.perf_counter() - self.entered
+
+
+def _pass_reporter(cbs: list[Any], probe: Any, clock: _Clock) -> Callable[..., bool]:
+    """:meth:`Solver.within_pass` as :func:`solve` installs it: each callback's ``on_pass(
+    passes, elapsed[, step])``, then the stop request; the callbacks' time is not the
+    solver's."""
+    hooks = [
+        (f, _takes(f, "step")) for cb in cbs if callable(f := getattr(cb, "on_pass", None))
+    ]
+
+    def within_pass(passes: float, step: str | None = None) -> bool:
+        if hooks:
+            t0 = time.perf_counter()
+            elapsed = clock.now()
+            for hook, takes_step in hooks:
+                hook(float(passes), elapsed, **({"step": step} if takes_step else {}))
+            clock.entered += time.perf_counter() - t0
+        return bool(probe()) if probe is not None else False
+
+    return within_pass
+
+
+def _takes(fn: Callable[..., Any], name: str) -> bool:
+    """Whether ``fn`` accepts the keyword argument ``name`` (callbacks written before it)."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+def report_stage(
+    callbacks: Iterable[Any], stage: str, done: int, total: int, elapsed: float
+) -> bool:
+    """Progress of the work after the solver (calibration, predictions on the test rows):
+    each callback's ``on_stage(stage, done, total, elapsed)`` is called; returns whether a
+    stop was requested (a callback's ``stop_requested()``), for the caller to end the stage.
+
+    Parameters
+    ----------
+    callbacks : iterable
+    stage : str
+        What is done, in words ("calibrating on the training rows").
+    done, total : int
+        Units done (rows scored) and in all.
+    elapsed : float
+        Seconds since the stage started.
+
+    Returns
+    -------
+    bool
+    """
+    cbs = list(callbacks)
+    for cb in cbs:
+        on_stage = getattr(cb, "on_stage", None)
+        if callable(on_stage):
+            on_stage(stage, done, total, elapsed)
+    probe = _stop_probe(cbs)
+    return bool(probe()) if probe is not None else False
+
+
 def _drain(
-    solver: Solver, objective: Any, cbs: list[Any], probe: Any, tol: float, rtol: float
+    solver: Solver,
+    objective: Any,
+    cbs: list[Any],
+    probe: Any,
+    tol: float,
+    rtol: float,
+    clock: _Clock,
 ) -> tuple[list[SolverState], str]:
     """Run the solver's generator until its end, the gap, a flagged convergence or a stop;
-    the states (``elapsed``: time inside the generator only) and why it ended."""
+    the states (``elapsed``: time inside the generator only, on ``clock``) and why it ended."""
     history: list[SolverState] = []
     gen = solver.iterate(objective)
-    inside = 0.0
     reason = "max_iter"
     try:
         while True:
             if probe is not None and probe():
                 return history, "callback"
-            t0 = time.perf_counter()
+            clock.entered = time.perf_counter()
             try:
                 state = next(gen)
             except StopIteration:
                 # the solver returns inside a pass on a stop request
                 return history, "callback" if probe is not None and probe() else reason
-            inside += time.perf_counter() - t0
-            state = dataclasses.replace(state, elapsed=inside)
+            clock.inside = clock.now()
+            state = dataclasses.replace(state, elapsed=clock.inside)
             _check_finite(state, solver)
             history.append(state)
             stop = any([cb(state) for cb in cbs])  # a list: every callback sees every state

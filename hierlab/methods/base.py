@@ -210,14 +210,15 @@ class HierarchicalClassifier(CalibratedProbabilitiesMixin, ClassifierMixin, Base
         self.stop_reason_ = "converged"
         self.kept_state_: dict[str, Any] | None = None
         tax = self.taxonomy_
-        self._fit(X, Y, list(callbacks))
+        callbacks = list(callbacks)
+        self._fit(X, Y, callbacks)
         self.solver_, self.algorithm_ = self._what_ran()
         if self.taxonomy_ is not tax:  # an induced taxonomy (MF-Tree, CMTL): its own ids
             Y = self._encode(y)
         if self._explain_by_class_means:
             self.node_means_ = _node_means(X, self._closure(Y))
         if self.__dict__.pop("_calibrate_in_fit", True):
-            self._calibrate_on_training_rows(Y, X)
+            self._calibrate_on_training_rows(Y, X, callbacks)
         return self
 
     def predict(self, X: Any, threshold: float | None = None) -> np.ndarray:

@@ -14,6 +14,8 @@ What it needs of the estimator besides the score hooks: ``taxonomy_``, ``classes
 
 from __future__ import annotations
 
+import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -24,7 +26,9 @@ from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import KFold
 from sklearn.utils.validation import check_is_fitted
 
-from hierlab.core.exceptions import ParameterError
+from hierlab.core.exceptions import FitStopped, ParameterError
+from hierlab.core.solver import report_stage
+from hierlab.methods import probability
 from hierlab.methods.guards import check_labels, check_X
 from hierlab.methods.probability import (
     CALIBRATION_METHODS,
@@ -49,7 +53,11 @@ if TYPE_CHECKING:
 
     from hierlab.core.taxonomy import Taxonomy
 
-__all__ = ["CalibratedProbabilitiesMixin"]
+__all__ = ["CALIBRATING", "FITTING_MAPS", "CalibratedProbabilitiesMixin"]
+
+#: the stages ``fit`` reports while it calibrates (``on_stage`` of its callbacks)
+CALIBRATING = "calibration: scoring the training rows"
+FITTING_MAPS = "calibration: fitting the maps"
 
 
 class CalibratedProbabilitiesMixin(NodeScoresMixin):
@@ -197,8 +205,15 @@ class CalibratedProbabilitiesMixin(NodeScoresMixin):
         return self
 
     # ------------------------------------------------------------------ the arithmetic's inputs
-    def _calibrate_on_training_rows(self, Y: Any, X: np.ndarray | sp.csr_matrix) -> None:
+    def _calibrate_on_training_rows(
+        self, Y: Any, X: np.ndarray | sp.csr_matrix, callbacks: Sequence[Any] = ()
+    ) -> None:
         """``fit``'s maps: Platt's sigmoid on the training rows' own margins (``cv="train"``).
+
+        The rows scored so far are reported to the callbacks (``on_stage``, see
+        :func:`~hierlab.core.solver.report_stage`) after each block; a stop requested meanwhile
+        ends the calibration: the model keeps no maps (``calibration_`` None, no
+        probabilities) and ``stop_reason_`` says ``"callback"``.
 
         Parameters
         ----------
@@ -206,8 +221,15 @@ class CalibratedProbabilitiesMixin(NodeScoresMixin):
             The training labels as node ids (or a multi-label indicator).
         X : ndarray or csr_matrix of shape (n_samples, n_features)
             The validated training rows.
+        callbacks : sequence
+            The fit's callbacks.
         """
-        self._set_calibration(Y, _InSampleScores(self, X), X.shape[0], "sigmoid", "train")
+        scores = _InSampleScores(self, X, list(callbacks))
+        try:
+            self._set_calibration(Y, scores, X.shape[0], "sigmoid", "train")
+        except FitStopped:
+            self.calibration_ = None  # type: ignore[assignment]
+            self.stop_reason_ = "callback"
 
     def _probability_mode(self) -> str:
         """``"tree"`` (one label per row, a tree), ``"leaves"`` (an induced tree: its leaves
@@ -248,18 +270,25 @@ class CalibratedProbabilitiesMixin(NodeScoresMixin):
         mode = self._probability_mode()
         leaves = np.asarray(tax.leaves) if mode == "leaves" else None  # one map for them all
         rows, nodes, target = calibration_pairs(self._closure(Y), tax, mode == "tree", leaves)
+        # reported: blocks of a quarter of the usual size, so that the progress moves often
+        reported = bool(getattr(score_rows, "callbacks", None))
+        entries = probability.GATHER_ENTRIES // 4 if reported else None
         with self._weights_fixed():  # score_rows reads self's weights block by block
-            values = gather_pairs(score_rows, rows, nodes, n, tax.n_nodes)
+            values = gather_pairs(score_rows, rows, nodes, n, tax.n_nodes, entries)
+        maps = getattr(score_rows, "maps", None) if reported else None
         if mode == "leaves":
-            cal = fit_calibration(values, np.zeros(len(values), dtype=np.int64), target, 1, method)
+            zeros = np.zeros(len(values), dtype=np.int64)
+            cal = fit_calibration(values, zeros, target, 1, method, maps)
         elif mode == "tree":  # one map per parent: the decision taken there
             groups = np.asarray(tax.parent, dtype=np.int64)[nodes]
             order = np.argsort(groups, kind="stable")
-            cal = fit_calibration(values[order], groups[order], target[order], tax.n_nodes, method)
+            cal = fit_calibration(
+                values[order], groups[order], target[order], tax.n_nodes, method, maps
+            )
             stops = np.bincount(np.asarray(Y, dtype=np.int64), minlength=tax.n_nodes)
             cal["closed"] = stops == 0
         else:
-            cal = fit_calibration(values, nodes, target, tax.n_nodes, method)
+            cal = fit_calibration(values, nodes, target, tax.n_nodes, method, maps)
         cal["mode"] = mode
         cal["cv"] = how
         self.calibration_ = cal
@@ -300,14 +329,33 @@ def _fit_fold(
 
 
 class _InSampleScores:
-    """``score_rows(idx)``: margins of rows ``idx`` of ``X`` by ``est`` itself."""
+    """``score_rows(idx)``: margins of rows ``idx`` of ``X`` by ``est`` itself; with
+    ``callbacks``, the rows scored so far are reported after each block, and a stop requested
+    raises :class:`~hierlab.core.exceptions.FitStopped`."""
 
-    def __init__(self, est: CalibratedProbabilitiesMixin, X: Any) -> None:
+    def __init__(self, est: CalibratedProbabilitiesMixin, X: Any, callbacks: Any = ()) -> None:
         self.est = est
         self.X = X
+        self.callbacks = list(callbacks)
+        self.started = time.perf_counter()
 
     def __call__(self, idx: np.ndarray) -> np.ndarray:
-        return self.est._calibration_scores(_rows(self.X, idx))
+        out = self.est._calibration_scores(_rows(self.X, idx))
+        if self.callbacks:
+            done, n = int(idx[-1]) + 1 if len(idx) else 0, self.X.shape[0]
+            elapsed = time.perf_counter() - self.started
+            if report_stage(self.callbacks, CALIBRATING, done, n, elapsed):
+                raise FitStopped(f"stopped while calibrating, after {done} of {n} rows")
+        return out
+
+    def maps(self, done: int, total: int) -> None:
+        """The calibration maps fitted so far (those of ``done`` of the ``total`` pairs)
+        reported; a stop requested raises :class:`~hierlab.core.exceptions.FitStopped`."""
+        elapsed = time.perf_counter() - self.started
+        if report_stage(self.callbacks, FITTING_MAPS, done, total, elapsed):
+            raise FitStopped(
+                f"stopped while fitting the calibration maps ({done} of {total} pairs)"
+            )
 
 
 class _OutOfFoldScores:

@@ -329,6 +329,7 @@ def gather_pairs(
     nodes: np.ndarray,
     n: int,
     n_nodes: int,
+    entries: int | None = None,
 ) -> np.ndarray:
     """``F[rows[k], nodes[k]]`` where ``F = score_rows(block)`` is computed block by block.
 
@@ -340,13 +341,16 @@ def gather_pairs(
     n : int
         Number of examples.
     n_nodes : int
+    entries : int, optional
+        Scores per block (rows per block: ``entries / n_nodes``, at least 64); default
+        :data:`GATHER_ENTRIES`.
 
     Returns
     -------
     ndarray of shape (n_pairs,)
     """
     out = np.empty(len(rows))
-    for idx in row_blocks(n, n_nodes, GATHER_ENTRIES, 64):
+    for idx in row_blocks(n, n_nodes, GATHER_ENTRIES if entries is None else entries, 64):
         b0, b1 = idx[0], idx[-1] + 1
         sel = np.flatnonzero((rows >= b0) & (rows < b1))
         if len(sel):
@@ -361,6 +365,7 @@ def fit_calibration(
     target: np.ndarray,
     n_groups: int,
     method: str = "sigmoid",
+    progress: Callable[[int, int], Any] | None = None,
 ) -> dict[str, Any]:
     """One calibration map per group of (score, 0/1 target) pairs.
 
@@ -387,6 +392,9 @@ def fit_calibration(
         ``_sigmoid_calibration``; a decreasing fit falls back to the constant one), isotonic
         regression
         (``IsotonicRegression``, increasing), or the plain logistic ``expit(m)``.
+    progress : callable, optional
+        ``progress(done, n_pairs)`` before each group with pairs, ``done`` the pairs of the
+        groups before it (it may raise to end the fit).
 
     Returns
     -------
@@ -413,6 +421,8 @@ def fit_calibration(
         if len(f) > MAX_PAIRS_PER_MAP:
             keep = np.random.default_rng(g).choice(len(f), MAX_PAIRS_PER_MAP, replace=False)
             f, t = f[keep], t[keep]
+        if progress is not None and starts[g + 1] > starts[g]:
+            progress(int(starts[g]), len(values))
         if len(f) == 0:
             a[g], b[g] = 0.0, 0.0  # nothing to learn from: q = 1/2
         elif method == "isotonic":

@@ -66,6 +66,13 @@ def _fit_node(X: Any, estimator: Any, rows: np.ndarray, y: np.ndarray) -> Any:
     return clone(estimator).fit(X[rows], y)
 
 
+def _node_cost(rows: np.ndarray, target: np.ndarray) -> float:
+    """A node classifier's work, about proportional to its fit time: its rows times its
+    binary problems (one for two children, one per child for more: one-vs-rest)."""
+    k = len(np.unique(target))
+    return float(len(rows) * (1 if k <= 2 else k))
+
+
 def report_one_shot(
     estimator: HierarchicalClassifier,
     callbacks: Sequence[Callback],
@@ -188,10 +195,13 @@ class TopDownClassifier(HierarchicalClassifier):
         jobs = self._node_jobs(np.asarray(Y, dtype=np.int64))
         t0 = time.perf_counter()
         items = [(base, rows, target) for _, rows, target in jobs]
+        cost = np.cumsum([_node_cost(rows, target) for _, rows, target in jobs])
         fitted = []
         for est in run_tasks(_fit_node, items, share(X), n_jobs=self.n_jobs):
             fitted.append(est)  # each node as it is fitted: progress, and a stop between nodes
-            report_work(callbacks, len(fitted), len(jobs), time.perf_counter() - t0)
+            elapsed = time.perf_counter() - t0
+            done = (float(cost[len(fitted) - 1]), float(cost[-1]))
+            report_work(callbacks, len(fitted), len(jobs), elapsed, cost=done)
         self.node_estimators_ = {p: est for (p, _, _), est in zip(jobs, fitted)}
         self.coef_ = self._stack_coef(X.shape[1], sp.issparse(X))
         report_one_shot(

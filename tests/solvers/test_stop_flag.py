@@ -121,15 +121,22 @@ def test_bcfw_stops_inside_its_pass_and_keeps_the_last_certified_w(
 
 
 @pytest.mark.slow
-def test_global_dual_cd_certifies_the_pass_it_stops_after(text: Any) -> None:
+def test_global_dual_cd_certifies_the_pass_it_stops_after(
+    text: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # hr-svm's global dual coordinate descent certifies every second pass and keeps the last
     # pass's W: a stop after an uncertified pass certifies it first
+    from hierlab.methods.hr.global_cd import PassBlocks
+
+    monkeypatch.setattr(PassBlocks, "first", 10**9)  # one block per pass: known polls
+    monkeypatch.setattr(PassBlocks, "seconds", float("inf"))
     est = make_estimator(
         "hr-svm", taxonomy=text.taxonomy, solver="global-cd", tol=1e-12, max_iter=50
     )
     snaps = _Snapshots()
-    # polls: solve (1), passes 1-2 (2, 3), state 2, solve (4), pass 3 (5), then before pass 4
-    flag = _AfterPolls(6)
+    # polls: solve (1); before and after passes 1-2 (2-5); state 2, solve (6); before and
+    # after pass 3 (7, 8), then before pass 4 (9)
+    flag = _AfterPolls(9)
     est.fit(text.X, text.y, callbacks=[snaps, flag])
     hist = est.history_
     assert est.stop_reason_ == "callback"

@@ -37,6 +37,8 @@ n_leaves) array.
 
 from __future__ import annotations
 
+import dataclasses
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -44,7 +46,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from hierlab.core.jit import (
-    choose,
     jit_enabled,
     njit,
     sparse_row_times,
@@ -54,7 +55,7 @@ from hierlab.core.objective import CHUNK
 from hierlab.core.solver import Solver, SolverState
 from hierlab.methods.hr.model import HRProblem, LeafDuals
 
-__all__ = ["GlobalDualCD", "PathSumSolver", "global_dual_pass"]
+__all__ = ["GlobalDualCD", "PassBlocks", "PathSumSolver"]
 
 
 def _enter_row(
@@ -231,37 +232,66 @@ def _grown(buf_idx: np.ndarray, buf_val: np.ndarray, used: int, need: int) -> tu
     return new_idx, new_val
 
 
-def _global_pass(
-    order: np.ndarray, leaf_order: np.ndarray, indptr: np.ndarray, indices: np.ndarray,
-    data: np.ndarray, sq: np.ndarray, pos_ptr: np.ndarray, pos_idx: np.ndarray,
-    ex_ptr: np.ndarray, ex_idx: np.ndarray, anc_ptr: np.ndarray, anc_idx: np.ndarray, C: float,
-    dii: float, a_ptr: np.ndarray, a_idx: np.ndarray, a_val: np.ndarray, ST: np.ndarray,
-    full: bool, record: bool, act_ptr: np.ndarray, act_idx: np.ndarray, hi: float, lo: float,
-    out_ptr: np.ndarray, out_act_ptr: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float]:  # pragma: no cover - numba
-    """One pass of global dual CD over the examples ``order`` (see the module docstring).
+def _pass_rows(
+    order: np.ndarray,
+    leaf_order: np.ndarray,
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    data: np.ndarray,
+    sq: np.ndarray,
+    pos_ptr: np.ndarray,
+    pos_idx: np.ndarray,
+    ex_ptr: np.ndarray,
+    ex_idx: np.ndarray,
+    anc_ptr: np.ndarray,
+    anc_idx: np.ndarray,
+    C: float,
+    dii: float,
+    a_ptr: np.ndarray,
+    a_idx: np.ndarray,
+    a_val: np.ndarray,
+    ST: np.ndarray,
+    full: bool,
+    record: bool,
+    act_ptr: np.ndarray,
+    act_idx: np.ndarray,
+    hi: float,
+    lo: float,
+    work: np.ndarray,
+    marks: np.ndarray,
+    lists: np.ndarray,
+    a: np.ndarray,
+    sign: np.ndarray,
+    off: np.ndarray,
+    act: np.ndarray,
+    pg: np.ndarray,
+    at: np.ndarray,
+    ln: np.ndarray,
+    used: np.ndarray,
+    buf_idx: np.ndarray,
+    buf_val: np.ndarray,
+    act_buf: np.ndarray,
+    act_val: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover - numba
+    """The steps of one pass of global dual CD for the examples ``order`` (a block of the
+    pass's order; see the module docstring and :class:`PassBlocks`).
 
     A ``full`` pass visits every leaf (in ``leaf_order``) and forms ``p = S x_i`` on every node;
     otherwise each example visits its active leaves ``act_idx[act_ptr[i]:act_ptr[i + 1]]`` and
     ``p`` on their paths only; the active lists are written when ``record``. Reads the duals
-    from the CSR-by-example ``(a_ptr, a_idx, a_val)``; returns the new ones (indices and
-    values, ``out_ptr`` filled), the new active leaves (``out_act_ptr`` filled) and the pass's
-    largest and smallest projected gradients. ``C`` is the box's top (infinite for the squared
-    hinge, whose ``dii = 1 / (2 C)``; 0 for the hinge).
-    ``ST`` (n_features, n_nodes) is ``S^T``, updated in place.
-    """
-    m, L, n = ST.shape[1], anc_ptr.shape[0] - 1, order.shape[0]
-    p, acc = np.zeros(m), np.zeros(m)
-    touched, mark = np.zeros(m, dtype=np.int64), np.zeros(m, dtype=np.bool_)
-    nodes, pmark = np.zeros(m, dtype=np.int64), np.zeros(m, dtype=np.bool_)
-    a, sign, off = np.zeros(L), -np.ones(L), np.zeros(L, dtype=np.bool_)
-    act = np.zeros(L, dtype=np.int64)
-    pg = np.array([-np.inf, np.inf])
-    at, ln = np.zeros((2, n), dtype=np.int64), np.zeros((2, n), dtype=np.int64)
-    cap, cap_act = max(a_idx.shape[0] + n, 16), max(act_idx.shape[0] + n, 16)
-    buf_idx, buf_val = np.zeros(cap, dtype=np.int64), np.zeros(cap)
-    act_buf, act_val = np.zeros(cap_act, dtype=np.int64), np.zeros(cap_act)  # values unused
-    nnz, nact = 0, 0
+    from the CSR-by-example ``(a_ptr, a_idx, a_val)``. ``C`` is the box's top (infinite for
+    the squared hinge, whose ``dii = 1 / (2 C)``; 0 for the hinge). ``ST`` (n_features,
+    n_nodes) is ``S^T``, updated in place. Each example's new duals and active leaves are
+    appended to the buffers
+    (grown as needed, returned), where ``at``/``ln`` (shape (2, n_samples)) record them and
+    ``used`` (shape (2,)) counts them. The scratch of the pass, reset after each example:
+    ``work`` (2, n_nodes) the scores ``p`` and the path sums ``acc``; ``marks`` (2, n_nodes)
+    bool; ``lists`` (2, n_nodes) int: the touched nodes and those of the paths; ``a``,
+    ``sign``, ``off``, ``act`` (n_leaves,); ``pg`` the running extreme projected gradients."""
+    p, acc = work[0], work[1]
+    mark, pmark = marks[0], marks[1]
+    touched, nodes = lists[0], lists[1]
+    nnz, nact = used[0], used[1]
     for i in order:
         ENTER_ROW(i, a_ptr, a_idx, a_val, pos_ptr, pos_idx, ex_ptr, ex_idx, a, sign, off, True)
         s = sq[i]
@@ -283,9 +313,120 @@ def _global_pass(
         nact += na
         ENTER_ROW(i, a_ptr, a_idx, a_val, pos_ptr, pos_idx, ex_ptr, ex_idx, a, sign, off, False)
         UPDATE_S(i, indptr, indices, data, ST, acc, mark, touched, nt)
-    idx, val = BY_EXAMPLE(at[0], ln[0], out_ptr, buf_idx, buf_val)
-    act_new, _ = BY_EXAMPLE(at[1], ln[1], out_act_ptr, act_buf, act_val)
-    return idx, val, act_new, pg[0], pg[1]
+    used[0], used[1] = nnz, nact
+    return buf_idx, buf_val, act_buf, act_val
+
+
+def _keep_rows(
+    order: np.ndarray,
+    a_ptr: np.ndarray,
+    a_idx: np.ndarray,
+    a_val: np.ndarray,
+    act_ptr: np.ndarray,
+    act_idx: np.ndarray,
+    at: np.ndarray,
+    ln: np.ndarray,
+    used: np.ndarray,
+    buf_idx: np.ndarray,
+    buf_val: np.ndarray,
+    act_buf: np.ndarray,
+    act_val: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover - numba
+    """The examples ``order`` a pass stopped before keep their duals and active leaves: copied
+    into the buffers as :func:`_pass_rows` writes them (a feasible dual point with ``S``)."""
+    nnz, nact = used[0], used[1]
+    for i in order:
+        k0, k1 = a_ptr[i], a_ptr[i + 1]
+        buf_idx, buf_val = GROWN(buf_idx, buf_val, nnz, k1 - k0)
+        at[0, i], ln[0, i] = nnz, k1 - k0
+        buf_idx[nnz : nnz + k1 - k0] = a_idx[k0:k1]
+        buf_val[nnz : nnz + k1 - k0] = a_val[k0:k1]
+        nnz += k1 - k0
+        k0, k1 = act_ptr[i], act_ptr[i + 1]
+        act_buf, act_val = GROWN(act_buf, act_val, nact, k1 - k0)
+        at[1, i], ln[1, i] = nact, k1 - k0
+        act_buf[nact : nact + k1 - k0] = act_idx[k0:k1]
+        nact += k1 - k0
+    used[0], used[1] = nnz, nact
+    return buf_idx, buf_val, act_buf, act_val
+
+
+class PassBlocks:
+    """One pass of global dual CD run a block of examples at a time (:func:`_pass_rows`), so
+    that the solver reports its progress and honours a stop request between blocks (the
+    steps, and so the result, do not depend on the blocks). Blocks are sized to about
+    :attr:`seconds` of work from the time per example measured so far.
+
+    Parameters
+    ----------
+    args : tuple
+        :func:`_pass_rows`'s arguments from ``leaf_order`` to ``lo``.
+    use_jit : bool or None
+        Compiled blocks; None: as :func:`hierlab.core.jit.jit_enabled`.
+    per_row : float, optional
+        Seconds per example measured in an earlier pass (the first block's size otherwise:
+        :attr:`first`).
+    """
+
+    #: seconds of work per block (a stop is honoured within about this long)
+    seconds = 0.2
+    #: examples of the first block (before any time is measured)
+    first = 64
+
+    def __init__(
+        self, args: tuple[Any, ...], use_jit: bool | None, per_row: float | None = None
+    ) -> None:
+        self.args = args
+        self.compiled = (jit_enabled() if use_jit is None else use_jit) and _PASS_ROWS is not None
+        ST, anc_ptr = args[16], args[9]
+        m, L = ST.shape[1], anc_ptr.shape[0] - 1
+        a_idx, act_idx, n = args[14], args[20], args[13].shape[0] - 1
+        self.scratch = (
+            np.zeros((2, m)), np.zeros((2, m), dtype=np.bool_), np.zeros((2, m), dtype=np.int64),
+            np.zeros(L), -np.ones(L), np.zeros(L, dtype=np.bool_), np.zeros(L, dtype=np.int64),
+            np.array([-np.inf, np.inf]),
+        )  # fmt: skip
+        self.at, self.ln = np.zeros((2, n), dtype=np.int64), np.zeros((2, n), dtype=np.int64)
+        self.used = np.zeros(2, dtype=np.int64)
+        cap, cap_act = max(a_idx.shape[0] + n, 16), max(act_idx.shape[0] + n, 16)
+        self.bufs = (
+            np.zeros(cap, dtype=np.int64), np.zeros(cap),
+            np.zeros(cap_act, dtype=np.int64), np.zeros(cap_act),  # values unused
+        )  # fmt: skip
+        self.per_row = per_row
+
+    def run(self, rows: np.ndarray) -> None:
+        """The steps for the examples ``rows`` (the next block of the pass's order)."""
+        fn: Any = _PASS_ROWS if self.compiled else _pass_rows
+        t0 = time.perf_counter()
+        self.bufs = fn(rows, *self.args, *self.scratch, self.at, self.ln, self.used, *self.bufs)
+        if len(rows):
+            self.per_row = (time.perf_counter() - t0) / len(rows)
+
+    def block(self) -> int:
+        """Examples in the next block: about :attr:`seconds` of work."""
+        if self.per_row is None or self.per_row <= 0:
+            return self.first
+        return max(1, int(min(self.seconds / self.per_row, 2.0**62)))
+
+    def finish(
+        self, rest: np.ndarray, out_ptr: np.ndarray, out_act_ptr: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float]:
+        """End the pass (the examples ``rest`` not visited keep their duals): the new duals
+        by example (indices and values, ``out_ptr`` filled), the new active leaves
+        (``out_act_ptr`` filled) and the pass's largest and smallest projected gradients."""
+        a_ptr, a_idx, a_val, act_ptr, act_idx = (self.args[i] for i in (13, 14, 15, 19, 20))
+        if len(rest):
+            keep: Any = _KEEP_ROWS if self.compiled else _keep_rows
+            self.bufs = keep(
+                rest, a_ptr, a_idx, a_val, act_ptr, act_idx, self.at, self.ln, self.used,
+                *self.bufs,
+            )  # fmt: skip
+        buf_idx, buf_val, act_buf, act_val = self.bufs
+        idx, val = BY_EXAMPLE(self.at[0], self.ln[0], out_ptr, buf_idx, buf_val)
+        act_new, _ = BY_EXAMPLE(self.at[1], self.ln[1], out_act_ptr, act_buf, act_val)
+        pg = self.scratch[-1]
+        return idx, val, act_new, float(pg[0]), float(pg[1])
 
 
 #: the compiled helpers of the pass (the Python ones without numba)
@@ -298,13 +439,8 @@ ROW_TIMES: Any = sparse_row_times or sparse_row_times_py
 PATH_STEP: Any = njit(_path_step) or _path_step
 UPDATE_S: Any = njit(_update_s) or _update_s
 BY_EXAMPLE: Any = njit(_by_example) or _by_example
-_GLOBAL_PASS = njit(_global_pass)
-
-
-def global_dual_pass(*args: Any, use_jit: bool | None = None) -> Any:
-    """:func:`_global_pass`, compiled when numba is available (``use_jit``: None = as
-    :func:`hierlab.core.jit.jit_enabled`), else the same steps in Python."""
-    return choose(_GLOBAL_PASS, _global_pass, use_jit)(*args)
+_PASS_ROWS: Any = njit(_pass_rows)
+_KEEP_ROWS: Any = njit(_keep_rows)
 
 
 def _csr_parts(M: Any, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
@@ -384,7 +520,7 @@ def block_rows(n_leaves: int, chunk: int | None = None) -> int:
 def _bounds(
     prob: HRProblem, X: sp.csr_matrix, ST: np.ndarray, alpha_sum: float, anc_ptr: np.ndarray,
     anc_idx: np.ndarray, chunk: int | None = None, labels: tuple[Any, Any] | None = None,
-    alpha_sq: float = 0.0,
+    alpha_sq: float = 0.0, progress: Any = None,
 ) -> tuple[float, float]:
     """``J(W)`` at ``W = A S`` and ``D(alpha) = sum alpha - 1/2 ||S||^2`` (model.py's bounds;
     the squared hinge ``(1 - y z)_+^2``: also ``- sum alpha^2 / (4 C)``, ``alpha_sq`` the sum of
@@ -406,6 +542,8 @@ def _bounds(
     labels : (csr_matrix, csr_matrix or None), optional
         ``prob.positive`` and ``prob.excluded`` as CSR (by rows, for the blocks), when the
         caller holds them already.
+    progress : callable, optional
+        ``progress(share)`` after each block, ``share`` the rows done over all.
     """
     reg = 0.5 * float(np.einsum("ij,ij->", ST, ST))
     pos, exc = labels if labels is not None else _label_rows(prob)
@@ -425,6 +563,8 @@ def _bounds(
         if exc is not None:
             ii, kk = exc[r : r + chunk].nonzero()
             loss -= f(1.0 + Z[ii, kk])
+        if progress is not None:
+            progress(min(1.0, (r + chunk) / X.shape[0]))
     return reg + prob.C * loss, alpha_sum - reg - alpha_sq / (4.0 * prob.C)
 
 
@@ -581,11 +721,13 @@ class GlobalDualCD(PathSumSolver):
         squared: bool,
         best_lower: float,
         pg: float,
+        progress: Any = None,
     ) -> tuple[float, SolverState]:
-        """The bounds of the pass-``t`` iterate: the best lower bound so far and the state."""
+        """The bounds of the pass-``t`` iterate: the best lower bound so far and the state
+        (``progress(share)`` after each block of rows of the bounds)."""
         primal, dual = _bounds(
             prob, X, ST, float(a_val.sum()), anc_ptr, anc_idx, labels=labels,
-            alpha_sq=float(a_val @ a_val) if squared else 0.0,
+            alpha_sq=float(a_val @ a_val) if squared else 0.0, progress=progress,
         )  # fmt: skip
         best_lower = max(best_lower, dual)
         extra = {"primal": primal, "dual": dual, "pg_spread": pg}
@@ -617,6 +759,7 @@ class GlobalDualCD(PathSumSolver):
         squared = prob.loss == "squared_hinge"  # no box top; dii = 1 / (2 C) on the diagonal
         top, dii = (np.inf, 0.5 / float(prob.C)) if squared else (float(prob.C), 0.0)
         certified, pg = 0, 0.0  # the last pass with a certificate; its gradient spread
+        per_row: float | None = None  # seconds per example in the last pass (block sizes)
         for t in range(1, self.max_iter + 2):
             stop = self.interrupted()
             if stop or t > self.max_iter:
@@ -626,25 +769,63 @@ class GlobalDualCD(PathSumSolver):
                     certified = t - 1
                     best_lower, state = self._certificate(
                         t - 1, prob, X, ST, a_val, anc_ptr, anc_idx, labels, squared,
-                        best_lower, pg,
+                        best_lower, pg, self._certifying(t - 1),
                     )  # fmt: skip
                     yield state
                 return
             out_ptr, out_act_ptr = np.zeros(n + 1, dtype=np.int64), np.zeros(n + 1, np.int64)
             full = not self.shrinking or (t - 1) % self.full_every == 0
-            a_idx, a_val, act_idx, pg_max, pg_min = global_dual_pass(
-                rng.permutation(n), rng.permutation(L), X.indptr, X.indices, X.data, sq,
-                pos_ptr, pos_idx, ex_ptr, ex_idx, anc_ptr, anc_idx, top, dii,
-                a_ptr, a_idx, a_val, ST, full, self.shrinking, act_ptr, act_idx,
-                hi, lo, out_ptr, out_act_ptr, use_jit=self.use_jit,
+            order = rng.permutation(n)
+            blocks = PassBlocks(
+                (
+                    rng.permutation(L), X.indptr, X.indices, X.data, sq, pos_ptr, pos_idx,
+                    ex_ptr, ex_idx, anc_ptr, anc_idx, top, dii, a_ptr, a_idx, a_val, ST, full,
+                    self.shrinking, act_ptr, act_idx, hi, lo,
+                ),
+                self.use_jit,
+                per_row,
             )  # fmt: skip
+            done = self._sweep(blocks, order, t)
+            per_row = blocks.per_row
+            a_idx, a_val, act_idx, pg_max, pg_min = blocks.finish(
+                order[done:], out_ptr, out_act_ptr
+            )
             a_ptr, act_ptr = out_ptr, out_act_ptr
             self._duals = (a_ptr, a_idx, a_val, (n, L))
             pg = float(pg_max - pg_min)
+            if done < n:  # stopped inside the pass: certify the iterate it reached, and end
+                best_lower, state = self._certificate(
+                    t, prob, X, ST, a_val, anc_ptr, anc_idx, labels, squared, best_lower, pg,
+                    self._certifying(t - 1 + done / n),
+                )  # fmt: skip
+                yield dataclasses.replace(
+                    state, extra={**state.extra, "epoch": t - 1 + done / n, "partial": True}
+                )
+                return
             if t % self.certify_every and t < self.max_iter:
                 continue
             certified = t
             best_lower, state = self._certificate(
-                t, prob, X, ST, a_val, anc_ptr, anc_idx, labels, squared, best_lower, pg
-            )
+                t, prob, X, ST, a_val, anc_ptr, anc_idx, labels, squared, best_lower, pg,
+                self._certifying(t),
+            )  # fmt: skip
             yield state
+
+    def _certifying(self, passes: float) -> Any:
+        """``progress(share)`` of the certificate of the iterate after ``passes`` passes: its
+        share reported by :meth:`~hierlab.core.solver.Solver.within_pass` (a stop requested
+        meanwhile waits for the certificate: the iterate kept is certified)."""
+        return lambda share: self.within_pass(passes, f"certificate {share:.0%}")
+
+    def _sweep(self, blocks: PassBlocks, order: np.ndarray, t: int) -> int:
+        """Pass ``t`` over ``order`` a block at a time, its progress reported after each
+        (:meth:`~hierlab.core.solver.Solver.within_pass`); the examples visited (fewer than
+        all when a stop was requested)."""
+        n, done = order.shape[0], 0
+        while done < n:
+            end = min(n, done + blocks.block())
+            blocks.run(order[done:end])
+            done = end
+            if self.within_pass(t - 1 + done / n) and done < n:
+                break
+        return done
