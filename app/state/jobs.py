@@ -80,6 +80,7 @@ class Progress:
     work: list[dict[str, Any]] = field(default_factory=list)
     work_total: int = 0
     work_cost: float = 0.0
+    work_clock: float = 0.0
     partial: dict[str, float] | None = None
     partial_step: str | None = None
     stage: str | None = None
@@ -91,12 +92,13 @@ class Progress:
     ) -> None:
         """A fit without solver states (one classifier per node): ``done`` of ``total``
         (``cost``: the work done and in all, which the time left is measured by)."""
-        if done <= 1:
+        if done <= 1 and not (done == 1 and self.work and self.work[-1]["parts"] == 0):
             self.work, self.stage = [], None
         self.work_total = int(total)
         c_done, c_total = cost if cost is not None else (float(done), float(total))
         self.work_cost = float(c_total)
         self.work.append({"iteration": c_done, "parts": int(done), "elapsed": float(elapsed)})
+        self.work_clock = time.monotonic()
 
     def on_pass(self, passes: float, elapsed: float, step: str | None = None) -> None:
         """Inside a long pass: the pass counter with its fraction, the solver's seconds, and
@@ -256,13 +258,18 @@ class Job:
         """A fit reported in parts (node classifiers): parts done, time, time left."""
         cb = self.progress_cb
         work, total = list(cb.work), cb.work_total
-        origin = {"iteration": 0.0, "elapsed": 0.0}  # the work starts with the first part
-        eta = estimate_eta([origin, *work], max_iter=cb.work_cost, certified=False)
+        origin = {"iteration": 0.0, "parts": 0, "elapsed": 0.0}  # the work starts with part 1
+        points = work if work[0]["parts"] == 0 else [origin, *work]
+        eta = estimate_eta(points, max_iter=cb.work_cost, certified=False)
         last = work[-1]
+        since = time.monotonic() - cb.work_clock  # the part under way, for so long
         text = (
             f"{last['parts']} of {total} node classifiers · {last['elapsed']:.1f} s · "
+            f"classifier {last['parts'] + 1} running for {since:.0f} s · "
             f"classifiers: {eta.text()} · {AFTER_SOLVER}"
         )
+        if last["parts"] >= total:
+            text = f"{total} of {total} node classifiers · {last['elapsed']:.1f} s · {AFTER_SOLVER}"
         return eta.fraction, text
 
     def _stage_progress(self) -> tuple[float, str]:

@@ -315,6 +315,8 @@ def print_training(method: str, rep: dict[str, Any]) -> None:
             + ("within" if within else "NOT within")
             + " 3x"
         )
+        if "no estimate yet" in rep["eta_text"]:  # e.g. the calibration after the solver
+            verdict += " (for a part of the run: the text says the rest has no estimate yet)"
     print(
         f"  train {method:<10} {rep['seconds']:7.1f} s · progress still at most "
         f"{rep['max_still']:.1f} s · at 1/4: {verdict}  [{rep['eta_text'][:90]}]",

@@ -196,7 +196,8 @@ class TopDownClassifier(HierarchicalClassifier):
         t0 = time.perf_counter()
         items = [(base, rows, target) for _, rows, target in jobs]
         cost = np.cumsum([_node_cost(rows, target) for _, rows, target in jobs])
-        fitted = []
+        fitted: list[Any] = []
+        report_work(callbacks, 0, len(jobs), 0.0, cost=(0.0, float(cost[-1]) if len(cost) else 0.0))
         for est in run_tasks(_fit_node, items, share(X), n_jobs=self.n_jobs):
             fitted.append(est)  # each node as it is fitted: progress, and a stop between nodes
             elapsed = time.perf_counter() - t0

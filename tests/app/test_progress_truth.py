@@ -99,10 +99,17 @@ def test_progress_inside_a_pass_and_through_the_stages_after_the_solver() -> Non
 def test_top_down_time_left_weighs_each_node_classifier_by_its_size() -> None:
     job = _job("topdown")
     cb = job.progress_cb
+    cb.on_work(0, 3, 0.0, cost=(0.0, 200.0))  # the work starts
+    _, text = job.progress()
+    assert text.startswith("0 of 3 node classifiers · 0.0 s · classifier 1 running for 0 s")
+    assert "classifiers: no estimate yet" in text
     # the root's classifier: 1 of 3 classifiers, but 100 of 200 units of work, in 10 s
     cb.on_work(1, 3, 10.0, cost=(100.0, 200.0))
     _, text = job.progress()
-    assert text.startswith("1 of 3 node classifiers · 10.0 s · classifiers: about 10 s left")
+    assert text.startswith(
+        "1 of 3 node classifiers · 10.0 s · classifier 2 running for 0 s · "
+        "classifiers: about 10 s left"
+    )
     assert "then calibration and test predictions: no estimate yet" in text
 
 
