@@ -25,9 +25,9 @@ eq. (9) over the closed convex domain ``W = {Psi(w) <= J(w(1))}``, which holds t
 it leaves it; the lower bound of step 4 is also taken over the linearisations of the window
 ``[s, t]``, ``s`` the last power of two (the same derivation with other convex weights); stop
 when ``upper - lower <= epsilon = 1e-5`` (for HIERMULT: every node problem's) once an iterate
-has beaten ``w(1) = 0``, or after 2,000 iterations. Subgradients at ties take the first
-maximiser in node-id order (any choice is a subgradient; this is the project's). ``C = 1`` on
-the paper's mean loss.
+has beaten ``w(1) = 0``, or after the preset's budget (2,000 iterations; ORTHOGNL's 10,000).
+Subgradients at ties take the first maximiser in node-id order (any choice is a subgradient;
+this is the project's). ``C = 1`` on the paper's mean loss.
 """
 
 from __future__ import annotations
@@ -44,7 +44,9 @@ from hierlab.core.registry import make_estimator
 from hierlab.core.taxonomy import Taxonomy
 
 EPSILON = 1e-5  # the preset's tol; documented in the seed-000 cards
-MAX_ITER = 2000  # the preset leaves max_iter at its default
+#: the preset's iteration budget: max_iter's default, ORTHOGNL's own (its sigma = lambda_min)
+MAX_ITER = {"orthognl": 10_000}
+MAX_ITER_DEFAULT = 2000
 PARENT = [-1, 0, 0, 1, 1, 2, 2]  # root 0; 1, 2 internal; 3, 4, 5, 6 leaves
 
 
@@ -212,7 +214,7 @@ def hiermult(X: np.ndarray, y: np.ndarray) -> list[Model]:
 
 
 # ------------------------------------------------------------------------ Algorithm 1
-def algorithm1(blocks: list[Model], shape: tuple[int, int]) -> dict[str, Any]:
+def algorithm1(blocks: list[Model], shape: tuple[int, int], max_iter: int) -> dict[str, Any]:
     """Seed 000, Algorithm 1 as the paper preset runs it (module docstring), over independent
     blocks run in lockstep (one block but for HIERMULT); the bounds are summed."""
     B = len(blocks)
@@ -236,7 +238,7 @@ def algorithm1(blocks: list[Model], shape: tuple[int, int]) -> dict[str, Any]:
     level = [0.0] * B
     moved = False
     states = []
-    for t in range(1, MAX_ITER + 1):
+    for t in range(1, max_iter + 1):
         s = 1 << (t.bit_length() - 1)  # the window [s, t]
         Js = []
         for b in range(B):
@@ -284,14 +286,25 @@ def fit_preset(name: str, X: Any, y: np.ndarray) -> Any:
     return est
 
 
+_TRANSCRIBED: dict[str, dict[str, Any]] = {}
+
+
 def transcription(name: str, X: np.ndarray, y: np.ndarray) -> dict[str, Any]:
+    """The transcribed run of ``name`` on ``(X, y)`` (the module's one problem: kept, so the
+    dense and sparse fits compare with one run)."""
+    if name not in _TRANSCRIBED:
+        _TRANSCRIBED[name] = _transcribe(name, X, y)
+    return _TRANSCRIBED[name]
+
+
+def _transcribe(name: str, X: np.ndarray, y: np.ndarray) -> dict[str, Any]:
     if name == "hiermult":
         blocks = hiermult(X, y)
     elif name == "orthognl":
         blocks = [orthognl(X, y)[0]]
     else:
         blocks = [{"flatmult": flatmult, "transfer": transfer, "treeloss": treeloss}[name](X, y)]
-    return algorithm1(blocks, (len(PARENT), X.shape[1]))
+    return algorithm1(blocks, (len(PARENT), X.shape[1]), MAX_ITER.get(name, MAX_ITER_DEFAULT))
 
 
 @pytest.mark.parametrize("sparse", [False, True])
@@ -309,18 +322,13 @@ def test_paper_preset_is_the_transcribed_algorithm_iterate_by_iterate(
     W = est.weights_ if name == "treeloss" else est.coef_
     np.testing.assert_allclose(W, want["coef"], rtol=1e-8, atol=1e-10)
     assert est.converged_ == want["converged"]
-    # the preset's own stop: epsilon reached (ORTHOGNL: the 2,000 iterations of its budget,
-    # 4e-5 from the optimum, certified), never at w(1) = 0 whose gap is far larger
-    # (HIERMULT: each of its 3 node problems within epsilon)
+    # the preset's own stop: epsilon certified within the budget (ORTHOGNL after 6,488
+    # iterations here), never at w(1) = 0 whose gap is far larger (HIERMULT: each of its 3
+    # node problems within epsilon)
     final_gap = got[-1, 0] - got[-1, 1]
-    bound = {"orthognl": 1e-4, "hiermult": 3 * EPSILON}.get(name, EPSILON)
+    bound = 3 * EPSILON if name == "hiermult" else EPSILON
     assert final_gap <= bound < got[0, 0] - got[0, 1]
-    assert want["converged"] == (name != "orthognl")
-
-
-def test_orthognl_transcription_uses_alpha_one_and_lambda_min() -> None:
-    X, y = problem(seed=1)
-    _, lam = orthognl(X, y)
-    est = fit_preset("orthognl", X, y)
-    assert est.alpha_ == 1.0
-    assert est.lambda_min_ == pytest.approx(lam, rel=1e-10)
+    assert want["converged"] and len(got) < MAX_ITER.get(name, MAX_ITER_DEFAULT)
+    if name == "orthognl":  # the paper's alpha = 1 and Section 4.3's lambda_min
+        assert est.alpha_ == 1.0
+        assert est.lambda_min_ == pytest.approx(orthognl(X, y)[1], rel=1e-10)
