@@ -222,7 +222,7 @@ def _nhsvm(mod: ModuleType, args: argparse.Namespace, progress: Progress) -> dic
     fig = go.Figure()
     for kind in kinds:
         acc = results[kind]["acc"]
-        for m in mod.METHODS:
+        for m in results[kind]["methods"]:
             a = np.asarray(acc[m], dtype=float)
             p = pub.get(kind, {}).get(m)
             rows.append(

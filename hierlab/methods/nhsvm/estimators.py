@@ -42,6 +42,7 @@ from hierlab.methods.nhsvm.model import (
     ALPHA_RULES,
     FIXED_LOSSES,
     MULTILABEL_LOSSES,
+    NORMALIZED_LOSS,
     HierarchicalHinge,
     _tree_levels,
     class_attribute_matrix,
@@ -165,9 +166,10 @@ def _ssvm_pegasos(est: Any, alpha0: np.ndarray) -> SharedSVMSolver:
 def _ssvm_words(est: Any, steps: str, chosen: str, plain: bool) -> str:
     chosen = chosen if est.solver == "auto" else ""
     plain_words = ", plain Pegasos (step 1/(lambda t), projection, last iterate)" * plain
+    margin = "; margin Δ~ of eq. (9) with the learned alpha" * (est.loss == NORMALIZED_LOSS)
     return (
         f"Shared SVM, Algorithm 1 of seed 003 (closed-form alpha) alternating with "
-        f"{steps}{chosen}{plain_words}"
+        f"{steps}{chosen}{plain_words}{margin}"
     )
 
 
@@ -405,7 +407,21 @@ _SHARED = {
     "lam": replace(
         _LAM, help="weight of the shared norm against the summed loss (eq. 14); C = 1 / (2 λ)"
     ),
-    "loss": replace(_LOSS, default="zero_one", help="fixed structural error Δ(l, l_i) of eq. 14"),
+    "loss": replace(
+        _LOSS,
+        default="zero_one",
+        choices=(*FIXED_LOSSES, NORMALIZED_LOSS),
+        help="structural error of eq. 14: a fixed Δ(l, l_i), or 'normalized': NHSVM's Δ~ of "
+        "eq. 9 with the learned alpha",
+        note="The margin required against each wrong label. Eq. (14) fixes it, Δ~ = Δ(l, l_i) "
+        "('we no longer normalize the margins, only the regularization'): 0/1 (the default; "
+        "SSVM is then the multi-class SVM when sharing does not pay, Table 1), Hamming or its "
+        "square root. 'normalized' keeps NHSVM's normalised error of eq. (9), Δ~(l, l_i) = "
+        "sqrt(sum of alpha_n over the symmetric difference of the two paths), recomputed from "
+        "the learned alpha after every alpha step (the alpha step itself is Algorithm 1's, "
+        "which ignores the loss: the alternation is then a heuristic on a non-convex problem). "
+        "Pegasos only: BCFW's certificate assumes a Δ that does not move with alpha.",
+    ),
     "tol": replace(
         _TOL,
         default=None,
@@ -1084,9 +1100,11 @@ class SharedSVMClassifier(HSVMClassifier):
     lam : float, default 0.5
         As in :class:`HSVMClassifier`: the paper's lambda on the summed loss,
         ``C = 1 / (2 lambda)``.
-    loss : {"hamming", "sqrt_hamming", "zero_one"}, default "zero_one"
+    loss : {"hamming", "sqrt_hamming", "zero_one", "normalized"}, default "zero_one"
         The fixed (un-normalised) ``Δ(l, l_i)`` of eq. (14); 0/1 makes SSVM the multi-class SVM
-        when sharing does not pay (Table 1).
+        when sharing does not pay (Table 1). ``"normalized"``: NHSVM's ``Δ~(l, l_i) =
+        sqrt(sum_{n in A(l) Δ A(l_i)} alpha_n)`` of eq. (9) with the current alpha, recomputed
+        after every alpha step (Pegasos only).
     rounds : int, default 5
         Maximum alpha steps (>= 1).
     epochs_per_alpha : int, default 5
@@ -1165,11 +1183,20 @@ class SharedSVMClassifier(HSVMClassifier):
         if sp.issparse(Y):
             raise DataError("SharedSVM is single-label (seed 003, Section 6)")
         alpha0 = normalization_alpha(self.taxonomy_, rule=self.alpha_init, rho=2.0)
-        obj = self._objective(X, Y, np.sqrt(alpha0), None)
+        normalized = str(self.loss) == NORMALIZED_LOSS
         self._solver_used = str(self.solver)
+        if normalized and self._solver_used == "bcfw":
+            raise ParameterError(
+                "loss='normalized' (Δ~ of eq. 9, moving with the learned alpha) runs with "
+                "Pegasos V-steps only: BCFW's certified bound assumes a fixed Δ; use "
+                "solver='pegasos' or 'auto'"
+            )
+        obj = self._objective(X, Y, np.sqrt(alpha0), alpha0 if normalized else None)
+        obj.loss_follows_alpha = normalized
         if self._solver_used == "auto":
             dense = density(X) > AUTO_MAX_DENSITY
-            self._solver_used = "pegasos" if dense or float(self.alpha_floor) > 0 else "bcfw"
+            pegasos = dense or float(self.alpha_floor) > 0 or normalized
+            self._solver_used = "pegasos" if pegasos else "bcfw"
         choice = choose_solver(SHARED_SOLVERS, self._solver_used)
         solver = choice.build(self, alpha0)
         run = self._run_certified if choice.certified else self._run_uncertified

@@ -940,6 +940,10 @@ class HierarchicalHinge:
         always exact.
     """
 
+    #: the normalised ``Δ~`` follows ``alpha = c**2`` in :meth:`set_attributes` (Shared SVM
+    #: with ``loss="normalized"``); False: ``Δ`` is fixed at construction
+    loss_follows_alpha: bool = False
+
     def __init__(
         self,
         X: Any,
@@ -1014,6 +1018,17 @@ class HierarchicalHinge:
         self.y = np.asarray(Y, dtype=np.int64)
         self.candidates = tax.leaves
         self.label_nodes, self.label_index = np.unique(self.y, return_inverse=True)
+        self._set_delta()
+        if self.variant == "eq13":
+            self.grad_scale = 1.0
+        else:
+            sq = np.asarray(self.C_cand.multiply(self.C_cand).sum(axis=1)).ravel()
+            self.grad_scale = float(2.0 * sq.max()) if sq.size else 1.0
+
+    def _set_delta(self) -> None:
+        """The single-label ``Δ`` rows of ``loss`` (with ``alpha`` for the normalised one),
+        their largest value ``max_loss`` (Pegasos' ball) and the kernels' table."""
+        tax = self.taxonomy
         self.delta_rows = DeltaRows.of(self.loss, tax, self.candidates, self.alpha)
         if self.variant == "eq13":
             # eq. (13) divides by the normalised error (NHSVM's own loss: then it is Δ itself)
@@ -1022,11 +1037,8 @@ class HierarchicalHinge:
                 if self.loss == NORMALIZED_LOSS
                 else DeltaRows.of(NORMALIZED_LOSS, tax, self.candidates, self._alpha_or_c2())
             )
-            self.grad_scale = 1.0
             self.max_loss = 1.0
         else:
-            sq = np.asarray(self.C_cand.multiply(self.C_cand).sum(axis=1)).ravel()
-            self.grad_scale = float(2.0 * sq.max()) if sq.size else 1.0
             top = self.delta_rows.max_over(self.label_nodes)
             self.max_loss = top if np.isfinite(top) else 1.0
         # the kernels' Δ (margin) or Δ~ (eq. 13): kept as a table when small, else by row
@@ -1068,12 +1080,20 @@ class HierarchicalHinge:
         return self.alpha if self.alpha is not None else self.c**2
 
     def set_attributes(self, c: np.ndarray) -> None:
-        """Set the class attributes ``c`` (used by Shared SVM after each alpha step)."""
+        """Set the class attributes ``c`` (used by Shared SVM after each alpha step).
+
+        With :attr:`loss_follows_alpha` (Shared SVM with ``loss="normalized"``) the
+        normalised error ``Δ~(y, y_i) = sqrt(sum_{n in y Δ y_i} alpha_n)`` of eq. (9) follows
+        the new weights ``alpha = c**2``.
+        """
         c = np.asarray(c, dtype=np.float64).copy()
         c[0] = 0.0
         self.c = c
         self.C = class_attribute_matrix(self.taxonomy, c)
         self.C_cand = sp.csr_matrix(self.C[self.taxonomy.leaves])
+        if self.loss_follows_alpha:
+            self.alpha = c**2
+            self._set_delta()
 
     # -- shapes
     @property
