@@ -496,7 +496,7 @@ class BCFW(Solver):
             order = rng.permutation(dual.n)
             steps = 0
             for a in range(0, dual.n, step):
-                if self.interrupted():  # a stop request: W of the last certificate is kept
+                if self.within_pass(epoch - 1 + a / dual.n):  # a stop: the last certified W
                     return
                 t1 = time.perf_counter()
                 steps += run_pass(dual, order[a : a + step], epoch)
@@ -740,7 +740,7 @@ class BCFW(Solver):
             Iterations of the metric's relaxation step (ORTHOGNL's ``sigma``).
         """
         metric = dual.metric
-        if self.interrupted():
+        if self.within_pass(epoch, "certificate (weights)"):
             return None
         dual.normalise()  # stay on the simplices (rounding)
         B, ell = dual.dual_point(dual.alpha)
@@ -754,11 +754,11 @@ class BCFW(Solver):
         if not (np.isfinite(WT).all() and dual.finite()):
             raise _diverged(epoch, "the weights overflowed")
         dual.WT = WT
-        if self.interrupted():
+        if self.within_pass(epoch, "certificate (dual value)"):
             return None
         D = ell[: objective.n_blocks] - 0.5 * objective.row_dot(VT.T, WT.T)
         del VT
-        if self.interrupted():
+        if self.within_pass(epoch, "certificate (primal value)"):
             return None
         J = objective.block_values(WT.T)
         return D, J, sig_steps

@@ -175,3 +175,34 @@ def test_the_test_predictions_are_reported_block_by_block(
     assert calibrated == sorted(calibrated) and calibrated[-1] == entry.train.n_samples
     np.testing.assert_array_equal(run.y_pred, run.estimator.predict(entry.test.X))
     assert not run.stopped and math.isfinite(run.fit_time)
+
+
+class _Steps:
+    """Records the ``on_pass`` reports of a solver (passes, step)."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[float, str | None]] = []
+
+    def __call__(self, state: object) -> bool:
+        return False
+
+    def on_pass(self, passes: float, elapsed: float, step: str | None = None) -> None:
+        self.seen.append((passes, step))
+
+
+def test_bcfw_reports_its_passes_and_each_step_of_its_certificates(entry: Any) -> None:
+    rec = _Steps()
+    est = make_estimator(
+        "flatmult", taxonomy=entry.taxonomy, solver="bcfw", tol=0.0, rtol=0.0, max_iter=3
+    )
+    with pytest.warns(Warning):
+        est.fit(entry.train.X, entry.train.y, callbacks=[rec])
+    steps = [(p, s) for p, s in rec.seen if s is not None]
+    for epoch in (1.0, 2.0, 3.0):  # every certificate, step by step
+        assert [s for p, s in steps if p == epoch] == [
+            "certificate (weights)",
+            "certificate (dual value)",
+            "certificate (primal value)",
+        ]
+    inside = [p for p, s in rec.seen if s is None]
+    assert inside == sorted(inside) and inside[0] == 0.0 and max(inside) < 3.0
