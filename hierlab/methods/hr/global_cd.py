@@ -232,7 +232,7 @@ def _grown(buf_idx: np.ndarray, buf_val: np.ndarray, used: int, need: int) -> tu
     return new_idx, new_val
 
 
-def _pass_rows(
+def _pass_rows_kernel(
     order: np.ndarray,
     leaf_order: np.ndarray,
     indptr: np.ndarray,
@@ -333,7 +333,7 @@ def _keep_rows(
     act_val: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover - numba
     """The examples ``order`` a pass stopped before keep their duals and active leaves: copied
-    into the buffers as :func:`_pass_rows` writes them (a feasible dual point with ``S``)."""
+    into the buffers as :func:`_pass_rows_kernel` writes them (a feasible dual point with ``S``)."""
     nnz, nact = used[0], used[1]
     for i in order:
         k0, k1 = a_ptr[i], a_ptr[i + 1]
@@ -352,7 +352,7 @@ def _keep_rows(
 
 
 class PassBlocks:
-    """One pass of global dual CD run a block of examples at a time (:func:`_pass_rows`), so
+    """One pass of global dual CD run a block of examples at a time (:func:`_pass_rows_kernel`), so
     that the solver reports its progress and honours a stop request between blocks (the
     steps, and so the result, do not depend on the blocks). Blocks are sized to about
     :attr:`seconds` of work from the time per example measured so far.
@@ -360,7 +360,7 @@ class PassBlocks:
     Parameters
     ----------
     args : tuple
-        :func:`_pass_rows`'s arguments from ``leaf_order`` to ``lo``.
+        :func:`_pass_rows_kernel`'s arguments from ``leaf_order`` to ``lo``.
     use_jit : bool or None
         Compiled blocks; None: as :func:`hierlab.core.jit.jit_enabled`.
     per_row : float, optional
@@ -397,7 +397,7 @@ class PassBlocks:
 
     def run(self, rows: np.ndarray) -> None:
         """The steps for the examples ``rows`` (the next block of the pass's order)."""
-        fn: Any = _PASS_ROWS if self.compiled else _pass_rows
+        fn: Any = _PASS_ROWS if self.compiled else _pass_rows_kernel
         t0 = time.perf_counter()
         self.bufs = fn(rows, *self.args, *self.scratch, self.at, self.ln, self.used, *self.bufs)
         if len(rows):
@@ -439,7 +439,7 @@ ROW_TIMES: Any = sparse_row_times or sparse_row_times_py
 PATH_STEP: Any = njit(_path_step) or _path_step
 UPDATE_S: Any = njit(_update_s) or _update_s
 BY_EXAMPLE: Any = njit(_by_example) or _by_example
-_PASS_ROWS: Any = njit(_pass_rows)
+_PASS_ROWS: Any = njit(_pass_rows_kernel)
 _KEEP_ROWS: Any = njit(_keep_rows)
 
 
