@@ -1067,3 +1067,27 @@ def test_logistic_cd_without_kept_duals_releases_them_before_forming_w() -> None
     res = solve(solver, prob, [watch], rtol=1e-6)
     np.testing.assert_array_equal(res.coef, kept.coef)
     assert solver.alpha is None and alive_at_coef and not any(alive_at_coef)
+
+
+@pytest.mark.parametrize("make", [np.asarray, sp.csr_matrix])
+def test_a_feature_no_row_uses_gets_weight_zero_and_changes_nothing(make: Any) -> None:
+    """``used_columns``: the fit runs on the features some row uses; a zero column added to
+    ``X`` gets weight 0 at every node, and the other weights equal the fit without it."""
+    from sklearn.base import clone
+
+    from hierlab.methods.hr.estimators import used_columns
+
+    tax = _tree()
+    X, y = _hier_data(tax, n=60, seed=2)
+    Xz = np.insert(X, 1, 0.0, axis=1)  # column 1 used by no row
+    _, cols = used_columns(make(Xz))
+    assert cols is not None and 1 not in cols
+    assert len(cols) == np.count_nonzero(np.count_nonzero(X, axis=0))
+    for est in (
+        HRLRClassifier(taxonomy=tax, solver="block-cd", max_iter=5),
+        HRSVMClassifier(taxonomy=tax, max_iter=5),
+    ):
+        plain = clone(est).fit(make(X), y)
+        wide = clone(est).fit(make(Xz), y)
+        assert np.all(wide.coef_[:, 1] == 0)
+        np.testing.assert_allclose(np.delete(wide.coef_, 1, axis=1), plain.coef_, atol=1e-12)

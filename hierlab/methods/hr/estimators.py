@@ -366,10 +366,10 @@ def used_columns(X: np.ndarray | sp.csr_matrix) -> tuple[Any, np.ndarray | None]
     X_used : csr_matrix or ndarray of shape (n_samples, n_used)
     cols : ndarray of int of shape (n_used,), or None when every feature is used
     """
-    if sp.issparse(X):
-        cols = np.unique(sp.csr_matrix(X).indices)
+    if sp.issparse(X):  # O(nnz): a count per column, no sort of the indices
+        cols = np.flatnonzero(np.bincount(sp.csr_matrix(X).indices, minlength=X.shape[1]))
     else:
-        cols = np.flatnonzero(np.any(np.asarray(X) != 0, axis=0))
+        cols = np.flatnonzero(np.count_nonzero(np.asarray(X), axis=0))
     if cols.size in (0, X.shape[1]):
         return X, None
     return X[:, cols], cols
