@@ -312,6 +312,40 @@ def test_the_command_prints_tables_verdicts_and_differences(capsys) -> None:  # 
     from hierlab.cli import main
 
     assert main(["reproduce", "mftree-ipc", "--size", "tiny", "--timing-repeats", "1"]) == 0
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
     assert "Table 3 (seed 004): ours on IPC beside the paper's Wiki2" in out
     assert "Published patterns" in out and "What differs:" in out
+    # the progress goes to stderr, one line per step (loading, then tau = 0 and each of TAUS)
+    lines = captured.err.splitlines()
+    steps = [ln for ln in lines if ln.startswith("[mftree-ipc] ")]
+    assert len(steps) == 2 + len(mftree_ipc.TAUS), lines
+    assert "loading the IPC titles" in steps[0]
+    assert [f"tau = {t}" in ln for ln, t in zip(steps[1:], (0, *mftree_ipc.TAUS))] == [True] * (
+        1 + len(mftree_ipc.TAUS)
+    )
+    assert "[mftree-ipc]" not in out
+
+
+def test_stderr_progress_lines_carry_share_step_and_elapsed_cpu() -> None:
+    import io
+    import re
+    import sys
+
+    buf = io.StringIO()
+    progress = _common.stderr_progress("demo", stream=buf)
+    progress(0.0, "loading")
+    progress(0.375, "resample 3/8: TRANSFER")
+    lines = buf.getvalue().splitlines()
+    pat = re.compile(r"^\[demo\] +(\d+)% (.+) \(CPU (\d+) s, wall (\d+) s\)$")
+    got = [pat.match(ln) for ln in lines]
+    assert all(got) and len(got) == 2, lines
+    assert [m.group(1) for m in got if m] == ["0", "38"]
+    assert [m.group(2) for m in got if m] == ["loading", "resample 3/8: TRANSFER"]
+    # the default stream is the stderr of the moment (pytest swaps it)
+    saved, sys.stderr = sys.stderr, io.StringIO()
+    try:
+        _common.stderr_progress("x")(0.5, "step")
+        assert sys.stderr.getvalue().startswith("[x]  50% step (CPU ")
+    finally:
+        sys.stderr = saved

@@ -32,6 +32,7 @@ from hierlab.lab.reproduce._common import (
     app_result,
     ipc_data,
     print_result,
+    stderr_progress,
     verdicts,
     write_json,
 )
@@ -179,6 +180,7 @@ def measure(args: argparse.Namespace, progress: Callable[[float, str], None]) ->
         # CPU seconds: the ratio stays meaningful on a shared, loaded machine
         nums[f"{label} time"] = time.process_time() - c0
         nums[f"{label} wall"] = time.perf_counter() - t0
+        progress((k + 0.9) / len(labels), f"{label} fitted, predicting the test rows")
         pred = est.predict(test.X)
         nums[f"{label} micro_f1"] = 100.0 * micro_f1(test.y, pred, tax)
         nums[f"{label} macro_f1"] = 100.0 * macro_f1(test.y, pred, tax)
@@ -232,4 +234,4 @@ def run_tables(args: argparse.Namespace, progress: Callable[[float, str], None])
 
 def run(args: argparse.Namespace) -> int:
     """Print our IPC numbers beside Table 2's, the verdicts and what differs."""
-    return print_result(run_tables(args, lambda f, t: None))
+    return print_result(run_tables(args, stderr_progress(NAME)))

@@ -28,6 +28,7 @@ from hierlab.lab.reproduce._common import (
     non_decreasing,
     non_increasing,
     print_result,
+    stderr_progress,
     verdicts,
     write_json,
 )
@@ -178,4 +179,4 @@ def run_tables(args: argparse.Namespace, progress: Callable[[float, str], None])
 
 def run(args: argparse.Namespace) -> int:
     """Print our tau rows beside Table 3's, the verdicts and what differs."""
-    return print_result(run_tables(args, lambda f, t: None))
+    return print_result(run_tables(args, stderr_progress(NAME)))

@@ -32,6 +32,7 @@ from hierlab.lab.reproduce._common import (
     app_result,
     ipc_data,
     print_result,
+    stderr_progress,
     verdicts,
     write_json,
 )
@@ -292,4 +293,4 @@ def run_tables(args: argparse.Namespace, progress: Callable[[float, str], None])
 
 def run(args: argparse.Namespace) -> int:
     """Print our six rows beside Table 2's for each data set, the verdicts and what differs."""
-    return print_result(run_tables(args, lambda f, t: None))
+    return print_result(run_tables(args, stderr_progress(NAME)))

@@ -33,6 +33,7 @@ from hierlab.lab.reproduce._common import (
     mean_sd,
     print_result,
     size_of,
+    stderr_progress,
     verdicts,
     write_json,
 )
@@ -229,4 +230,4 @@ def run_tables(args: argparse.Namespace, progress: Callable[[float, str], None])
 
 def run(args: argparse.Namespace) -> int:
     """Print our IPC accuracies beside Table 4's, the verdicts and what differs."""
-    return print_result(run_tables(args, lambda f, t: None))
+    return print_result(run_tables(args, stderr_progress(NAME)))

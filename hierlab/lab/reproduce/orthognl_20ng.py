@@ -33,6 +33,7 @@ from hierlab.lab.reproduce._common import (
     app_result,
     mean_sd,
     print_result,
+    stderr_progress,
     verdicts,
     write_json,
 )
@@ -266,4 +267,4 @@ def run_tables(args: argparse.Namespace, progress: Callable[[float, str], None])
 
 def run(args: argparse.Namespace) -> int:
     """Print ours beside Tables 2-4, the verdicts and what differs."""
-    return print_result(run_tables(args, lambda f, t: None))
+    return print_result(run_tables(args, stderr_progress(NAME)))

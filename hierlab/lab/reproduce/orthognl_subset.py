@@ -44,6 +44,7 @@ from hierlab.lab.reproduce._common import (
     app_result,
     mean_sd,
     print_result,
+    stderr_progress,
     verdicts,
     write_json,
 )
@@ -245,7 +246,8 @@ def measure_one(
             rng = np.random.default_rng(args.seed + r)
             rows = np.sort(rng.choice(tr.n_samples, n_train, replace=False))
             for k, m in enumerate(METHODS):
-                progress((r * len(METHODS) + k) / (s["resamples"] * len(METHODS)), f"{name} {m}")
+                done = (r * len(METHODS) + k) / (s["resamples"] * len(METHODS))
+                progress(done, f"{name}: resample {r + 1}/{s['resamples']}, {m}")
                 pred = _fit_predict(m, tax, tr.X[rows], tr.y[rows], Xte, args, notes)
                 vals[f"{m} 01"].append(100 * zero_one_error(yte, pred, tax))
                 vals[f"{m} tree"].append(100 * tree_induced_error(yte, pred, tax, half=True))
@@ -307,4 +309,4 @@ def run_tables(args: argparse.Namespace, progress: Callable[[float, str], None])
 
 def run(args: argparse.Namespace) -> int:
     """Print ours beside Tables 6-8, the verdicts and what differs."""
-    return print_result(run_tables(args, lambda f, t: None))
+    return print_result(run_tables(args, stderr_progress(NAME)))
