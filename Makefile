@@ -37,6 +37,7 @@ typecheck: $(STAMP)
 
 # SCIPY_ARRAY_API=1: scikit-learn's estimator checks include check_array_api_input, which skips
 # itself without it; with it every registered estimator runs that check too (no skipped tests).
+# --durations=30: the slowest tests are printed in every CI log (where the suite's time goes).
 # -n 2 --dist loadfile: one pytest worker per core (pytest-xdist), each test file kept whole on
 # one worker (module fixtures, and the fuzz reports that read their module's earlier results).
 PYTEST_WORKERS ?= 2

@@ -547,13 +547,16 @@ if not state.runs:
     st.info("Train a method on the Train page first; its run appears here.")
     st.stop()
 
-run_id = st.selectbox(
-    "Run",
-    [r.id for r in reversed(state.runs)],
-    format_func=lambda i: state.run(i).label if state.run(i) else str(i),
-    key="explore_run",
-)
-run = state.run(run_id)
+run_ids: list[int] = [r.id for r in reversed(state.runs)]
+
+
+def _run_label(run_id: int) -> str:
+    found = state.run(run_id)
+    return found.label if found is not None else str(run_id)
+
+
+run_id = st.selectbox("Run", run_ids, format_func=_run_label, key="explore_run")
+run = state.run(run_ids[0] if run_id is None else run_id)
 assert run is not None
 tax = run.taxonomy
 # the tree the model itself uses: the given one, or one it induced (MF-Tree, CMTL)

@@ -36,7 +36,7 @@ if entry is None or entry.train.is_multilabel or not entry.taxonomy.is_tree:
     st.info(f"The race needs single-label data on a tree ({why}): using the built-in Hieron set.")
     entry = load_builtin(DEFAULT_DATA)
     state.add_dataset(entry)
-train = entry.train
+train, taxonomy = entry.train, entry.taxonomy
 st.markdown(
     f"Data: **{entry.name}**, training split: {train.n_samples} rows x {train.n_features} "
     f"features, {entry.taxonomy.n_nodes} nodes."
@@ -69,7 +69,7 @@ def task(progress):  # type: ignore[no-untyped-def]
     return run_race(
         train.X,
         train.y,
-        entry.taxonomy,
+        taxonomy,
         method=str(method),
         C=float(C),
         max_time=float(budget),

@@ -55,7 +55,7 @@ __all__ = [
 ]
 
 #: thresholds of the precision-against-depth table (Explore's slider)
-THRESHOLDS = np.round(np.linspace(0.0, 1.0, 21), 2)
+THRESHOLDS: tuple[float, ...] = tuple(np.round(np.linspace(0.0, 1.0, 21), 2).tolist())
 #: points kept of a PR curve (what ``hierlab.plots.pr_curve_figure`` draws of it)
 PR_POINTS = 2000
 #: rows of node probabilities computed per step (the progress moves after each)

@@ -9,6 +9,7 @@ buttons and the messages.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import streamlit as st
@@ -44,7 +45,7 @@ def _stem(text: str) -> str:
     return model_file_name(text)[: -len(MODEL_SUFFIX)]
 
 
-def _export_buttons(export: Any, key: str, columns: list[Any] | None = None) -> None:
+def _export_buttons(export: Any, key: str, columns: Sequence[Any] | None = None) -> None:
     """The script, the notebook and the zip bundle of an export, side by side."""
     c1, c2, c3 = columns if columns is not None else st.columns(3)
     c1.download_button(
@@ -177,6 +178,7 @@ def predict_with_model_file(state: AppState) -> None:
         key="predict_source",
     )  # fmt: skip
     rows, what = entry.test, (entry.key, str(entry.split))
+    new = None
     if source == "file":
         new = st.file_uploader(
             "New rows (labels optional)",
@@ -190,7 +192,7 @@ def predict_with_model_file(state: AppState) -> None:
     key = (model.name, *what)
     if key not in done:  # predicted once per model and rows, not on every rerun
         try:
-            if source == "file":
+            if new is not None:
                 rows = read_rows_to_predict(new.getvalue(), new.name, entry.train)
             done.clear()
             done[key] = predict_rows(model, rows)

@@ -10,11 +10,11 @@ import streamlit as st
 from app.state import AppState, DatasetEntry, get_state
 from app.ui.errors import show_error
 from hierlab import Taxonomy
+from hierlab.lab.export import Progress
 
 __all__ = ["require_dataset", "run_with_progress", "stored_result", "training_page"]
 
 T = TypeVar("T")
-Progress = Callable[[float, str], object]
 
 
 def require_dataset(state: AppState) -> DatasetEntry:

@@ -259,7 +259,7 @@ def param_widget(p: Param, key: str, value: Any = None) -> Any:
         Initial value (default: ``p.default``).
     """
     init = p.default if value is None else value
-    kw = {"key": key, "help": param_help(p)}
+    kw: dict[str, Any] = {"key": key, "help": param_help(p)}
     if p.choices is not None:
         return _choice_widget(p, init, **kw)
     if p.type == "bool":

@@ -39,11 +39,9 @@ import pandas as pd
 
 from hierlab.core.exceptions import ParameterError
 from hierlab.core.taxonomy import Taxonomy
-from hierlab.lab.export import DataSource, RunResult, RunSpec, Session, SplitSpec
+from hierlab.lab.export import DataSource, Progress, RunResult, RunSpec, Session, SplitSpec
 
 __all__ = ["DEMOS", "DemoPreset", "DemoResult", "list_demos", "random_binary_tree", "run_demo"]
-
-Progress = Callable[[float, str], None]
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,7 @@ __all__ = [
     "METRICS_PREFIX",
     "ComparisonSpec",
     "DataSource",
+    "Progress",
     "RunResult",
     "RunSpec",
     "Session",
@@ -72,6 +73,10 @@ __all__ = [
     "split_dataset",
     "write_session",
 ]
+
+#: ``progress(fraction_done, text)``: how the lab's long tasks (a session, a demo, a
+#: reproduction) report; the return value is ignored.
+Progress = Callable[[float, str], object]
 
 #: Every cell of an exported script starts with this marker line (``# %% [markdown]`` for text).
 CELL_MARKER = "# %%"
@@ -415,7 +420,7 @@ class RunResult:
 
 
 def run_session(
-    session: Session, progress: Callable[[float, str], None] | None = None
+    session: Session, progress: Progress | None = None
 ) -> tuple[HierDataset, HierDataset, list[RunResult]]:
     """Train every run of ``session`` in-process, exactly as the exported script does.
 

@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from hierlab.core.exceptions import ParameterError
+from hierlab.lab.export import Progress
 
 __all__ = [
     "ReproResult",
@@ -45,8 +46,6 @@ __all__ = [
     "reproductions",
     "run_reproduction",
 ]
-
-Progress = Callable[[float, str], None]
 
 
 @dataclass
