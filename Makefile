@@ -42,7 +42,7 @@ typecheck: $(STAMP)
 # one worker (module fixtures, and the fuzz reports that read their module's earlier results).
 PYTEST_WORKERS ?= 2
 pytest: $(STAMP) browser-deps
-	SCIPY_ARRAY_API=1 $(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile
+	SCIPY_ARRAY_API=1 $(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile --durations=30
 
 test: lint typecheck pytest
 
