@@ -36,9 +36,15 @@ def dense(G: Any) -> np.ndarray:
 
 
 def product(Gamma: sp.csr_matrix, X: Matrix, XT: Any) -> np.ndarray:
-    """``Gamma^T X`` as a dense (n_rows, n_features) array."""
+    """``Gamma^T X`` as a dense, C-ordered (n_rows, n_features) array.
+
+    With ``XT`` (the CSR transpose of a sparse ``X``) the product is ``(X^T Gamma)^T``, a
+    sparse-sparse product of cost O(nnz(X)); its few entries are scattered straight into a
+    C-ordered array (``toarray(order="C")`` converts the small sparse result, where densifying
+    first and transposing would copy all n_rows x n_features numbers once more).
+    """
     if XT is not None:
-        return np.ascontiguousarray(dense(XT @ Gamma).T)
+        return np.asarray((XT @ Gamma).T.toarray(order="C"))
     return dense(Gamma.T @ X)
 
 

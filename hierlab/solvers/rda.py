@@ -156,9 +156,12 @@ class RDA(Solver):
             else:
                 lam = _line_search(objective, gbar, delta, W, G, Z, b)
             lam_rows = np.r_[lam, 0.0][bor][:, None]
-            gbar = (1.0 - lam_rows) * gbar + lam_rows * G
+            # in place, with the same roundings as (1 - l) gbar + l G: gbar is the solver's own
+            gbar *= 1.0 - lam_rows
+            gbar += lam_rows * G
             delta = (1.0 - lam) * delta + lam * b
-            U = (1.0 - lam_rows) * U - lam_rows * Z  # = -P^{-1} gbar(t)
+            U = (1.0 - lam_rows) * U  # a new array: the last iterate W may be this U
+            U -= lam_rows * Z  # = -P^{-1} gbar(t)
             W_next = U if level is None else _level_argmin(objective, U, level)
             lb = delta + objective.row_dot(gbar, W_next) + objective.psi_blocks(W_next)
             lower = np.maximum(lower, lb)
