@@ -628,9 +628,15 @@ def _bench_cluster(
         progress=_note,
     )
     out["cluster"] = bench.records(table)
+    warm = table.attrs["warm_up_s"]
+    out["cluster_warm_up_s"] = warm
     if not args.json:
         print(f"on this machine (serial) and on the dask cluster at {args.dask}, {args.data}:")
         print(table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+        print(
+            "warm-up before timing (not in the figures): "
+            + ", ".join(f"{where} {sec:.1f} s" for where, sec in warm.items())
+        )
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:

@@ -725,7 +725,7 @@ def scale_curves_many(
             rows.extend(run.point(curve, nd, nc))
     else:  # one task per point: each worker builds its data set from the seed
         run.progress = None
-        for point_rows in run_tasks(_scale_point, points, (run,)):
+        for point_rows in run_tasks(_scale_point, points, (run,), one_per_thread=True):
             rows.extend(point_rows)
     df = _scale_frame(rows)
     slopes = {m: _scale_slopes(df[df.method == m]) for m in methods}

@@ -430,7 +430,10 @@ def compare(
     tasks = [(r, s, tr, te) for s, (tr, te) in enumerate(splits) for r in runs]
     out: list[dict[str, Any]] = []
     with job_cluster(client):
-        gen = run_tasks(_fit_one_recorded, tasks, share(full), n_jobs=n_jobs)
+        # on a cluster: one fit per worker thread, the methods with the longest fits first
+        gen = run_tasks(
+            _fit_one_recorded, tasks, share(full), n_jobs=n_jobs, kind=lambda t: t[0].label
+        )
         for k, rec in enumerate(gen, 1):
             out.append(rec)
             if progress is not None:

@@ -294,7 +294,7 @@ def _run_paths(
     if active_client() is not None:
         args = (*args[:-1], ())
     items = [(est, piece, *args) for piece in pieces]
-    runs = list(run_tasks(_path_task, items, share(*split)))
+    runs = list(run_tasks(_path_task, items, share(*split), one_per_thread=True))
     rows = [row for r, _ in runs for row in r]
     return rows, _why_ended([why for _, why in runs])
 

@@ -163,5 +163,63 @@ def test_scale_curves_and_the_speedup_benchmark_on_the_cluster(
     table = cluster_speedups(
         text, client, methods=["topdown", "hieron"], n_splits=2, hr_params={"max_iter": 3}
     )
-    assert table["same_result"].tolist() == [True, True]
-    assert (table["workers"] == 2).all() and (table["cluster_cpu_s"] > 0).all()
+    assert table["run"].tolist() == ["serial", "1 worker", "2 workers"] * 2
+    assert table["workers"].tolist() == [0, 1, 2] * 2
+    assert table["same_result"].all()
+    assert (table["cpu_s"] > 0).all()
+    np.testing.assert_allclose(table["speedup"], table["wall_s"].iloc[[0, 0, 0, 3, 3, 3]].to_numpy()
+                               / table["wall_s"].to_numpy())  # fmt: skip
+    assert np.isnan(table["vs_1_worker"].iloc[0]) and table["vs_1_worker"].iloc[1] == 1.0
+    assert set(table.attrs["warm_up_s"]) == {"here", *client.nthreads()}
+
+
+def _boom(k: int) -> int:
+    if k == 3:
+        raise ValueError("task 3 fails")
+    return k * k
+
+
+def test_tasks_on_some_workers_and_one_per_thread(client: distributed.Client) -> None:
+    first = sorted(client.nthreads())[0]
+    big = np.arange(50_000, dtype=np.float64)
+    with use_cluster(client, workers=[first]):
+        from hierlab.core.cluster import cluster_cores
+
+        assert cluster_cores(client) == 1
+        (fut,) = share(big)
+        assert set(client.who_has([fut])[fut.key]) == {first}  # scattered to that worker only
+        for one in (False, True):
+            out = list(run_tasks(_pid_and_id, [(k,) for k in range(6)], (fut,),
+                                 one_per_thread=one))  # fmt: skip
+            assert [v for _, _, v in out] == [float(k) for k in range(6)]
+            assert len({pid for pid, _, _ in out}) == 1  # one worker process
+    with use_cluster(client):
+        items = [(k,) for k in range(8)]
+        got = list(run_tasks(_square, items, one_per_thread=True, kind=lambda t: t[0] % 3))
+        assert got == [k * k for k in range(8)]
+        with pytest.raises(ValueError, match="task 3 fails"):
+            list(run_tasks(_boom, items, one_per_thread=True))
+    with pytest.raises(ParameterError, match="workers must be"):
+        with use_cluster(client, workers=["tcp://127.0.0.1:1"]):
+            pass
+
+
+def _square(k: int) -> int:
+    return k * k
+
+
+def test_the_queue_sends_one_of_each_kind_then_the_longest_kinds() -> None:
+    from hierlab.core.cluster import _Queue
+
+    kinds = ["a", "b", "c", "a", "b", "c", "a", "b", "c"]
+    q = _Queue([(k,) for k in kinds], kind=lambda t: t[0])
+    assert [q.pop(), q.pop()] == [0, 1]  # one of each kind, in the given order
+    q.done(0, 5.0)  # an "a" took 5 s
+    assert q.pop() == 2  # "c" not started yet
+    q.done(1, 1.0)  # a "b" took 1 s; "c" still unmeasured: first
+    assert q.pop() == 5
+    q.done(2, 0.5)  # a "c" took 0.5 s: now "a" (5 s), then "b" (1 s), then "c"
+    assert [q.pop(), q.pop(), q.pop(), q.pop()] == [3, 6, 4, 7]
+    assert q.pop() == 8 and len(q) == 0
+    plain = _Queue([(1,), (2,), (3,)], kind=None)
+    assert [plain.pop(), plain.pop(), plain.pop()] == [0, 1, 2]

@@ -399,7 +399,7 @@ class BlockCoordinateDescent(Solver):
         # workers (a backend chosen with joblib.parallel_config, e.g. dask, still wins)
         # results as a generator: one block's dense duals at a time, not every block's at once
         with joblib.Parallel(n_jobs=self.n_jobs, prefer="threads", return_as="generator") as pool:
-            parallel = partial(run_tasks, pool=pool)
+            parallel = partial(run_tasks, pool=pool, one_per_thread=True)
             for t in range(1, self.max_iter + 1):
                 work = 0
                 for r in (0, 1):
