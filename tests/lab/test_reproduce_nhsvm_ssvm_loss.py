@@ -52,3 +52,20 @@ def test_both_forms_run_on_the_same_draws() -> None:
     assert list(table["method"]) == ["SSVM", nhsvm.SSVM_NORMALIZED]
     assert "normalized" in table["chosen"].iloc[1] and "normalized" not in table["chosen"].iloc[0]
     assert table["accuracy % (ours)"].between(0, 100).all()
+
+
+def test_run_kind_reports_each_fit_before_it_starts() -> None:
+    args = argparse.Namespace(
+        quick=True, n_samples=300, n_features=20, epochs=2, repeats=2, first_seed=0,
+        solver="pegasos", tol=1e-3, batch_size=128, methods="SSVM,FlatSVM", ssvm_loss="both",
+    )  # fmt: skip
+    steps: list[tuple[float, str]] = []
+    out = nhsvm.run_kind("unbalanced", args, [1e-3, 1e-1], lambda f, t: steps.append((f, t)))
+    holdout = [t for _, t in steps if "hold-out" in t]
+    draws = [t for _, t in steps if "draw" in t]
+    # hold-out (quick: one fixed Δ): 2 lambdas each of FlatSVM, SSVM, SSVM-Δ~; then 2 draws
+    assert len(holdout) == sum(len(v) for v in out["holdout"].values()) == 2 + 2 + 2
+    assert draws == [f"unbalanced: draw {r}/2, {m}" for r in (1, 2) for m in out["methods"]]
+    fractions = [f for f, _ in steps]
+    assert fractions[0] == 0 and fractions == sorted(fractions) and fractions[-1] < 1
+    assert all(t.startswith("unbalanced: ") for _, t in steps)

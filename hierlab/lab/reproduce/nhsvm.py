@@ -31,6 +31,7 @@ import argparse
 import json
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ import numpy as np
 from hierlab.core.exceptions import ParameterError
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.datasets.nhsvm import make_nhsvm_synthetic
+from hierlab.lab.reproduce._common import stderr_progress
 from hierlab.methods.nhsvm.estimators import HSVMClassifier, NHSVMClassifier, SharedSVMClassifier
 
 NAME = "nhsvm"
@@ -215,11 +217,29 @@ def accuracy(est: Any, X: np.ndarray, y: np.ndarray) -> float:
     return float(np.mean(est.predict(X) == y))
 
 
-def run_kind(kind: str, args: argparse.Namespace, lams: list[float]) -> dict[str, Any]:
-    """Model selection on the hold-out of the first draw, then ``repeats`` fresh draws."""
+def run_kind(
+    kind: str,
+    args: argparse.Namespace,
+    lams: list[float],
+    progress: Callable[[float, str], None] | None = None,
+) -> dict[str, Any]:
+    """Model selection on the hold-out of the first draw, then ``repeats`` fresh draws.
+
+    ``progress(fraction, text)``, when given, is called before each fit (hold-out
+    configurations, then each draw's methods)."""
     n = (1500 if args.quick else None) if not args.n_samples else args.n_samples
     d = 100 if args.quick else args.n_features
     repeats = 2 if args.quick else args.repeats
+    configs = _configs(args, lams)
+    n_fits = sum(len(c) for c in configs.values()) + repeats * len(methods(args))
+    done = 0
+
+    def step(text: str) -> None:
+        nonlocal done
+        if progress is not None:
+            progress(done / n_fits, f"{kind}: {text}")
+        done += 1
+
     out: dict[str, Any] = {"kind": kind, "chosen": {}, "holdout": {}, "acc": {}, "fit_seconds": {}}
     train, _ = make_nhsvm_synthetic(kind, n_samples=n, n_features=d, random_state=args.first_seed)
     rng = np.random.default_rng(args.first_seed)
@@ -227,9 +247,10 @@ def run_kind(kind: str, args: argparse.Namespace, lams: list[float]) -> dict[str
     n_hold = train.n_samples // 5
     hold, fit = perm[:n_hold], perm[n_hold:]
     tax = train.taxonomy
-    for method, cfgs in _configs(args, lams).items():
+    for method, cfgs in configs.items():
         scores = []
         for cfg in cfgs:
+            step(f"hold-out {method} {cfg}")
             est = table3_estimator(method, tax, cfg, args, args.first_seed)
             est.fit(train.X[fit], train.y[fit])
             scores.append(accuracy(est, train.X[hold], train.y[hold]))
@@ -244,6 +265,7 @@ def run_kind(kind: str, args: argparse.Namespace, lams: list[float]) -> dict[str
         seed = args.first_seed + r
         tr, te = make_nhsvm_synthetic(kind, n_samples=n, n_features=d, random_state=seed)
         for method in rows:
+            step(f"draw {r + 1}/{repeats}, {method}")
             est = table3_estimator(method, tr.taxonomy, out["chosen"][method], args, seed)
             t0 = time.perf_counter()
             est.fit(tr.X, tr.y)
@@ -349,8 +371,9 @@ def run(args: argparse.Namespace) -> int:
     results = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # fixed epoch budgets: SGD convergence warnings are noise
+        progress = stderr_progress(NAME)  # one line per fit: the table is printed at the end
         for kind in kinds:
-            results[kind] = run_kind(kind, args, lams)
+            results[kind] = run_kind(kind, args, lams, progress)
     print(
         f"solver: {args.solver}"
         + (
