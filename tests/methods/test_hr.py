@@ -304,6 +304,33 @@ def test_leaf_duals_store_blocks_sparse() -> None:
     assert duals.nnz == np.count_nonzero(A)
     np.testing.assert_array_equal(duals.block(np.array([8, 0, 4])), A[:, [8, 0, 4]])
     np.testing.assert_array_equal(duals.tocsc().toarray(), A)
+    cols = np.array([8, 0, 4])
+    M = duals.block_csc(cols)  # what a leaf block's task receives and returns
+    np.testing.assert_array_equal(M.toarray(), A[:, cols])
+    copy = LeafDuals(40, 9)
+    copy.set_block_csc(cols, M)
+    np.testing.assert_array_equal(copy.tocsc().toarray()[:, cols], A[:, cols])
+    assert copy.nnz == np.count_nonzero(A[:, cols])
+
+
+def test_leaf_blocks_travel_as_distinct_parents_and_moved_entries() -> None:
+    """A block's parents' rows go once per parent, its result as the entries that moved: the
+    leaves' weights come back exactly, an entry moved to 0 or left at its parent's value too."""
+    from hierlab.methods.hr.solver import _leaf_rows, _parents, _Tree
+
+    tax = Taxonomy.from_parent_array([-1, 0, 0, 1, 1, 1, 2, 2])
+    tree = _Tree.of(tax)
+    rng = np.random.default_rng(1)
+    W = rng.normal(size=(tax.n_nodes, 7))
+    nodes = np.array([3, 6, 4, 7, 5, 0])  # root included: its parent's row is zeros
+    P, pos = _parents(tree, W, nodes)
+    assert P.shape == (3, 7)  # parents 1, 2 and none (the root's)
+    np.testing.assert_array_equal(P[pos], tree.parent_rows(W, nodes))
+    Wb = P[pos].copy()
+    Wb[0, 2], Wb[3, 5], Wb[5, 0] = 0.0, 1e-300, 2.5
+    r, c = np.nonzero(Wb != P[pos])
+    np.testing.assert_array_equal(_leaf_rows((P, pos), (r, c, Wb[r, c])), Wb)
+    assert len(r) == 3
 
 
 def test_hr_svm_dual_coef_gives_the_leaves_by_eq7() -> None:

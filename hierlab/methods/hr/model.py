@@ -103,6 +103,21 @@ class LeafDuals:
             self._rows[c] = rows.astype(np.int32)
             self._vals[c] = A[rows, j]
 
+    def block_csc(self, cols: np.ndarray) -> sp.csc_matrix:
+        """``alpha[:, cols]`` as CSC, shape (n_samples, len(cols)): what travels to a worker."""
+        pieces = [self._rows[c] for c in cols]
+        indptr = np.concatenate([[0], np.cumsum([len(r) for r in pieces])])
+        rows = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int32)
+        vals = np.concatenate([self._vals[c] for c in cols]) if pieces else np.zeros(0)
+        return sp.csc_matrix((vals, rows, indptr), shape=(self.shape[0], len(cols)))
+
+    def set_block_csc(self, cols: np.ndarray, M: sp.csc_matrix) -> None:
+        """Store ``alpha[:, cols] = M`` (CSC with sorted rows and no explicit zeros)."""
+        for j, c in enumerate(cols):
+            lo, hi = M.indptr[j], M.indptr[j + 1]
+            self._rows[c] = M.indices[lo:hi].astype(np.int32)
+            self._vals[c] = M.data[lo:hi].copy()
+
     @property
     def nnz(self) -> int:
         """Stored nonzeros."""

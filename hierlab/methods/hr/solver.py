@@ -9,7 +9,8 @@ dual coordinate descent (eq. 5-7, :mod:`hierlab.methods.hr.dual_cd`) for the hin
 eq. (8) (:func:`solve_logistic_leaf`) for the logistic loss, warm-started from the previous outer
 iteration. Leaves are cut into blocks that run in parallel through joblib (threads), or on a
 dask.distributed cluster (:func:`hierlab.connect`): there the problem (``X`` and the labels)
-goes to every worker once per fit and a block's task carries its parents' weights and duals.
+goes to every worker once per fit and a block's task carries its distinct parents' weights and
+its duals (sparse), and brings back the duals and the weights that moved from the parents'.
 Every outer iteration reports the smallest primal value so far and the best certified dual bound
 (:meth:`~hierlab.methods.hr.model.HRProblem.certificate`).
 """
@@ -175,28 +176,51 @@ def _svm_leaf_block(
     prob: HRProblem,
     key: str,
     b: np.ndarray,
-    W_parent: np.ndarray,
-    alpha0: np.ndarray,
+    parents: tuple[np.ndarray, np.ndarray],
+    alpha0: sp.csc_matrix,
     tol: float,
     max_passes: int,
     shrinking: bool,
     seed: list[int],
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], sp.csc_matrix, np.ndarray]:
     """Dual CD on the leaf columns ``b`` of ``prob`` (shared once per fit: the block's signs
-    and weights are formed where the task runs; only the parents' weights and the block's
-    duals travel with it)."""
+    and weights are formed where the task runs). What travels is compact: the block's distinct
+    parent rows ``P`` with each leaf's row ``pos`` (``W_parent = P[pos]``) and its duals as
+    CSC in; the entries of the leaves' weights that differ from their parents' (``rows, cols,
+    values``: :func:`_leaf_rows`) and the duals as CSC out."""
+    P, pos = parents
+    W_parent = P[pos]
     res = solve_leaves_dual_cd(
         _cached_rows(key, prob.X),
         prob.signs(b),
         prob.C * prob.weights(b),
         W_parent,
-        alpha0,
+        alpha0.toarray(),
         tol=tol,
         max_passes=max_passes,
         shrinking=shrinking,
         seed=np.random.SeedSequence(seed),
     )
-    return res.W, res.alpha, res.n_passes
+    r, c = np.nonzero(res.W != W_parent)
+    return (r, c, res.W[r, c]), sp.csc_matrix(res.alpha), res.n_passes
+
+
+def _parents(tree: _Tree, W: np.ndarray, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(P, pos)`` with ``P[pos] == tree.parent_rows(W, nodes)``: the distinct parents' rows
+    (siblings share one), shape (n_parents, d), and each node's row in it."""
+    uniq, pos = np.unique(tree.parent[nodes], return_inverse=True)
+    P = np.where((uniq >= 0)[:, None], W[np.maximum(uniq, 0)], 0.0)
+    return P, pos.reshape(-1)
+
+
+def _leaf_rows(
+    parents: tuple[np.ndarray, np.ndarray], moved: tuple[np.ndarray, np.ndarray, np.ndarray]
+) -> np.ndarray:
+    """The leaves' weights: their parents' rows with the entries that moved put back."""
+    out = parents[0][parents[1]]
+    r, c, v = moved
+    out[r, c] = v
+    return out
 
 
 def _lr_leaf_block(
@@ -408,14 +432,15 @@ class BlockCoordinateDescent(Solver):
                     lv = nodes[tree.is_leaf[nodes]]
                     if len(lv):
                         blocks = self._blocks(tree.col_of[lv], fit.n_workers)
-                        wpar = [tree.parent_rows(W, tree.leaves[b]) for b in blocks]
                         if hinge:
                             assert alpha is not None
                             seed = [int(self.random_state), t, r]
+                            pars = [_parents(tree, W, tree.leaves[b]) for b in blocks]
                             work += self._svm_leaves(
-                                parallel, prob, W, alpha, blocks, wpar, fit, tol_now, seed
+                                parallel, prob, W, alpha, blocks, pars, fit, tol_now, seed
                             )
                         else:
+                            wpar = [tree.parent_rows(W, tree.leaves[b]) for b in blocks]
                             work += self._lr_leaves(parallel, prob, W, blocks, wpar, fit, tol_now)
                 cert = prob.certificate(W, alpha)
                 if cert["primal"] < best_upper:
@@ -455,22 +480,22 @@ class BlockCoordinateDescent(Solver):
         W: np.ndarray,
         alpha: LeafDuals,
         blocks: list[np.ndarray],
-        wpar: list[np.ndarray],
+        pars: list[tuple[np.ndarray, np.ndarray]],
         fit: _FitData,
         tol: float,
         seed: list[int],
     ) -> int:
         """Dual CD (eq. 5-7) on the leaf blocks, in place on ``W`` and ``alpha``; the passes."""
         items = (
-            (fit.key, b, wp, alpha.block(b), tol, self.max_inner_iter, self.shrinking, seed)
-            for b, wp in zip(blocks, wpar)
+            (fit.key, b, pb, alpha.block_csc(b), tol, self.max_inner_iter, self.shrinking, seed)
+            for b, pb in zip(blocks, pars)
         )
         res = parallel(_svm_leaf_block, items, (fit.problem,))
         work = 0
         leaves = prob.taxonomy.leaves
-        for b, (Wb, ab, passes) in zip(blocks, res):
-            W[leaves[b]] = Wb
-            alpha.set_block(b, ab)
+        for b, pb, (moved, ab, passes) in zip(blocks, pars, res):
+            W[leaves[b]] = _leaf_rows(pb, moved)
+            alpha.set_block_csc(b, ab)
             work += int(passes.sum())
         return work
 
