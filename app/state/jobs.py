@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from app.state.post_fit import PostFitCost, probe_post_fit
 from app.state.runs import Run, RunSession, display_name, fit_run
 from app.state.stages import PREDICTING
 from hierlab import FitStopped, Taxonomy, get_method, make_estimator, tune
@@ -48,8 +49,10 @@ __all__ = [
 
 #: how long a finished job stays listed in the panel (seconds)
 KEEP_FINISHED = 600.0
-#: what the progress says of the work after the solver while the solver runs
-AFTER_SOLVER = "then calibration and test predictions: no estimate yet"
+#: the work after the solver, in words
+AFTER_WORDS = "calibration and test predictions"
+#: what the progress says of the work after the solver while it has not been measured
+AFTER_SOLVER = f"then {AFTER_WORDS}: no estimate yet"
 #: what follows each stage after the solver (said beside its progress)
 STAGES_AFTER = {
     CALIBRATING: "the calibration maps and the test predictions",
@@ -86,6 +89,8 @@ class Progress:
     stage: str | None = None
     stage_points: list[dict[str, Any]] = field(default_factory=list)
     stage_total: int = 0
+    post: PostFitCost | None = None
+    score_ratio: float | None = None
 
     def on_work(
         self, done: int, total: int, elapsed: float, cost: tuple[float, float] | None = None
@@ -112,6 +117,8 @@ class Progress:
             self.stage, self.stage_points = stage, []
         self.stage_total = int(total)
         self.stage_points.append({"iteration": int(done), "elapsed": float(elapsed)})
+        if stage == CALIBRATING and self.post is not None and self.post.score > 0:
+            self.score_ratio = _scoring_ratio(self.stage_points, self.post.score)
 
     def on_start(self, info: dict[str, Any]) -> None:
         self.fits += 1
@@ -213,6 +220,22 @@ class Job:
             now=None if partial is None else partial["elapsed"],
         )
 
+    def time_left(self, first: Eta, stage: str | None = None) -> tuple[Eta, str]:
+        """The whole run's time left and its parts in words: ``first`` (the solver's, the
+        node classifiers' or, with ``stage``, that stage's) plus the stages after it as the
+        probe measured them (:class:`~app.state.post_fit.PostFitCost`, rescaled by the
+        calibration's own rate once it has scored a few blocks). No estimate while either
+        part has none."""
+        cb = self.progress_cb
+        rest = None if cb.post is None else cb.post.remaining(stage, cb.score_ratio)
+        words = AFTER_WORDS if stage is None else STAGES_AFTER.get(stage)
+        detail = _span(first)
+        if words and rest is None:
+            detail += f", then {words}: no estimate yet"
+        elif words and rest is not None and rest[1] > 0:
+            detail += f", then {words}{_span(Eta(rest[0], rest[1], 0.0, 'budget'))}"
+        return whole_eta(first, rest), detail
+
     def budget_text(self) -> str:
         """``"at most 100 passes (epochs), 60 s"``: the maxima the solver runs under."""
         lim = self.progress_cb.limits
@@ -227,7 +250,8 @@ class Job:
         return "at most " + ", ".join(parts) if parts else "no iteration or time limit"
 
     def progress(self) -> tuple[float, str]:
-        """The share done and one line: passes, gap, solver time, the time left, the maximum."""
+        """The share done and one line: passes, gap, solver time, the time left in all (the
+        solver's and the work after it), the maximum."""
         elapsed = time.monotonic() - self.started if self.finished is None else 0.0
         if self.status == "stopping":
             return 1.0, "Stopping after this pass (keeps the best iterate so far) …"
@@ -251,11 +275,13 @@ class Job:
         gap = last.get("gap_estimate", last.get("gap"))
         if isinstance(gap, float) and math.isfinite(gap):
             parts.insert(1, f"gap {gap:.3g}")
-        parts += [f"solver: {eta.text()}", AFTER_SOLVER, self.budget_text()]
+        whole, detail = self.time_left(eta)
+        parts += [_whole_text(whole), f"solver{detail}", self.budget_text()]
         return eta.fraction, " · ".join(parts)
 
     def _work_progress(self) -> tuple[float, str]:
-        """A fit reported in parts (node classifiers): parts done, time, time left."""
+        """A fit reported in parts (node classifiers, a large one problem by problem): parts
+        done, time, the time left in all."""
         cb = self.progress_cb
         work, total = list(cb.work), cb.work_total
         origin = {"iteration": 0.0, "parts": 0, "elapsed": 0.0}  # the work starts with part 1
@@ -263,18 +289,17 @@ class Job:
         eta = estimate_eta(points, max_iter=cb.work_cost, certified=False)
         last = work[-1]
         since = time.monotonic() - cb.work_clock  # the part under way, for so long
-        text = (
-            f"{last['parts']} of {total} node classifiers · {last['elapsed']:.1f} s · "
-            f"classifier {last['parts'] + 1} running for {since:.0f} s · "
-            f"classifiers: {eta.text()} · {AFTER_SOLVER}"
-        )
         if last["parts"] >= total:
-            text = f"{total} of {total} node classifiers · {last['elapsed']:.1f} s · {AFTER_SOLVER}"
-        return eta.fraction, text
+            eta = Eta(0.0, 0.0, 1.0, "done")
+        whole, detail = self.time_left(eta)
+        head = f"{last['parts']} of {total} node classifier fits · {last['elapsed']:.1f} s"
+        if last["parts"] < total:
+            head += f" · fit {last['parts'] + 1} running for {since:.0f} s"
+        return eta.fraction, f"{head} · {_whole_text(whole)} · classifiers{detail}"
 
     def _stage_progress(self) -> tuple[float, str]:
-        """The work after the solver (calibration, predictions): units done, time, time left
-        of the stage (from its own rate), and what follows it."""
+        """The work after the solver (calibration, predictions): units done, time, the time
+        left in all (this stage's from its own rate, the stages after it as measured)."""
         cb = self.progress_cb
         points, total = list(cb.stage_points), cb.stage_total
         last = points[-1]
@@ -284,10 +309,8 @@ class Job:
             eta = estimate_eta(points, max_iter=total, certified=False)
             unit = "(example, node) pairs" if stage == FITTING_MAPS else "rows"
             parts[0] = f"{stage}: {last['iteration']:,} of {total:,} {unit}"
-            parts.append(f"this stage: {eta.text()}")
-        following = STAGES_AFTER.get(stage)
-        if following:
-            parts.append(f"then {following}: no estimate yet")
+            whole, detail = self.time_left(eta, stage)
+            parts += [_whole_text(whole), f"this stage{detail}"]
         done = last["iteration"] / total if total > 0 else 0.0
         return min(1.0, done), " · ".join(parts)
 
@@ -312,6 +335,40 @@ def _partial_text(passes: float, step: str | None) -> str:
     return f"pass {k + 1}: {passes - k:.0%} done"
 
 
+def whole_eta(first: Eta, rest: tuple[float, float] | None) -> Eta:
+    """``first`` plus ``rest`` (the stages after it, ``(low, high)`` seconds): no estimate
+    while either has none; ``first``'s share done."""
+    if rest is None or first.low is None:
+        return Eta(None, None, first.fraction, "none")
+    high = None if first.high is None else first.high + rest[1]
+    return Eta(first.low + rest[0], high, first.fraction, first.basis)
+
+
+def _whole_text(whole: Eta) -> str:
+    """``"40 s - 2 min left in all"``, or ``"time left in all: no estimate yet"`` (the one part
+    of the progress line that says "left")."""
+    if whole.low is None:
+        return "time left in all: no estimate yet"
+    return f"{whole.text()} in all"
+
+
+def _span(eta: Eta) -> str:
+    """An estimate without the word "left", after its subject: ``" 20-40 s"``, ``" about
+    5 s"``, ``" at least 3 min"``, ``": no estimate yet (at most 25 min)"``."""
+    text = eta.text().removesuffix(" left")
+    return f": {text}" if eta.low is None else f" {text}"
+
+
+def _scoring_ratio(points: list[dict[str, Any]], probed: float) -> float | None:
+    """Measured seconds per row of the calibration's scoring (between its first and last
+    report) over the probe's; None before two reports."""
+    if len(points) < 2:
+        return None
+    rows = points[-1]["iteration"] - points[0]["iteration"]
+    secs = points[-1]["elapsed"] - points[0]["elapsed"]
+    return None if rows <= 0 or secs <= 0 else (secs / rows) / probed
+
+
 def pass_text(states: list[dict[str, Any]]) -> str:
     """``"pass 12"``, or ``"pass 12 (5 certified states)"`` where some states are estimates
     between certificates: the number the chart's last point shows."""
@@ -330,8 +387,12 @@ def _finite(v: Any) -> float | None:
 
 
 def _fit(job: Job, params: dict[str, Any]) -> None:
-    """Train ``job``'s method with ``params``; the run lands in ``job.run``."""
+    """Train ``job``'s method with ``params``; the run lands in ``job.run``. The work after
+    the solver is probed first (:func:`~app.state.post_fit.probe_post_fit`), so that the time
+    left counts it from the start."""
     job.phase = "train"
+    train = job.entry.train
+    job.progress_cb.post = probe_post_fit(train.X, train.y, job.entry.test.n_samples, job.taxonomy)
     job.run = fit_run(
         None,
         job.entry,

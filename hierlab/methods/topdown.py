@@ -66,11 +66,38 @@ def _fit_node(X: Any, estimator: Any, rows: np.ndarray, y: np.ndarray) -> Any:
     return clone(estimator).fit(X[rows], y)
 
 
-def _node_cost(rows: np.ndarray, target: np.ndarray) -> float:
-    """A node classifier's work, about proportional to its fit time: its rows times its
-    binary problems (one for two children, one per child for more: one-vs-rest)."""
-    k = len(np.unique(target))
-    return float(len(rows) * (1 if k <= 2 else k))
+#: a node classifier whose work (rows x binary problems) exceeds this is fitted one binary
+#: problem at a time (:func:`_split_ovr`), so that no single liblinear call runs for long:
+#: the progress moves and a stop is taken between them
+SPLIT_WORK = 100_000
+
+
+def _splits(base: Any, target: np.ndarray) -> np.ndarray | None:
+    """The children whose one-vs-rest problems a node's classifier is fitted as, one call
+    each; None to fit it in one call (two children, small work, or a base that is not
+    liblinear's one-vs-rest ``LinearSVC`` without class weights)."""
+    if not isinstance(base, LinearSVC) or base.multi_class != "ovr":
+        return None
+    if base.class_weight is not None:
+        return None
+    children = np.unique(target)
+    if len(children) <= 2 or len(target) * len(children) <= SPLIT_WORK:
+        return None
+    return children
+
+
+def _join_ovr(base: Any, children: np.ndarray, parts: list[Any]) -> Any:
+    """One ``LinearSVC`` from the binary fits of its one-vs-rest problems (``parts[j]``:
+    ``children[j]`` against its siblings, classes ``[0, 1]``): liblinear's multiclass
+    one-vs-rest solves the same problems one after the other (in one call, its random
+    coordinate orders drawn from one seed: the weights agree to its tolerance)."""
+    est = clone(base)
+    est.classes_ = np.asarray(children)
+    est.coef_ = np.vstack([np.asarray(p.coef_) for p in parts])
+    est.intercept_ = np.concatenate([np.ravel(p.intercept_) for p in parts])
+    est.n_features_in_ = parts[0].n_features_in_
+    est.n_iter_ = max(int(np.max(p.n_iter_)) for p in parts)
+    return est
 
 
 def report_one_shot(
@@ -106,6 +133,26 @@ def report_one_shot(
     estimator.history_ = pd.DataFrame([state.as_dict()])
     estimator.n_iter_ = 1
     estimator.converged_ = True
+
+
+def _tasks(
+    base: Any, jobs: list[tuple[int, np.ndarray, np.ndarray]]
+) -> tuple[list[tuple[int, np.ndarray, np.ndarray, int]], list[list[int]]]:
+    """The liblinear calls of the node classifiers: ``(node, rows, y, binary problems)``, one
+    per node, or one per child for a node fitted problem by problem (:func:`_splits`: ``y``
+    is 1 for that child, 0 for its siblings); and, per node, the indices of its calls."""
+    tasks: list[tuple[int, np.ndarray, np.ndarray, int]] = []
+    owner: list[list[int]] = []
+    for p, rows, target in jobs:
+        children = _splits(base, target)
+        if children is None:
+            owner.append([len(tasks)])
+            k = len(np.unique(target))
+            tasks.append((p, rows, target, 1 if k <= 2 else k))
+            continue
+        owner.append(list(range(len(tasks), len(tasks) + len(children))))
+        tasks += [(p, rows, (target == c).astype(np.int64), 1) for c in children]
+    return tasks, owner
 
 
 def _concat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
@@ -193,17 +240,25 @@ class TopDownClassifier(HierarchicalClassifier):
         if is_liblinear(base):
             check_liblinear_scale(X, type(self).__name__)
         jobs = self._node_jobs(np.asarray(Y, dtype=np.int64))
+        tasks, owner = _tasks(base, jobs)
         t0 = time.perf_counter()
-        items = [(base, rows, target) for _, rows, target in jobs]
-        cost = np.cumsum([_node_cost(rows, target) for _, rows, target in jobs])
+        cost = np.cumsum([float(len(rows) * w) for _, rows, _, w in tasks])
+        total = float(cost[-1]) if len(cost) else 0.0
+        items = [(base, rows, y) for _, rows, y, _ in tasks]
         fitted: list[Any] = []
-        report_work(callbacks, 0, len(jobs), 0.0, cost=(0.0, float(cost[-1]) if len(cost) else 0.0))
+        report_work(callbacks, 0, len(tasks), 0.0, cost=(0.0, total))
         for est in run_tasks(_fit_node, items, share(X), n_jobs=self.n_jobs):
-            fitted.append(est)  # each node as it is fitted: progress, and a stop between nodes
+            fitted.append(est)  # each problem as it is fitted: progress, and a stop between
             elapsed = time.perf_counter() - t0
-            done = (float(cost[len(fitted) - 1]), float(cost[-1]))
-            report_work(callbacks, len(fitted), len(jobs), elapsed, cost=done)
-        self.node_estimators_ = {p: est for (p, _, _), est in zip(jobs, fitted)}
+            done = (float(cost[len(fitted) - 1]), total)
+            report_work(callbacks, len(fitted), len(tasks), elapsed, cost=done)
+        self.node_estimators_ = {}
+        for j, (p, _, target) in enumerate(jobs):
+            mine = [fitted[i] for i in owner[j]]
+            children = _splits(base, target)
+            self.node_estimators_[p] = (
+                mine[0] if children is None else _join_ovr(base, children, mine)
+            )
         self.coef_ = self._stack_coef(X.shape[1], sp.issparse(X))
         report_one_shot(
             self, callbacks, time.perf_counter() - t0, {"n_node_classifiers": len(jobs)}

@@ -16,9 +16,11 @@ import pytest
 
 from app.state import load_builtin
 from app.state.jobs import Job, Progress
+from app.state.post_fit import PostFitCost, probe_post_fit
 from app.state.runs import fit_run
 from app.state.stages import EVALUATING, PREDICTING
 from hierlab import StopFlag, make_estimator
+from hierlab.benchmarks.app_pages import parse_eta
 from hierlab.core.progress import estimate_eta
 from hierlab.core.solver import SolverState
 from hierlab.methods.calibrated import CALIBRATING, FITTING_MAPS
@@ -73,7 +75,10 @@ def test_progress_inside_a_pass_and_through_the_stages_after_the_solver() -> Non
     for k, gap in enumerate([100.0, 30.0, 9.0], start=1):
         cb(SolverState(iteration=2 * k, elapsed=20.0 * k, upper=1e3, lower=1e3 - gap))
     _, text = job.progress()
-    assert "iteration 6" in text and "60.0 s" in text and "solver: " in text
+    assert "iteration 6" in text and "60.0 s" in text
+    # without a measure of the work after the solver, the whole run has no estimate
+    assert "time left in all: no estimate yet · solver 2-23 min, then calibration and test " in text
+    assert parse_eta(text) is None
     cb.on_pass(6.4, 68.0)
     _, inside = job.progress()
     assert inside.startswith("pass 7: 40% done · gap 9 · 68.0 s")
@@ -85,7 +90,7 @@ def test_progress_inside_a_pass_and_through_the_stages_after_the_solver() -> Non
     cb.on_stage(CALIBRATING, 8000, 37500, 4.0)
     frac, text = job.progress()
     assert text.startswith("calibration: scoring the training rows: 8,000 of 37,500 rows · 4.0 s")
-    assert "this stage: about 15 s left" in text  # (4 - 2) s / 4,000 rows x 29,500 rows
+    assert "this stage about 15 s" in text  # (4 - 2) s / 4,000 rows x 29,500 rows
     assert "then the calibration maps and the test predictions: no estimate yet" in text
     assert frac == pytest.approx(8000 / 37500)
     cb.on_stage(FITTING_MAPS, 1000, 90000, 9.0)
@@ -96,21 +101,67 @@ def test_progress_inside_a_pass_and_through_the_stages_after_the_solver() -> Non
     assert "then the evaluation" in job.progress()[1]
 
 
-def test_top_down_time_left_weighs_each_node_classifier_by_its_size() -> None:
+#: a probe's measure of the work after the solver: 10 s of scoring (1 ms x 10,000 rows),
+#: 4 s of maps, 2 s of predictions (0.5 ms x 4,000 rows): 16 s, shown as [0.4, 1.6] x 16 s
+POST = PostFitCost(score=1e-3, maps=4.0, predict=5e-4, n_train=10_000, n_test=4_000)
+
+
+def test_the_time_left_counts_the_work_after_the_solver_as_measured() -> None:
+    assert POST.seconds == pytest.approx(16.0)
+    assert POST.remaining() == pytest.approx((6.4, 25.6))
+    assert POST.remaining(CALIBRATING) == pytest.approx((0.4 * 6.0, 1.6 * 6.0))
+    assert POST.remaining(FITTING_MAPS) == pytest.approx((0.8, 3.2))
+    assert POST.remaining(PREDICTING) == (0.0, 0.0)
+    assert POST.remaining(CALIBRATING, ratio=2.0) == pytest.approx((4.8, 19.2))
+    assert POST.remaining(CALIBRATING, ratio=100.0) == pytest.approx((9.6, 38.4))  # capped x4
+    job = _job("hr-svm")
+    cb = job.progress_cb
+    cb.post = POST
+    cb.on_start({"max_iter": 300, "max_time": None, "tol": 0.01, "rtol": 0.0})
+    for k, gap in enumerate([100.0, 30.0, 9.0], start=1):
+        cb(SolverState(iteration=2 * k, elapsed=20.0 * k, upper=1e3, lower=1e3 - gap))
+    solver = job.eta()
+    assert solver.known and solver.low is not None and solver.high is not None
+    _, text = job.progress()
+    lo, hi = solver.low + 6.4, solver.high + 25.6
+    assert parse_eta(text) == (60 * round(lo / 60), 60 * round(hi / 60))  # shown in minutes
+    assert "then calibration and test predictions 6-26 s" in text
+    # the calibration's own rate: 2 ms a row against the probe's 1 ms doubles what follows
+    cb.on_stage(CALIBRATING, 1000, 10_000, 1.0)
+    cb.on_stage(CALIBRATING, 2000, 10_000, 3.0)
+    assert cb.score_ratio == pytest.approx(2.0)
+    _, text = job.progress()
+    after = "then the calibration maps and the test predictions 5-19 s"
+    assert f"this stage about 16 s, {after}" in text
+    assert parse_eta(text) == (21.0, 35.0)  # 16 + 4.8 s, 16 + 19.2 s
+
+
+def test_probe_of_the_work_after_the_solver(entry: Any) -> None:
+    for X in (entry.train.X, entry.train.X.toarray()):  # sparse and dense rows
+        post = probe_post_fit(X, entry.train.y, entry.test.n_samples, entry.taxonomy)
+        assert post is not None and post.n_train == entry.train.n_samples
+        assert post.n_test == entry.test.n_samples
+        assert all(v > 0 and math.isfinite(v) for v in (post.score, post.maps, post.predict))
+        assert post.probe_time >= post.maps  # the maps' time is part of the probe's
+    bad = np.array(["no such node"] * entry.train.n_samples, dtype=object)
+    assert probe_post_fit(entry.train.X, bad, 10, entry.taxonomy) is None
+
+
+def test_top_down_time_left_weighs_each_fit_by_its_size() -> None:
     job = _job("topdown")
     cb = job.progress_cb
     cb.on_work(0, 3, 0.0, cost=(0.0, 200.0))  # the work starts
     _, text = job.progress()
-    assert text.startswith("0 of 3 node classifiers · 0.0 s · classifier 1 running for 0 s")
-    assert "classifiers: no estimate yet" in text
-    # the root's classifier: 1 of 3 classifiers, but 100 of 200 units of work, in 10 s
+    assert text.startswith("0 of 3 node classifier fits · 0.0 s · fit 1 running for 0 s")
+    assert "time left in all: no estimate yet · classifiers: no estimate yet" in text
+    # the root's classifier: 1 of 3 fits, but 100 of 200 units of work, in 10 s
     cb.on_work(1, 3, 10.0, cost=(100.0, 200.0))
     _, text = job.progress()
-    assert text.startswith(
-        "1 of 3 node classifiers · 10.0 s · classifier 2 running for 0 s · "
-        "classifiers: about 10 s left"
-    )
-    assert "then calibration and test predictions: no estimate yet" in text
+    assert text.startswith("1 of 3 node classifier fits · 10.0 s · fit 2 running for 0 s")
+    assert "classifiers about 10 s, then calibration and test predictions: no estimate yet" in text
+    cb.post = POST
+    _, text = job.progress()
+    assert parse_eta(text) == (16.0, 36.0)  # 10 + 6.4 s, 10 + 25.6 s
 
 
 class _StopWhenCalibrating:

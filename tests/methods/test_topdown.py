@@ -203,3 +203,65 @@ def test_huge_feature_values_are_refused_with_advice(tree: Taxonomy) -> None:
         TopDownClassifier(taxonomy=tree).fit(X, y)
     with pytest.raises(DataError, match="magnitude 1e\\+200"):
         TopDownClassifier(taxonomy=tree).fit(sp.csr_matrix(X), y)
+
+
+class _Work:
+    """Records ``on_work`` and asks for a stop once ``stop_after`` parts are done."""
+
+    def __init__(self, stop_after: int | None = None) -> None:
+        self.seen: list[tuple[int, int, tuple[float, float]]] = []
+        self.stop_after = stop_after
+
+    def __call__(self, state: object) -> bool:
+        return False
+
+    def on_work(self, done: int, total: int, elapsed: float, cost: tuple[float, float]) -> None:
+        self.seen.append((done, total, cost))
+
+    def stop_requested(self) -> bool:
+        done = self.seen[-1][0] if self.seen else 0
+        return self.stop_after is not None and done >= self.stop_after
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_a_large_node_is_fitted_one_binary_problem_at_a_time(
+    tree: Taxonomy, sparse: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hierlab.methods import topdown
+
+    X, y = _data(tree, n=400, seed=5)
+    Xf = sp.csr_matrix(X) if sparse else X
+    whole = TopDownClassifier(taxonomy=tree, C=0.5).fit(Xf, y)  # a's 3 children in one call
+    monkeypatch.setattr(topdown, "SPLIT_WORK", 0)
+    rec = _Work()
+    est = TopDownClassifier(taxonomy=tree, C=0.5).fit(Xf, y, callbacks=[rec])
+    # root (a | b) and b (b1 | b2): one call each; a: one call per child, one-vs-rest
+    assert [s[0] for s in rec.seen] == [0, 1, 2, 3, 4, 5] and {s[1] for s in rec.seen} == {5}
+    a = tree.index(["a"])[0]
+    below_a = np.isin(y, ["a1", "a2", "a3"])
+    node = est.node_estimators_[a]
+    assert isinstance(node, LinearSVC) and list(node.classes_) == list(tree.children(a))
+    for j, child in enumerate(node.classes_):  # exact: the binary fit of child vs siblings
+        target = (np.asarray(tree.index(list(y[below_a]))) == child).astype(np.int64)
+        ref = LinearSVC(C=0.5, random_state=0).fit(Xf[below_a], target)
+        np.testing.assert_array_equal(node.coef_[j], ref.coef_[0])
+        assert node.intercept_[j] == ref.intercept_[0]
+    # liblinear's one-vs-rest in one call solves the same problems: agree to its tolerance
+    W, W1 = node.coef_, whole.node_estimators_[a].coef_
+    assert np.abs(W - W1).max() <= 1e-2 * np.abs(W1).max()
+    np.testing.assert_array_equal(est.predict(Xf), whole.predict(Xf))
+    cost = [s[2][0] for s in rec.seen]
+    assert cost == sorted(cost) and rec.seen[-1][2][0] == rec.seen[-1][2][1]
+
+
+def test_a_stop_is_taken_between_the_binary_problems_of_a_node(
+    tree: Taxonomy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hierlab.methods import topdown
+
+    monkeypatch.setattr(topdown, "SPLIT_WORK", 0)
+    X, y = _data(tree, n=400, seed=5)
+    rec = _Work(stop_after=2)  # the root, then a's first binary problem
+    with pytest.raises(hierlab.FitStopped, match="after 2 of 5 parts"):
+        TopDownClassifier(taxonomy=tree, C=0.5).fit(X, y, callbacks=[rec])
+    assert [s[0] for s in rec.seen] == [0, 1, 2]
