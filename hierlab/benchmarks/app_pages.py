@@ -11,8 +11,9 @@ does, and for each data set
 2. trains the methods (default ``topdown flatmult hr-svm nhsvm``, each with the Train page's
    defaults) by clicking Train, reading the progress text on screen every 0.25 s; a run is
    done when the sidebar counts it. Printed per method: its wall time, the longest time
-   without a change of the progress shown, and the ETA shown at a quarter of the run against
-   the time that actually remained then (and whether it is within 3x);
+   without a change of the progress shown, and at a quarter of the run the time left in all
+   shown (a range), its geometric middle and the time that actually remained then: within 3x
+   when the middle is, and whether the time remaining lies inside the range;
 3. visits every page of the navigation, then switches runs and moves Explore's controls,
    each timed from the click to the end of the script run it triggers (the app's root says
    ``notRunning`` and no "Running" widget shows); sections (between two headings) that took
@@ -49,7 +50,7 @@ from hierlab.benchmarks.newcomer import (
     wait_healthy,
 )
 
-__all__ = ["PAGES", "SETS", "main", "parse_eta", "sections"]
+__all__ = ["PAGES", "SETS", "judge_eta", "main", "parse_eta", "sections"]
 
 #: the navigation's pages, in its order
 PAGES = (
@@ -279,7 +280,7 @@ def train(page: Any, method: str, title: str) -> Timeline:
 def progress_report(tl: Timeline) -> dict[str, Any]:
     """From a training timeline: the longest time the progress text stood still (from its
     first appearance to the end), and the ETA shown at a quarter of the run against the time
-    that actually remained then."""
+    that actually remained then (:func:`judge_eta`)."""
     changes = []
     last = None
     for t, look in tl.looks:
@@ -294,32 +295,50 @@ def progress_report(tl: Timeline) -> dict[str, Any]:
     )
     bars = at[1]["progress"]
     shown = next((b for b in reversed(bars) if parse_eta(b) is not None), " | ".join(bars))
+    eta = parse_eta(shown)
+    remaining = tl.seconds - at[0]
     return {
         "seconds": tl.seconds,
         "max_still": max(gaps) if gaps else float("nan"),
         "eta_text": shown,
-        "eta": parse_eta(shown),
-        "remaining": tl.seconds - at[0],
+        "eta": eta,
+        "remaining": remaining,
+        **judge_eta(eta, remaining),
     }
 
 
+def judge_eta(eta: tuple[float, float] | None, remaining: float) -> dict[str, Any]:
+    """The ETA shown against the time that actually remained: ``mid``, the range's geometric
+    middle (its high end's half when the low end is 0; None without a range or with an open
+    one); ``within`` (``remaining / 3 <= mid <= 3 remaining``) and ``inside`` (``low <=
+    remaining <= high``)."""
+    if eta is None:
+        return {"mid": None, "within": False, "inside": False}
+    low, high = eta
+    mid = None if not math.isfinite(high) else (math.sqrt(low * high) if low > 0 else high / 2)
+    within = mid is not None and remaining / 3 <= mid <= 3 * remaining
+    return {"mid": mid, "within": within, "inside": low <= remaining <= high}
+
+
 def print_training(method: str, rep: dict[str, Any]) -> None:
-    """One line per trained method."""
+    """One line per trained method: its time, the longest still progress, and at a quarter
+    of the run the range shown, its middle, the time that actually remained, the verdict."""
     eta, rem = rep["eta"], rep["remaining"]
     if eta is None:
-        verdict = "no ETA shown"
+        verdict = f"no ETA shown ({rem:.0f} s left)"
     else:
-        within = eta[1] >= rem / 3 and eta[0] <= 3 * rem
+        hi = f"{eta[1]:.0f}" if math.isfinite(eta[1]) else "inf"
+        mid = "none" if rep["mid"] is None else f"{rep['mid']:.0f}"
         verdict = (
-            f"ETA {eta[0]:.0f}-{eta[1]:.0f} s vs {rem:.0f} s left: "
-            + ("within" if within else "NOT within")
-            + " 3x"
+            f"shown {eta[0]:.0f}-{hi} s (middle {mid} s) vs {rem:.0f} s left: "
+            + ("within" if rep["within"] else "NOT within")
+            + " 3x, "
+            + ("inside" if rep["inside"] else "outside")
+            + " the range"
         )
-        if "no estimate yet" in rep["eta_text"]:  # e.g. the calibration after the solver
-            verdict += " (for a part of the run: the text says the rest has no estimate yet)"
     print(
         f"  train {method:<10} {rep['seconds']:7.1f} s · progress still at most "
-        f"{rep['max_still']:.1f} s · at 1/4: {verdict}  [{rep['eta_text'][:90]}]",
+        f"{rep['max_still']:.1f} s · at 1/4: {verdict}  [{rep['eta_text'][:160]}]",
         flush=True,
     )
 

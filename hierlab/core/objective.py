@@ -18,6 +18,7 @@ iterate and the bounds of each block separately (their sums bound ``J*``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -151,13 +152,16 @@ class Objective:
         return np.zeros(self.shape)
 
     # ------------------------------------------------------------------ evaluation
-    def summed_loss(self, W: np.ndarray) -> tuple[np.ndarray, sp.csr_matrix]:
+    def summed_loss(
+        self, W: np.ndarray, progress: Callable[[float], Any] | None = None
+    ) -> tuple[np.ndarray, sp.csr_matrix]:
         """The loss per block and its subgradient ``Gamma`` with respect to the scores.
 
         The losses are sums over examples, so the scores are formed for a chunk of examples
         at a time (at most :data:`CHUNK` numbers, 32 MB): the memory is O(chunk x n_rows),
         never (n_samples x n_rows). A model whose loss is not a plain sum over examples sets
-        ``chunkable = False`` and gets all rows at once.
+        ``chunkable = False`` and gets all rows at once. ``progress(share)`` is called after
+        each chunk with the share of the examples done (it may raise to end the sum).
 
         Returns
         -------
@@ -176,6 +180,8 @@ class Objective:
             block_loss, G = self.model.loss(self.model.scores(self.X[rows], Wf), self.y[rows])
             total += block_loss
             parts.append(G)
+            if progress is not None:
+                progress(min(a + step, n) / n)
         return total, sp.csr_matrix(sp.vstack(parts, format="csr"))
 
     def evaluate(self, W: np.ndarray) -> Evaluation:
@@ -201,10 +207,12 @@ class Objective:
         block_loss, _ = self.summed_loss(W)
         return float(self.regularizer.value(W) + self.C * block_loss.sum())
 
-    def block_values(self, W: np.ndarray) -> np.ndarray:
+    def block_values(
+        self, W: np.ndarray, progress: Callable[[float], Any] | None = None
+    ) -> np.ndarray:
         """``J`` per block, shape (n_blocks,) (their sum is ``J(W)``; one entry when the
-        problem is not separable)."""
-        block_loss, _ = self.summed_loss(W)
+        problem is not separable); ``progress`` as :meth:`summed_loss` takes it."""
+        block_loss, _ = self.summed_loss(W, progress)
         if self.n_blocks == 1:
             return np.array([self.regularizer.value(W) + self.C * float(block_loss.sum())])
         return self.block_sum(self.regularizer.row_values(W)) + self.C * block_loss

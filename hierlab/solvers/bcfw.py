@@ -74,7 +74,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -485,7 +485,12 @@ class BCFW(Solver):
         if stream and self.dual_init is None:
             if self.interrupted():
                 return
-            upper, lower = objective.block_values(np.zeros(objective.shape)), np.zeros(nob)
+            try:  # the objective at W = 0: a pass over the data on many classes
+                at_zero = self._reporting(0.0, "objective at the start")
+                upper = objective.block_values(np.zeros(objective.shape), at_zero)
+            except _Interrupted:
+                return
+            lower = np.zeros(nob)
             spent = time.perf_counter() - t_start
             yield self._zero_state(dual, upper, spent)
             t_start = time.perf_counter()
@@ -516,8 +521,10 @@ class BCFW(Solver):
             out_of_time = self.max_time is not None and spent + time.perf_counter() - t0 >= (
                 self.max_time
             )
-            if epoch < self.max_iter and not out_of_time and (
-                epoch % self.certify_every or self._far(dual, upper)
+            if (
+                epoch < self.max_iter
+                and not out_of_time
+                and (epoch % self.certify_every or self._far(dual, upper))
             ):
                 spent += time.perf_counter() - t0
                 continue
@@ -760,8 +767,22 @@ class BCFW(Solver):
         del VT
         if self.within_pass(epoch, "certificate (primal value)"):
             return None
-        J = objective.block_values(WT.T)
+        try:
+            J = objective.block_values(WT.T, self._reporting(epoch, "certificate (primal value)"))
+        except _Interrupted:
+            return None
         return D, J, sig_steps
+
+    def _reporting(self, passes: float, step: str) -> Callable[[float], None]:
+        """``progress(share)`` of a step that is no pass (the primal value: the scores of
+        every example): its share reported by :meth:`~hierlab.core.solver.Solver.within_pass`
+        as ``"<step> 40%"``; a stop requested meanwhile raises :class:`_Interrupted`."""
+
+        def progress(share: float) -> None:
+            if self.within_pass(passes, f"{step} {share:.0%}"):
+                raise _Interrupted
+
+        return progress
 
     def _keep_best(
         self, WT: np.ndarray, J: np.ndarray, upper: np.ndarray, row_block: np.ndarray
@@ -779,6 +800,10 @@ class BCFW(Solver):
             best[rows] = WT[:, rows].T
         self.coef = best
         return np.where(improved, J, upper)
+
+
+class _Interrupted(Exception):
+    """A stop requested inside a step of the certificate (raised by its progress report)."""
 
 
 # ---------------------------------------------------------------------- the compiled pass

@@ -257,3 +257,39 @@ def test_bcfw_reports_its_passes_and_each_step_of_its_certificates(entry: Any) -
         ]
     inside = [p for p, s in rec.seen if s is None]
     assert inside == sorted(inside) and inside[0] == 0.0 and max(inside) < 3.0
+
+
+def test_bcfw_reports_inside_the_primal_value_and_takes_a_stop_there(
+    entry: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hierlab.core import objective
+
+    monkeypatch.setattr(objective, "CHUNK", 1 << 12)  # the scores a chunk of ~100 rows at a time
+    rec = _Steps()
+    est = make_estimator(
+        "flatmult", taxonomy=entry.taxonomy, solver="bcfw", tol=0.0, rtol=0.0, max_iter=2
+    )
+    with pytest.warns(Warning):
+        est.fit(entry.train.X, entry.train.y, callbacks=[rec])
+    inside = [s for p, s in rec.seen if p == 1.0 and s and s.startswith("certificate (primal")]
+    shares = [float(s.rsplit(" ", 1)[1].rstrip("%")) for s in inside[1:]]
+    assert inside[0] == "certificate (primal value)" and len(shares) >= 5
+    assert shares == sorted(shares) and shares[-1] == 100.0
+    # a stop in the middle of the primal value: the fit keeps the last certified iterate
+    flag = StopFlag()
+
+    class _StopInside(_Steps):
+        def on_pass(self, passes: float, elapsed: float, step: str | None = None) -> None:
+            super().on_pass(passes, elapsed, step)
+            if passes == 2.0 and (step or "").startswith("certificate (primal value) "):
+                flag.set()  # at its first share
+
+    rec = _StopInside()
+    stopped = make_estimator(
+        "flatmult", taxonomy=entry.taxonomy, solver="bcfw", tol=0.0, rtol=0.0, max_iter=3
+    ).fit(entry.train.X, entry.train.y, callbacks=[rec, flag])
+    assert stopped.stop_reason_ == "callback"
+    first = next(s for p, s in rec.seen if p == 2.0 and s and s.endswith("%"))
+    assert rec.seen[-1] == (2.0, first) and first != "certificate (primal value) 100%"
+    kept = stopped.kept_state_  # pass 2's certificate was not finished: pass 1's iterate
+    assert kept is not None and kept["iteration"] == 1 and stopped.n_iter_ < 2

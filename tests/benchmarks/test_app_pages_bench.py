@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hierlab.benchmarks.app_pages import Timeline, parse_eta, progress_report, sections
+from hierlab.benchmarks.app_pages import Timeline, judge_eta, parse_eta, progress_report, sections
 
 
 @pytest.mark.parametrize(
@@ -50,3 +50,21 @@ def test_progress_report_reads_the_eta_at_a_quarter() -> None:
     rep = progress_report(Timeline(seconds=40.0, looks=looks))
     assert rep["eta"] == (30.0, 30.0) and rep["remaining"] == 30.0
     assert rep["max_still"] == 1.0
+
+
+def test_the_eta_is_judged_on_the_middle_of_its_range() -> None:
+    # 40 s - 3 min: middle sqrt(40 x 180) = 84.9 s
+    assert judge_eta((40.0, 180.0), 30.0) == {
+        "mid": pytest.approx(84.85, abs=0.01),
+        "within": True,
+        "inside": False,
+    }
+    assert judge_eta((40.0, 180.0), 28.0)["within"] is False  # 84.9 > 3 x 28
+    assert judge_eta((40.0, 180.0), 100.0)["inside"] is True
+    assert judge_eta((0.0, 10.0), 4.0)["mid"] == 5.0
+    assert judge_eta((30.0, float("inf")), 30.0) == {"mid": None, "within": False, "inside": True}
+    assert judge_eta(None, 10.0)["within"] is False
+    rep = progress_report(
+        Timeline(seconds=40.0, looks=[(10.0, _look([], ["pass 3 · 20-45 s left in all"]))])
+    )
+    assert rep["eta"] == (20.0, 45.0) and rep["remaining"] == 30.0 and rep["within"]
