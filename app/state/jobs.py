@@ -34,6 +34,7 @@ from hierlab import FitStopped, Taxonomy, get_method, make_estimator, tune
 from hierlab.core.callbacks import StopFlag
 from hierlab.core.progress import Eta, estimate_eta
 from hierlab.methods.calibrated import CALIBRATING, FITTING_MAPS
+from hierlab.methods.nhsvm.estimators import OBJECTIVE_AT_SOLUTION
 
 if TYPE_CHECKING:
     from app.state.data import DatasetEntry
@@ -49,12 +50,16 @@ __all__ = [
 
 #: how long a finished job stays listed in the panel (seconds)
 KEEP_FINISHED = 600.0
+#: seconds of node classifier fits (with two done), or of a stage after the solver, before
+#: their rate gives the time left
+WORK_MIN_ELAPSED = 0.25
 #: the work after the solver, in words
 AFTER_WORDS = "calibration and test predictions"
 #: what the progress says of the work after the solver while it has not been measured
 AFTER_SOLVER = f"then {AFTER_WORDS}: no estimate yet"
 #: what follows each stage after the solver (said beside its progress)
 STAGES_AFTER = {
+    OBJECTIVE_AT_SOLUTION: AFTER_WORDS,
     CALIBRATING: "the calibration maps and the test predictions",
     FITTING_MAPS: "the test predictions",
     PREDICTING: "the evaluation",
@@ -261,8 +266,8 @@ class Job:
         if cb.stage is not None and cb.stage_points:
             return self._stage_progress()
         states, partial = list(cb.states), cb.partial
-        if not states and cb.work:
-            return self._work_progress()
+        if cb.work and (not states or cb.work[-1]["parts"] >= cb.work_total):
+            return self._work_progress()  # the parts under way, or all done
         if not states and partial is None:
             return 0.0, f"starting ({elapsed:.0f} s) · {self.budget_text()}"
         eta = self.eta()
@@ -286,7 +291,13 @@ class Job:
         work, total = list(cb.work), cb.work_total
         origin = {"iteration": 0.0, "parts": 0, "elapsed": 0.0}  # the work starts with part 1
         points = work if work[0]["parts"] == 0 else [origin, *work]
-        eta = estimate_eta(points, max_iter=cb.work_cost, certified=False)
+        # the rate of the fits done, once there are two (a part is a whole liblinear call)
+        measured = work[-1]["parts"]
+        eta = estimate_eta(
+            points, max_iter=cb.work_cost, certified=False, min_elapsed=WORK_MIN_ELAPSED
+        )
+        if measured < 2:
+            eta = Eta(None, None, eta.fraction, "none")
         last = work[-1]
         since = time.monotonic() - cb.work_clock  # the part under way, for so long
         if last["parts"] >= total:
@@ -306,7 +317,9 @@ class Job:
         stage = str(cb.stage)
         parts = [stage, f"{last['elapsed']:.1f} s"]
         if total > 1:
-            eta = estimate_eta(points, max_iter=total, certified=False)
+            eta = estimate_eta(
+                points, max_iter=total, certified=False, min_elapsed=WORK_MIN_ELAPSED
+            )
             unit = "(example, node) pairs" if stage == FITTING_MAPS else "rows"
             parts[0] = f"{stage}: {last['iteration']:,} of {total:,} {unit}"
             whole, detail = self.time_left(eta, stage)

@@ -102,18 +102,19 @@ def test_progress_inside_a_pass_and_through_the_stages_after_the_solver() -> Non
 
 
 #: a probe's measure of the work after the solver: 10 s of scoring (1 ms x 10,000 rows),
-#: 4 s of maps, 2 s of predictions (0.5 ms x 4,000 rows): 16 s, shown as [0.4, 1.6] x 16 s
+#: 4 s of maps, 2 s of predictions (0.5 ms x 4,000 rows): 16 s, shown as [0.45, 2.2] x 16 s
 POST = PostFitCost(score=1e-3, maps=4.0, predict=5e-4, n_train=10_000, n_test=4_000)
 
 
 def test_the_time_left_counts_the_work_after_the_solver_as_measured() -> None:
     assert POST.seconds == pytest.approx(16.0)
-    assert POST.remaining() == pytest.approx((6.4, 25.6))
-    assert POST.remaining(CALIBRATING) == pytest.approx((0.4 * 6.0, 1.6 * 6.0))
-    assert POST.remaining(FITTING_MAPS) == pytest.approx((0.8, 3.2))
+    assert POST.remaining() == pytest.approx((7.2, 35.2))
+    assert POST.remaining(CALIBRATING) == pytest.approx((0.45 * 6.0, 2.2 * 6.0))
+    assert POST.remaining(FITTING_MAPS) == pytest.approx((0.9, 4.4))
     assert POST.remaining(PREDICTING) == (0.0, 0.0)
-    assert POST.remaining(CALIBRATING, ratio=2.0) == pytest.approx((4.8, 19.2))
-    assert POST.remaining(CALIBRATING, ratio=100.0) == pytest.approx((9.6, 38.4))  # capped x4
+    assert POST.remaining(EVALUATING) == (0.0, 0.0)
+    assert POST.remaining(CALIBRATING, ratio=2.0) == pytest.approx((5.4, 26.4))
+    assert POST.remaining(CALIBRATING, ratio=100.0) == pytest.approx((10.8, 52.8))  # capped x4
     job = _job("hr-svm")
     cb = job.progress_cb
     cb.post = POST
@@ -123,17 +124,17 @@ def test_the_time_left_counts_the_work_after_the_solver_as_measured() -> None:
     solver = job.eta()
     assert solver.known and solver.low is not None and solver.high is not None
     _, text = job.progress()
-    lo, hi = solver.low + 6.4, solver.high + 25.6
+    lo, hi = solver.low + 7.2, solver.high + 35.2
     assert parse_eta(text) == (60 * round(lo / 60), 60 * round(hi / 60))  # shown in minutes
-    assert "then calibration and test predictions 6-26 s" in text
+    assert "then calibration and test predictions 7-35 s" in text
     # the calibration's own rate: 2 ms a row against the probe's 1 ms doubles what follows
     cb.on_stage(CALIBRATING, 1000, 10_000, 1.0)
     cb.on_stage(CALIBRATING, 2000, 10_000, 3.0)
     assert cb.score_ratio == pytest.approx(2.0)
     _, text = job.progress()
-    after = "then the calibration maps and the test predictions 5-19 s"
+    after = "then the calibration maps and the test predictions 5-26 s"
     assert f"this stage about 16 s, {after}" in text
-    assert parse_eta(text) == (21.0, 35.0)  # 16 + 4.8 s, 16 + 19.2 s
+    assert parse_eta(text) == (21.0, 42.0)  # 16 + 5.4 s, 16 + 26.4 s
 
 
 def test_probe_of_the_work_after_the_solver(entry: Any) -> None:
@@ -154,14 +155,18 @@ def test_top_down_time_left_weighs_each_fit_by_its_size() -> None:
     _, text = job.progress()
     assert text.startswith("0 of 3 node classifier fits · 0.0 s · fit 1 running for 0 s")
     assert "time left in all: no estimate yet · classifiers: no estimate yet" in text
-    # the root's classifier: 1 of 3 fits, but 100 of 200 units of work, in 10 s
+    # the root's classifier: 1 of 3 fits, but 100 of 200 units of work, in 10 s: one fit
+    # is no rate yet
     cb.on_work(1, 3, 10.0, cost=(100.0, 200.0))
     _, text = job.progress()
     assert text.startswith("1 of 3 node classifier fits · 10.0 s · fit 2 running for 0 s")
-    assert "classifiers about 10 s, then calibration and test predictions: no estimate yet" in text
+    assert "classifiers: no estimate yet, then calibration and test predictions: no est" in text
+    cb.on_work(2, 3, 15.0, cost=(150.0, 200.0))  # 0.1 s a unit: 50 units, 5 s left
+    _, text = job.progress()
+    assert "classifiers about 5 s, then calibration and test predictions: no estimate yet" in text
     cb.post = POST
     _, text = job.progress()
-    assert parse_eta(text) == (16.0, 36.0)  # 10 + 6.4 s, 10 + 25.6 s
+    assert parse_eta(text) == (12.0, 40.0)  # 5 + 7.2 s, 5 + 35.2 s
 
 
 class _StopWhenCalibrating:
@@ -293,3 +298,25 @@ def test_bcfw_reports_inside_the_primal_value_and_takes_a_stop_there(
     assert rec.seen[-1] == (2.0, first) and first != "certificate (primal value) 100%"
     kept = stopped.kept_state_  # pass 2's certificate was not finished: pass 1's iterate
     assert kept is not None and kept["iteration"] == 1 and stopped.n_iter_ < 2
+
+
+def test_nhsvm_reports_the_objective_at_its_solution_before_the_calibration(entry: Any) -> None:
+    from hierlab.methods.nhsvm.estimators import OBJECTIVE_AT_SOLUTION
+
+    rec = _StopWhenCalibrating(None)
+    est = make_estimator("nhsvm", taxonomy=entry.taxonomy, epochs=2)
+    with pytest.warns(Warning):
+        est.fit(entry.train.X, entry.train.y, callbacks=[rec])
+    n = entry.train.n_samples
+    stages = [s[0] for s in rec.stages]
+    assert stages[0] == OBJECTIVE_AT_SOLUTION and rec.stages[0][1:] == (n, n)
+    assert stages.index(CALIBRATING) == 1  # then the calibration
+    # what the jobs panel says meanwhile: the stage, then everything after it as probed
+    job = _job("nhsvm")
+    job.progress_cb.post = POST
+    job.progress_cb.on_stage(OBJECTIVE_AT_SOLUTION, 1000, 10_000, 0.5)
+    job.progress_cb.on_stage(OBJECTIVE_AT_SOLUTION, 2000, 10_000, 1.0)
+    _, text = job.progress()
+    assert text.startswith("the objective at the solution: 2,000 of 10,000 rows · 1.0 s")
+    assert "this stage about 4 s, then calibration and test predictions 7-35 s" in text
+    assert parse_eta(text) == (11.0, 39.0)  # 4 + 7.2 s, 4 + 35.2 s

@@ -21,6 +21,7 @@ class's ``_parameters``: ``fit`` validates it, the registry entries at the botto
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
@@ -33,7 +34,14 @@ from sklearn.utils.validation import check_is_fitted
 from hierlab.core.exceptions import DataError, ParameterError
 from hierlab.core.params import Param
 from hierlab.core.registry import register
-from hierlab.core.solver import Callback, Solver, SolverChoice, SolverResult, choose_solver
+from hierlab.core.solver import (
+    Callback,
+    Solver,
+    SolverChoice,
+    SolverResult,
+    choose_solver,
+    report_stage,
+)
 from hierlab.core.taxonomy import Taxonomy
 from hierlab.methods.base import HierarchicalClassifier, check_X
 from hierlab.methods.nhsvm.cards import HSVM_CARD, NHSVM13_CARD, NHSVM_CARD, SSVM_CARD
@@ -55,7 +63,16 @@ from hierlab.methods.nhsvm.shared_alpha import SharedSVMSolver
 from hierlab.methods.nhsvm.shared_dual import SharedSVMDual
 from hierlab.solvers.bcfw import BCFW, ESTIMATE_SLACK
 
-__all__ = ["HSVMClassifier", "NHSVMClassifier", "SharedSVMClassifier", "is_leaf_terminated"]
+__all__ = [
+    "OBJECTIVE_AT_SOLUTION",
+    "HSVMClassifier",
+    "NHSVMClassifier",
+    "SharedSVMClassifier",
+    "is_leaf_terminated",
+]
+
+#: the stage after the solver in which the objective at the solution is summed (``on_stage``)
+OBJECTIVE_AT_SOLUTION = "the objective at the solution"
 
 #: ``solver="auto"`` takes BCFW only while its explicit dual tables (one sparse row per
 #: (training label, candidate): O(labels x leaves x depth), quadratic in the classes) take no
@@ -798,7 +815,7 @@ class HSVMClassifier(HierarchicalClassifier):
         result = run(solver, choice.problem(obj), callbacks)
         if getattr(solver, "W_last", None) is not None:
             solver.W_last = None  # one (nodes x features) array less while the model is formed
-        self._set_fitted(obj, np.asarray(result.coef), c, alpha)
+        self._set_fitted(obj, np.asarray(result.coef), c, alpha, callbacks)
 
     def _pegasos(self) -> PegasosSGD:
         """The Pegasos solver of ``fit`` (and of each :meth:`partial_fit` block)."""
@@ -890,13 +907,26 @@ class HSVMClassifier(HierarchicalClassifier):
         self.lower_bound_ = float("nan")
         return result
 
-    def _set_fitted(self, obj: HierarchicalHinge, W: np.ndarray, c: np.ndarray, alpha: Any) -> None:
+    def _set_fitted(
+        self,
+        obj: HierarchicalHinge,
+        W: np.ndarray,
+        c: np.ndarray,
+        alpha: Any,
+        callbacks: Sequence[Callback] = (),
+    ) -> None:
         """The fitted attributes from the solution ``W`` (``V`` for Shared SVM).
 
         ``W_`` and ``coef_`` are C-ordered (Pegasos on CSR data hands ``W`` over in Fortran
-        order; the objective is evaluated before the one transpose).
+        order; the objective is evaluated before the one transpose, its rows reported to the
+        callbacks as the stage :data:`OBJECTIVE_AT_SOLUTION`).
         """
-        self.objective_ = float(obj.value(W))
+        t0 = time.perf_counter()
+
+        def progress(done: int, n: int) -> None:
+            report_stage(callbacks, OBJECTIVE_AT_SOLUTION, done, n, time.perf_counter() - t0)
+
+        self.objective_ = float(obj.value(W, progress=progress if callbacks else None))
         W = np.ascontiguousarray(W)
         self.W_ = W
         self.class_attributes_ = c
@@ -1204,7 +1234,7 @@ class SharedSVMClassifier(HSVMClassifier):
         c = np.sqrt(solver.alpha)
         obj.set_attributes(c)
         self.alpha_history_ = solver.alpha_history
-        self._set_fitted(obj, np.asarray(result.coef), c, solver.alpha)
+        self._set_fitted(obj, np.asarray(result.coef), c, solver.alpha, callbacks)
 
     partial_fit = _NoPartialFit()  # type: ignore[assignment]
 

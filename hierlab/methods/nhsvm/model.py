@@ -26,6 +26,7 @@ the paper it is not a node of the model (its class attribute and its weight ``al
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -1203,13 +1204,16 @@ class HierarchicalHinge:
         G[active] = self.c[None, :] * (Z[active].astype(np.float64) - Yb[active])
         return losses, G
 
-    def value(self, W: np.ndarray, chunk: int = 4096) -> float:
+    def value(
+        self, W: np.ndarray, chunk: int = 4096, progress: Callable[[int, int], Any] | None = None
+    ) -> float:
         """The primal objective ``J(W)``.
 
-        The losses are summed chunk by chunk (``chunk`` rows). On CSR data ``W^T`` is made
-        contiguous once (``X @ W.T`` would copy it for every chunk); single-label losses then
-        come from the compiled kernel (:func:`~hierlab.methods.nhsvm.sgd_kernels.path_hinge_losses`,
-        the same arithmetic) when numba is available.
+        The losses are summed chunk by chunk (``chunk`` rows; ``progress(done, n)`` after
+        each). On CSR data ``W^T`` is made contiguous once (``X @ W.T`` would copy it for
+        every chunk); single-label losses then come from the compiled kernel
+        (:func:`~hierlab.methods.nhsvm.sgd_kernels.path_hinge_losses`, the same arithmetic)
+        when numba is available.
         """
         total = 0.0
         n = self.n_samples
@@ -1222,6 +1226,8 @@ class HierarchicalHinge:
             else:
                 losses, _ = self.batch_loss(W if WT is None else WT.T, idx)
             total += float(losses.sum())
+            if progress is not None:
+                progress(int(idx[-1]) + 1, n)
         return self.lam * float(np.einsum("ij,ij->", W, W)) + total / n  # no W * W temporary
 
     def path_hinge(self) -> PathHinge | None:
