@@ -169,7 +169,29 @@ def _cmd_methods(args: argparse.Namespace) -> int:
     return 0
 
 
+#: the fits with parts a dask cluster runs (the rest fit in this process under --dask)
+_CLUSTER_PARTS = (
+    "topdown (one classifier per parent node), ovr-svm / ovr-lr with solver=liblinear (one "
+    "task per leaf), hr-svm / hr-lr with solver=block-cd (the leaf blocks of one parity level)"
+)
+
+
+def _where_it_ran(method: str, est: Any, n_tasks: int) -> None:
+    """Say on stderr what of a ``fit --dask`` ran on the cluster and what in this process."""
+    solver = est.get_params(deep=False).get("solver") or ""
+    how = f"{method} (solver {solver})" if solver else method
+    if n_tasks:
+        print(f"hierlab: {how}: {n_tasks} tasks ran on the cluster", file=sys.stderr)
+    else:
+        print(
+            f"hierlab: {how} fitted in this process: nothing of it runs on a cluster. Parts "
+            f"that do: {_CLUSTER_PARTS}; compare and tune send whole fits.",
+            file=sys.stderr,
+        )
+
+
 def _cmd_fit(args: argparse.Namespace) -> int:
+    from hierlab.core.cluster import tasks_sent
     from hierlab.core.registry import get_method, make_estimator
     from hierlab.evaluation.metrics import evaluate
 
@@ -189,11 +211,14 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         )
     est = make_estimator(args.method, taxonomy=train.taxonomy, preset=args.preset, **params)
     bar = ProgressBar(total=spec.iterations(est.get_params(deep=False)))
+    sent = tasks_sent()
     t0 = time.perf_counter()
     est.fit(train.X, train.y, callbacks=[bar])
     if args.calibrate_cv is not None:
         est.calibrate(train.X, train.y, cv=args.calibrate_cv, random_state=args.seed)
     fit_time = time.perf_counter() - t0
+    if getattr(args, "dask", None) is not None:
+        _where_it_ran(args.method, est, tasks_sent() - sent)
     t0 = time.perf_counter()
     y_pred = est.predict(test.X, threshold=args.threshold)
     pred_time = time.perf_counter() - t0
@@ -229,6 +254,17 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _system_arrow_pool() -> None:
+    """pandas keeps strings in pyarrow, whose default allocator (mimalloc) reserves 1 GiB of
+    address space at its first allocation: more than a bounded-memory run under ``ulimit -v``
+    can give. Chosen before that first allocation, the system allocator serves them instead."""
+    try:
+        import pyarrow
+    except ImportError:  # pragma: no cover - pandas without pyarrow: nothing to choose
+        return
+    pyarrow.set_memory_pool(pyarrow.system_memory_pool())
+
+
 def _fit_chunked(args: argparse.Namespace) -> int:
     """``hierlab fit FILE --chunk-rows N``: ``partial_fit`` over blocks of N rows, evaluated on
     ``--test`` read the same way; memory bounded by one block and the model."""
@@ -241,6 +277,7 @@ def _fit_chunked(args: argparse.Namespace) -> int:
 
     if not os.path.isfile(args.data):
         raise HierlabError(f"--chunk-rows reads a data file; {args.data!r} is not one")
+    _system_arrow_pool()
     train = iter_chunks(args.data, args.chunk_rows, taxonomy=args.taxonomy)
     params = _parse_params(args.param)
     est = make_estimator(args.method, taxonomy=train.taxonomy, preset=args.preset, **params)

@@ -133,6 +133,21 @@ def test_compare_on_a_dask_cluster_prints_the_serial_output(cluster: str, tmp_pa
     pd.testing.assert_frame_equal(a, b)
 
 
+def test_fit_on_a_dask_cluster_says_what_ran_where(cluster: str, tmp_path: Path) -> None:
+    data = str(_data(tmp_path))
+    ran = _hierlab("fit", data, "--method", "topdown", "--dask", cluster)
+    assert ran.returncode == 0, ran.stderr
+    assert re.search(r"topdown.*: \d+ tasks ran on the cluster", ran.stderr), ran.stderr
+    here = _hierlab("fit", data, "--method", "hr-svm", "--dask", cluster)  # global-cd: one process
+    assert here.returncode == 0, here.stderr
+    assert "hr-svm (solver global-cd) fitted in this process" in here.stderr, here.stderr
+    assert "solver=block-cd" in here.stderr
+    blocks = ["--param", "solver=block-cd", "--param", "loss=hinge", "--param", "max_iter=3"]
+    split = _hierlab("fit", data, "--method", "hr-svm", *blocks, "--dask", cluster)
+    assert split.returncode == 0, split.stderr
+    assert re.search(r"hr-svm \(solver block-cd\): \d+ tasks ran on the cluster", split.stderr)
+
+
 def test_a_wrong_address_is_a_clear_error(tmp_path: Path) -> None:
     out = _hierlab("compare", str(_data(tmp_path)), "--dask", "127.0.0.1:1")
     assert out.returncode == 2

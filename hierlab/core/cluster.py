@@ -47,12 +47,14 @@ __all__ = [
     "probe",
     "run_tasks",
     "share",
+    "tasks_sent",
     "use_cluster",
 ]
 
 _PROCESS_CLIENT: list[Any] = []  # the client of :func:`connect`, at most one
 _CONTEXT_CLIENT: ContextVar[Any] = ContextVar("hierlab_cluster", default=None)
 _CONTEXT_WORKERS: ContextVar[tuple[str, ...] | None] = ContextVar("hierlab_workers", default=None)
+_SENT = [0]  # tasks this process sent to a cluster
 
 
 def _distributed() -> Any:
@@ -192,6 +194,12 @@ def probe(address: str, timeout: float = 5.0) -> int:
         client.close()
 
 
+def tasks_sent() -> int:
+    """The tasks this process has sent to a dask cluster so far (:func:`run_tasks`): what tells
+    whether a job had parts that ran there."""
+    return _SENT[0]
+
+
 def cluster_cores(client: Any) -> int:
     """The worker threads of ``client``'s cluster (at least 1); inside
     ``use_cluster(..., workers=)``, of those workers only."""
@@ -264,6 +272,7 @@ def run_tasks(
         yield from _one_per_thread(client, fn, list(items), shared, kind)
         return
     futures = [client.submit(fn, *shared, *it, pure=False, **_where()) for it in items]
+    _SENT[0] += len(futures)
     try:
         for f in futures:
             yield f.result()
@@ -321,6 +330,7 @@ def _one_per_thread(
     def send() -> None:
         i = queue.pop()
         f = client.submit(fn, *shared, *items[i], pure=False, **_where())
+        _SENT[0] += 1
         sent[f.key] = (i, time.perf_counter())
         running.add(f)
 

@@ -223,3 +223,22 @@ def test_the_queue_sends_one_of_each_kind_then_the_longest_kinds() -> None:
     assert q.pop() == 8 and len(q) == 0
     plain = _Queue([(1,), (2,), (3,)], kind=None)
     assert [plain.pop(), plain.pop(), plain.pop()] == [0, 1, 2]
+
+
+def _set_env(key: str, value: str | None) -> None:
+    if value is None:
+        os.environ.pop(key, None)
+    else:
+        os.environ[key] = value
+
+
+def test_workers_a_nanny_gave_a_fixed_mmap_threshold_are_named(client: distributed.Client) -> None:
+    from hierlab.benchmarks.cluster import nanny_malloc_note
+
+    note = nanny_malloc_note(client)  # LocalCluster's nannies set MALLOC_TRIM_THRESHOLD_
+    assert note is not None and note.startswith("2 worker(s)") and "--no-nanny" in note
+    client.run(_set_env, "MALLOC_MMAP_THRESHOLD_", "33554432")
+    try:
+        assert nanny_malloc_note(client) is None
+    finally:
+        client.run(_set_env, "MALLOC_MMAP_THRESHOLD_", None)
