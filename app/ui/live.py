@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from app.state.jobs import AFTER_SOLVER
 from hierlab.core.progress import estimate_eta
 from hierlab.core.solver import SolverResult, SolverState
 from hierlab.plots import bounds_series
@@ -201,7 +202,7 @@ class LivePlot:
             parts.append(f"objective {upper:.4g}")
         parts.append(f"{float(last.get('elapsed', 0.0)):.1f} s")
         eta = estimate_eta(self.states, self.total, self.max_time, self.tol, self.rtol)
-        parts.append(eta.text())
+        parts += [f"solver: {eta.text()}", AFTER_SOLVER]  # the solver's part of the run only
         limits = [f"{self.total} iterations"] if self.total else []
         limits += [f"{self.max_time:g} s"] if self.max_time else []
         parts.append("at most " + ", ".join(limits) if limits else "no iteration or time limit")
