@@ -313,6 +313,16 @@ def test_leaf_duals_store_blocks_sparse() -> None:
     assert copy.nnz == np.count_nonzero(A[:, cols])
 
 
+def test_block_cd_cuts_the_leaves_into_whole_rounds_of_workers() -> None:
+    from hierlab.methods.hr.solver import BlockCoordinateDescent
+
+    cols = np.arange(645)
+    for workers, want in ((1, 3), (2, 4), (3, 3), (4, 4), (5, 5), (1000, 645)):
+        blocks = BlockCoordinateDescent(leaf_block=256)._blocks(cols, workers)
+        np.testing.assert_array_equal(np.concatenate(blocks), cols)
+        assert len(blocks) == want and max(len(b) for b in blocks) <= 256
+
+
 def test_leaf_blocks_travel_as_distinct_parents_and_moved_entries() -> None:
     """A block's parents' rows go once per parent, its result as the entries that moved: the
     leaves' weights come back exactly, an entry moved to 0 or left at its parent's value too."""

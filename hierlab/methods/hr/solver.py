@@ -376,7 +376,11 @@ class BlockCoordinateDescent(Solver):
         self.alpha: LeafDuals | None = None
 
     def _blocks(self, cols: np.ndarray, n_workers: int) -> list[np.ndarray]:
+        """``cols`` cut into blocks of at most ``leaf_block`` leaves, as many as whole rounds of
+        ``n_workers`` need (3 blocks on 2 workers would leave one idle in the second round);
+        a leaf's iterates do not depend on its block."""
         n_blocks = max(n_workers, int(np.ceil(len(cols) / max(1, self.leaf_block))))
+        n_blocks = -(-n_blocks // n_workers) * n_workers
         n_blocks = min(n_blocks, len(cols))
         return [b for b in np.array_split(cols, n_blocks) if len(b)]
 
