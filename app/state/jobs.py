@@ -30,6 +30,7 @@ import numpy as np
 from app.state.post_fit import PostFitCost, probe_post_fit
 from app.state.runs import Run, RunSession, display_name, fit_run
 from app.state.stages import PREDICTING
+from app.state.views import training
 from hierlab import FitStopped, Taxonomy, get_method, make_estimator, tune
 from hierlab.core.callbacks import StopFlag
 from hierlab.core.progress import Eta, estimate_eta
@@ -459,10 +460,11 @@ def _work(job: Job) -> None:
     """The job's thread: tune (if asked), then train; records how it ended."""
     try:
         params: dict[str, Any] | None = job.params
-        if job.kind == "tune":
-            params = _tune(job)
-        if params is not None:
-            _fit(job, params)
+        with training():  # an earlier run's probability report waits meanwhile
+            if job.kind == "tune":
+                params = _tune(job)
+            if params is not None:
+                _fit(job, params)
         stopped = job.run is None or job.run.stopped
         job.status = "stopped" if stopped else "done"
     except FitStopped:  # stopped before any model: nothing to keep

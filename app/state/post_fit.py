@@ -44,6 +44,8 @@ __all__ = ["HIGH", "LOW", "PROBE_ROWS", "PostFitCost", "probe_post_fit"]
 
 #: training rows the probe times the scoring on
 PROBE_ROWS = 256
+#: entries of the stand-in weights the probe's product uses at once (128 MB)
+PRODUCT_ENTRIES = 1 << 24
 #: calibration maps the probe fits (every ``k``-th group)
 MAP_GROUPS = 16
 #: the range around the probe's estimate ``T``: ``[LOW T, HIGH T]``
@@ -122,14 +124,21 @@ def _sample(n: int, m: int) -> np.ndarray:
     return np.unique(np.linspace(0, n - 1, m).astype(np.int64))
 
 
-def _scores(Xs: Any, n_nodes: int) -> np.ndarray:
-    """``X_s W^T`` with zeros for ``W``, shape (m, n_nodes): on CSR rows only the sample's
-    columns (the same multiply-adds as the whole ``W``)."""
+def _product(Xs: Any, n_nodes: int) -> tuple[np.ndarray, float]:
+    """``X_s W^T`` with zeros for ``W``, shape (m, n_nodes), and the seconds it takes: the
+    sample's columns only (the same multiply-adds as the whole ``W``), at most
+    :data:`PRODUCT_ENTRIES` of the stand-in ``W`` at once (the seconds scaled to them all)."""
     if sp.issparse(Xs):
         Xs = sp.csr_matrix(Xs)
         used = np.unique(Xs.indices)
-        return np.asarray(Xs[:, used] @ np.zeros((len(used), n_nodes)))
-    return np.asarray(Xs) @ np.zeros((Xs.shape[1], n_nodes))
+    else:
+        Xs = np.asarray(Xs)
+        used = np.flatnonzero(np.any(Xs != 0, axis=0))
+    cols = used[: max(1, PRODUCT_ENTRIES // max(n_nodes, 1))]
+    t = time.perf_counter()
+    S = np.asarray(Xs[:, cols] @ np.zeros((len(cols), n_nodes)))
+    seconds = (time.perf_counter() - t) * len(used) / max(1, len(cols))
+    return S, seconds
 
 
 def probe_post_fit(X_train: Any, y_train: Any, n_test: int, taxonomy: Any) -> PostFitCost | None:
@@ -175,15 +184,15 @@ def probe_post_fit(X_train: Any, y_train: Any, n_test: int, taxonomy: Any) -> Po
 def _time_scores(Xs: Any, taxonomy: Any, tree: bool) -> tuple[float, float]:
     """Seconds to score the rows ``Xs`` for the calibration (margins of every node) and to
     predict them (the arg-max over the leaves)."""
+    S, product = _product(Xs, taxonomy.n_nodes)
     t = time.perf_counter()
-    S = _scores(Xs, taxonomy.n_nodes)
     if tree:
         probability.conditional_margins(S, taxonomy, "flat")
-    score = time.perf_counter() - t
+    score = product + time.perf_counter() - t
     t = time.perf_counter()
     leaves = np.asarray(taxonomy.is_leaf, dtype=bool)
-    np.argmax(np.where(leaves[None, :], _scores(Xs, taxonomy.n_nodes), -np.inf), axis=1)
-    return score, time.perf_counter() - t
+    np.argmax(np.where(leaves[None, :], S, -np.inf), axis=1)
+    return score, product + time.perf_counter() - t
 
 
 def _time_maps(Y: Any, taxonomy: Any, tree: bool) -> float:

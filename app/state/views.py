@@ -7,7 +7,10 @@ tree distance and the non-empty confusion cells at every depth
 IPC titles. Its calibrated-probability report (``hierlab.evaluation.curves.probability_report``:
 node probabilities of every test row, the pooled PR curve, reliability, the threshold table;
 tens of seconds at hundreds of classes) is computed by a background thread
-(:class:`ProbabilityJob`), one run at a time, with its progress readable by the pages. Only
+(:class:`ProbabilityJob`), one run at a time, with its progress readable by the pages; it
+waits between its blocks of rows while a training job runs (:func:`training`: on two cores
+the report of the run just trained would otherwise halve the speed of the next fit, and
+blur its time left). Only
 what the pages draw is kept: the PR curve thinned to the points its chart draws, never the
 ``(n_samples, n_nodes)`` probability matrix.
 
@@ -19,7 +22,9 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -52,6 +57,7 @@ __all__ = [
     "probability_job",
     "run_views",
     "single_label_tree",
+    "training",
 ]
 
 #: thresholds of the precision-against-depth table (Explore's slider)
@@ -65,6 +71,34 @@ COMPUTED: Counter[str] = Counter()
 
 _POOL_LOCK = threading.Lock()
 _POOL: ThreadPoolExecutor | None = None
+#: set while no training job runs (the probability reports wait for it between blocks)
+_NO_TRAINING = threading.Event()
+_NO_TRAINING.set()
+_TRAINING = {"jobs": 0}
+
+
+@contextmanager
+def training() -> Iterator[None]:
+    """While a training job runs: the probability reports wait between their blocks."""
+    with _POOL_LOCK:
+        _TRAINING["jobs"] += 1
+        _NO_TRAINING.clear()
+    try:
+        yield
+    finally:
+        with _POOL_LOCK:
+            _TRAINING["jobs"] -= 1
+            if _TRAINING["jobs"] <= 0:
+                _NO_TRAINING.set()
+
+
+def _after_training(job: ProbabilityJob) -> None:
+    """Wait while a training job runs, saying so in the report's progress."""
+    if not _NO_TRAINING.is_set():
+        stage = job.stage
+        job.stage = "waiting for the training under way"
+        _NO_TRAINING.wait()
+        job.stage = stage
 
 
 def _pool() -> ThreadPoolExecutor:
@@ -233,9 +267,11 @@ class _ChunkedProba:
         out = np.empty((n, self._est.taxonomy_.n_nodes))
         for start in range(0, n, PROBA_ROWS):
             stop = min(n, start + PROBA_ROWS)
+            _after_training(self._job)
             self._job.stage = f"node probabilities of test rows {start}-{stop} of {n}"
             out[start:stop] = self._est.node_proba(X[start:stop])
             self._job.fraction = 0.7 * stop / max(n, 1)
+        _after_training(self._job)
         self._job.stage = "precision-recall and reliability over (example, node) pairs"
         return out
 
@@ -252,6 +288,7 @@ def _thin(curve: pd.DataFrame, points: int = PR_POINTS) -> pd.DataFrame:
 def _report(run: ScoredRun, X: Any, y: Any, job: ProbabilityJob) -> dict[str, Any]:
     """The probability report of ``run`` on its test rows, without the probability matrix."""
     COMPUTED["probabilities"] += 1
+    _after_training(job)
     rep = probability_report(_ChunkedProba(run.estimator, job), X, y, thresholds=THRESHOLDS)
     rep.pop("node_proba", None)
     rep["pr_curve"] = _thin(rep["pr_curve"])

@@ -137,13 +137,18 @@ def test_the_time_left_counts_the_work_after_the_solver_as_measured() -> None:
     assert parse_eta(text) == (21.0, 42.0)  # 16 + 5.4 s, 16 + 26.4 s
 
 
-def test_probe_of_the_work_after_the_solver(entry: Any) -> None:
+def test_probe_of_the_work_after_the_solver(entry: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.state import post_fit
+
     for X in (entry.train.X, entry.train.X.toarray()):  # sparse and dense rows
         post = probe_post_fit(X, entry.train.y, entry.test.n_samples, entry.taxonomy)
         assert post is not None and post.n_train == entry.train.n_samples
         assert post.n_test == entry.test.n_samples
         assert all(v > 0 and math.isfinite(v) for v in (post.score, post.maps, post.predict))
         assert post.probe_time >= post.maps  # the maps' time is part of the probe's
+    monkeypatch.setattr(post_fit, "PRODUCT_ENTRIES", 1)  # one column of the stand-in at once
+    post = probe_post_fit(entry.train.X, entry.train.y, 10, entry.taxonomy)
+    assert post is not None and post.score > 0 and math.isfinite(post.score)
     bad = np.array(["no such node"] * entry.train.n_samples, dtype=object)
     assert probe_post_fit(entry.train.X, bad, 10, entry.taxonomy) is None
 
@@ -320,3 +325,21 @@ def test_nhsvm_reports_the_objective_at_its_solution_before_the_calibration(entr
     assert text.startswith("the objective at the solution: 2,000 of 10,000 rows · 1.0 s")
     assert "this stage about 4 s, then calibration and test predictions 7-35 s" in text
     assert parse_eta(text) == (11.0, 39.0)  # 4 + 7.2 s, 4 + 35.2 s
+
+
+def test_a_probability_report_waits_while_a_training_job_runs(entry: Any) -> None:
+    import time
+
+    from app.state import views
+
+    run = fit_run(None, entry, "topdown", {}, run_id=5)
+    assert run.views is not None and run.views.proba is not None
+    first = run.views.proba.future.result(timeout=120)  # its own report, after its training
+    with views.training():  # a training job runs: a new report waits before its first block
+        job = views.probability_job(run, entry.test)
+        deadline = time.monotonic() + 60
+        while job.stage != "waiting for the training under way" and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert job.stage == "waiting for the training under way" and not job.done()
+    rep = job.future.result(timeout=120)  # the training over: it runs to its end
+    assert job.stage == "done" and set(rep) == set(first)
