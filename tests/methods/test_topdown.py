@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -265,3 +267,19 @@ def test_a_stop_is_taken_between_the_binary_problems_of_a_node(
     with pytest.raises(hierlab.FitStopped, match="after 2 of 5 parts"):
         TopDownClassifier(taxonomy=tree, C=0.5).fit(X, y, callbacks=[rec])
     assert [s[0] for s in rec.seen] == [0, 1, 2]
+
+
+def test_a_node_fitted_problem_by_problem_survives_a_model_file(
+    tree: Taxonomy, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    from hierlab.methods import topdown
+    from hierlab.persistence import load, save
+
+    monkeypatch.setattr(topdown, "SPLIT_WORK", 0)
+    X, y = _data(tree, n=400, seed=7)
+    est = TopDownClassifier(taxonomy=tree, C=0.5).fit(sp.csr_matrix(X), y)
+    save(est, tmp_path / "m.hierlab")
+    back = load(tmp_path / "m.hierlab")
+    np.testing.assert_array_equal(back.predict(X), est.predict(X))
+    a = tree.index(["a"])[0]
+    np.testing.assert_array_equal(back.node_estimators_[a].coef_, est.node_estimators_[a].coef_)
