@@ -483,14 +483,9 @@ class BCFW(Solver):
         step = chunk if stream and chunk is not None else max(dual.n, 1)
         spent = 0.0
         if stream and self.dual_init is None:
-            if self.interrupted():
+            if (start := self._objective_at_zero(objective)) is None:  # a stop was requested
                 return
-            try:  # the objective at W = 0: a pass over the data on many classes
-                at_zero = self._reporting(0.0, "objective at the start")
-                upper = objective.block_values(np.zeros(objective.shape), at_zero)
-            except _Interrupted:
-                return
-            lower = np.zeros(nob)
+            upper, lower = start
             spent = time.perf_counter() - t_start
             yield self._zero_state(dual, upper, spent)
             t_start = time.perf_counter()
@@ -521,10 +516,8 @@ class BCFW(Solver):
             out_of_time = self.max_time is not None and spent + time.perf_counter() - t0 >= (
                 self.max_time
             )
-            if (
-                epoch < self.max_iter
-                and not out_of_time
-                and (epoch % self.certify_every or self._far(dual, upper))
+            if epoch < self.max_iter and not out_of_time and (
+                epoch % self.certify_every or self._far(dual, upper)
             ):
                 spent += time.perf_counter() - t0
                 continue
@@ -772,6 +765,18 @@ class BCFW(Solver):
         except _Interrupted:
             return None
         return D, J, sig_steps
+
+    def _objective_at_zero(self, objective: Objective) -> tuple[np.ndarray, np.ndarray] | None:
+        """The bounds per block at ``W = 0``: ``J`` (a pass over the data on many classes,
+        its share reported) and 0; None when a stop is requested before or meanwhile."""
+        if self.interrupted():
+            return None
+        try:
+            at_zero = self._reporting(0.0, "objective at the start")
+            upper = objective.block_values(np.zeros(objective.shape), at_zero)
+        except _Interrupted:
+            return None
+        return upper, np.zeros(objective.n_blocks)
 
     def _reporting(self, passes: float, step: str) -> Callable[[float], None]:
         """``progress(share)`` of a step that is no pass (the primal value: the scores of
