@@ -4,8 +4,10 @@
 :class:`~hierlab.io.chunks.ChunkedFile` (one block in memory at a time); :func:`predict_blocks`
 predicts a file block by block, keeping only the labels. The estimators that learn this way are
 the online or stochastic ones: the Hieron family (seed 002, Algorithm 1 is an online algorithm:
-blocks in the file's order give the fit of the whole file in that order, to the bit) and
-HSVM / NHSVM by Pegasos (seed 003; stochastic: the same optimum, not the same iterates).
+blocks in the file's order give the fit of the whole file in that order: the same updates,
+equal to the bit to ``partial_fit`` on the same blocks of rows, and to rounding (1e-16) on other
+block boundaries, where a block's sums of scores are formed in another order) and HSVM / NHSVM
+by Pegasos (seed 003; stochastic: the same optimum, not the same iterates).
 """
 
 from __future__ import annotations
