@@ -137,20 +137,21 @@ def report_one_shot(
 
 def _tasks(
     base: Any, jobs: list[tuple[int, np.ndarray, np.ndarray]]
-) -> tuple[list[tuple[int, np.ndarray, np.ndarray, int]], list[list[int]]]:
+) -> tuple[list[tuple[int, np.ndarray, np.ndarray, int]], list[tuple[list[int], Any]]]:
     """The liblinear calls of the node classifiers: ``(node, rows, y, binary problems)``, one
     per node, or one per child for a node fitted problem by problem (:func:`_splits`: ``y``
-    is 1 for that child, 0 for its siblings); and, per node, the indices of its calls."""
+    is 1 for that child, 0 for its siblings); and, per node, the indices of its calls and its
+    split children (None: one call)."""
     tasks: list[tuple[int, np.ndarray, np.ndarray, int]] = []
-    owner: list[list[int]] = []
+    owner: list[tuple[list[int], Any]] = []
     for p, rows, target in jobs:
         children = _splits(base, target)
         if children is None:
-            owner.append([len(tasks)])
+            owner.append(([len(tasks)], None))
             k = len(np.unique(target))
             tasks.append((p, rows, target, 1 if k <= 2 else k))
             continue
-        owner.append(list(range(len(tasks), len(tasks) + len(children))))
+        owner.append((list(range(len(tasks), len(tasks) + len(children))), children))
         tasks += [(p, rows, (target == c).astype(np.int64), 1) for c in children]
     return tasks, owner
 
@@ -253,9 +254,8 @@ class TopDownClassifier(HierarchicalClassifier):
             done = (float(cost[len(fitted) - 1]), total)
             report_work(callbacks, len(fitted), len(tasks), elapsed, cost=done)
         self.node_estimators_ = {}
-        for j, (p, _, target) in enumerate(jobs):
-            mine = [fitted[i] for i in owner[j]]
-            children = _splits(base, target)
+        for (p, _, _), (calls, children) in zip(jobs, owner):
+            mine = [fitted[i] for i in calls]
             self.node_estimators_[p] = (
                 mine[0] if children is None else _join_ovr(base, children, mine)
             )
